@@ -1,0 +1,353 @@
+package bundle
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Bundle is one operator version: a CSV, its CRDs, other objects and metadata.
+type Bundle struct {
+	// Root is where the bundle sits inside the file system it was loaded from:
+	// "." normally, or a subdirectory such as "bundle" when the bundle was
+	// found one level down (common in operator repositories).
+	Root string
+
+	CSV     *CSV
+	CRDs    []*CRD
+	Objects []*Object // every object in manifests/, CSV and CRDs included, in file order
+
+	Annotations  *Annotations // nil when metadata/annotations.yaml is missing
+	Properties   []Property
+	Dependencies []Dependency
+
+	// PropertiesFile and DependenciesFile are set when those files exist.
+	PropertiesFile   *File
+	DependenciesFile *File
+
+	// Files are the manifest and metadata files read, in name order.
+	Files []*File
+	// Ignored are files in manifests/ or metadata/ that are not YAML or JSON
+	// and directories inside manifests/: OLM does not read them.
+	Ignored []string
+}
+
+// Dependency is one entry of metadata/dependencies.yaml.
+type Dependency = Property
+
+// File is one file of a bundle as read.
+type File struct {
+	Name string // slash-separated, relative to the bundle root
+	Data []byte
+	Docs []Document
+}
+
+// ErrNoCSV is returned when no ClusterServiceVersion is found.
+var ErrNoCSV = errors.New("no ClusterServiceVersion found")
+
+// ErrMultipleCSVs is returned when manifests/ holds more than one CSV.
+var ErrMultipleCSVs = errors.New("more than one ClusterServiceVersion")
+
+// nestedSearchDepth bounds how far below the given directory Load looks for
+// a bundle that is not at the top.
+const nestedSearchDepth = 3
+
+// LoadDir loads the bundle in the directory dir.
+func LoadDir(dir string) (*Bundle, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory", dir)
+	}
+	return Load(os.DirFS(dir))
+}
+
+// Load reads a bundle from fsys, a directory or an image's file system.
+//
+// The bundle is located by its CSV, not by file names: normally in
+// manifests/, otherwise in the one subdirectory (up to three levels down)
+// whose manifests/ holds a CSV; Root says where it was found.
+//
+// When some files cannot be read (a YAML syntax error, two CSVs, no CSV),
+// Load returns the error together with the bundle loaded so far, so that a
+// validator can report every problem at once; a caller that needs a whole
+// bundle must treat any error as fatal. Each problem is its own error in the
+// joined error (see Problems); syntax errors are *SyntaxError.
+func Load(fsys fs.FS) (*Bundle, error) {
+	root, err := locate(fsys)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bundle{Root: root}
+	var problems []error
+	sub := fsys
+	if root != "." {
+		if sub, err = fs.Sub(fsys, root); err != nil {
+			return nil, err
+		}
+	}
+
+	var csvObjects []*Object
+	manifests, err := b.readDir(sub, ManifestsDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, f := range manifests {
+		docs, err := decodeDocuments(f.Name, f.Data)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		f.Docs = docs
+		for _, d := range docs {
+			o := newObject(f.Name, d)
+			b.Objects = append(b.Objects, o)
+			switch {
+			case o.Kind == CSVKind:
+				csvObjects = append(csvObjects, o)
+			case isCRD(o):
+				b.CRDs = append(b.CRDs, decodeCRD(o))
+			}
+		}
+	}
+	switch {
+	case len(csvObjects) == 1:
+		b.CSV = decodeCSV(csvObjects[0])
+	case len(csvObjects) > 1:
+		b.CSV = decodeCSV(csvObjects[0])
+		var files []string
+		for _, o := range csvObjects {
+			files = append(files, o.File)
+		}
+		problems = append(problems, fmt.Errorf("%w: %s/ holds %d (%s); a bundle has exactly one, so move the others to bundles of their own",
+			ErrMultipleCSVs, ManifestsDir, len(csvObjects), strings.Join(files, ", ")))
+	case len(problems) == 0:
+		problems = append(problems, fmt.Errorf("%w in %s/: a bundle keeps exactly one CSV (kind: %s) there", ErrNoCSV, path.Join(root, ManifestsDir), CSVKind))
+	default:
+		// A file that did not parse may be the CSV: say so rather than
+		// claiming there is none.
+		problems = append(problems, fmt.Errorf("%w among the files that parsed in %s/; fix the syntax errors above first", ErrNoCSV, path.Join(root, ManifestsDir)))
+	}
+
+	metadata, err := b.readDir(sub, MetadataDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, f := range metadata {
+		docs, err := decodeDocuments(f.Name, f.Data)
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		f.Docs = docs
+		base := path.Base(f.Name)
+		stem := strings.TrimSuffix(base, path.Ext(base))
+		if len(docs) == 0 {
+			continue
+		}
+		switch {
+		case stem == "annotations" || (b.Annotations == nil && hasKey(docs[0].Value, "annotations") && stem != "properties" && stem != "dependencies"):
+			if b.Annotations == nil || stem == "annotations" {
+				b.Annotations = decodeAnnotations(f.Name, docs[0])
+			}
+		case stem == "properties":
+			b.PropertiesFile = f
+			b.Properties = decodeProperties(docs[0], "properties")
+		case stem == "dependencies":
+			b.DependenciesFile = f
+			b.Dependencies = decodeProperties(docs[0], "dependencies")
+		}
+	}
+	sort.Slice(b.Files, func(i, j int) bool { return b.Files[i].Name < b.Files[j].Name })
+	return b, errors.Join(problems...)
+}
+
+func hasKey(v any, k string) bool {
+	_, ok := Lookup(v, k)
+	return ok
+}
+
+// Problems splits an error from Load into its separate problems.
+func Problems(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// readDir reads the YAML and JSON files directly inside dir. Anything else is
+// recorded in Ignored, since OLM reads only those.
+func (b *Bundle) readDir(fsys fs.FS, dir string) ([]*File, error) {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	var files []*File
+	for _, e := range entries {
+		name := path.Join(dir, e.Name())
+		if e.IsDir() || !isManifestName(e.Name()) {
+			b.Ignored = append(b.Ignored, name)
+			continue
+		}
+		if !e.Type().IsRegular() {
+			// A symlink is followed by os.DirFS; an image file system has
+			// already refused links that escape it.
+			info, err := fs.Stat(fsys, name)
+			if err != nil || !info.Mode().IsRegular() {
+				b.Ignored = append(b.Ignored, name)
+				continue
+			}
+		}
+		data, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+		f := &File{Name: name, Data: data}
+		files = append(files, f)
+		b.Files = append(b.Files, f)
+	}
+	return files, nil
+}
+
+func isManifestName(name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return !strings.HasPrefix(name, ".")
+	}
+	return false
+}
+
+// locate finds the bundle root inside fsys.
+func locate(fsys fs.FS) (string, error) {
+	if isDir(fsys, ManifestsDir) {
+		return ".", nil
+	}
+	var found []string
+	var walk func(dir string, depth int) error
+	walk = func(dir string, depth int) error {
+		if depth > nestedSearchDepth {
+			return nil
+		}
+		entries, err := fs.ReadDir(fsys, dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			sub := path.Join(dir, e.Name())
+			if e.Name() == ManifestsDir {
+				if dir != "." && hasCSVFile(fsys, sub) {
+					found = append(found, dir)
+				}
+				continue
+			}
+			if err := walk(sub, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(".", 1); err != nil {
+		return "", fmt.Errorf("look for the bundle: %w", err)
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		if hasCSVFile(fsys, ".") {
+			return "", fmt.Errorf("%w in a %s/ directory: the CSV sits at the top; a bundle keeps it and its CRDs in %s/ and its annotations in %s/ (opm bundle generate writes that layout)", ErrNoCSV, ManifestsDir, ManifestsDir, MetadataDir)
+		}
+		return "", fmt.Errorf("%w: no %s/ directory here or up to %d levels down; is this a bundle directory?", ErrNoCSV, ManifestsDir, nestedSearchDepth)
+	}
+	return "", fmt.Errorf("%d bundles found below this directory (%s): give one of them", len(found), strings.Join(found, ", "))
+}
+
+func isDir(fsys fs.FS, name string) bool {
+	st, err := fs.Stat(fsys, name)
+	return err == nil && st.IsDir()
+}
+
+// hasCSVFile is a cheap check for a file in dir that declares a CSV.
+func hasCSVFile(fsys fs.FS, dir string) bool {
+	entries, err := fs.ReadDir(fsys, dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if e.IsDir() || !isManifestName(e.Name()) {
+			continue
+		}
+		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		if err == nil && bytes.Contains(data, []byte(CSVKind)) {
+			return true
+		}
+	}
+	return false
+}
+
+// ParseCSVFile reads a lone CSV file (what `opm csv lint` is given) into a
+// bundle that holds just that CSV; Root is "" to mark it as standalone.
+func ParseCSVFile(name string, data []byte) (*Bundle, error) {
+	docs, err := decodeDocuments(name, data)
+	if err != nil {
+		return nil, err
+	}
+	b := &Bundle{Files: []*File{{Name: name, Data: data, Docs: docs}}}
+	for _, d := range docs {
+		o := newObject(name, d)
+		b.Objects = append(b.Objects, o)
+		if o.Kind == CSVKind && b.CSV == nil {
+			b.CSV = decodeCSV(o)
+		}
+	}
+	if b.CSV == nil {
+		return b, fmt.Errorf("%s: %w (the file has no document with kind: %s)", name, ErrNoCSV, CSVKind)
+	}
+	return b, nil
+}
+
+// Standalone reports whether the bundle is a lone CSV file rather than a
+// bundle directory, so bundle-level rules do not apply.
+func (b *Bundle) Standalone() bool { return b.Root == "" }
+
+// Package is the package name: the annotation, or failing that the CSV name
+// up to ".v".
+func (b *Bundle) Package() string {
+	if b.Annotations != nil && b.Annotations.Package() != "" {
+		return b.Annotations.Package()
+	}
+	if b.CSV != nil {
+		name := b.CSV.Metadata.Name
+		if i := strings.Index(name, ".v"); i > 0 {
+			return name[:i]
+		}
+	}
+	return ""
+}
+
+// File returns the file named name, or nil.
+func (b *Bundle) File(name string) *File {
+	for _, f := range b.Files {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func isDirPath(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}

@@ -1,0 +1,405 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// SyntaxError is a file that is not valid YAML or JSON. It is kept apart from
+// other load errors so that a typo is never reported as "no CSV found".
+type SyntaxError struct {
+	File string
+	Line int // 1-based; 0 when unknown
+	Msg  string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: syntax error: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: syntax error: %s", e.File, e.Msg)
+}
+
+var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
+
+func syntaxError(file string, err error, lineOffset int) *SyntaxError {
+	msg := err.Error()
+	line := 0
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		if m[1] != "" {
+			line, _ = strconv.Atoi(m[1])
+			line += lineOffset
+		}
+		msg = m[2]
+	}
+	return &SyntaxError{File: file, Line: line, Msg: msg}
+}
+
+// Document is one YAML document of a file, decoded into JSON-compatible values
+// (map[string]any, []any, string, int64, float64, bool, nil). The node tree is
+// kept so findings can point at a line.
+type Document struct {
+	Index int // position within the file, from 0
+	Line  int // first line of the document in the file
+	Value any
+	// Ambiguous lists plain scalars that YAML 1.1 and YAML 1.2 tools read
+	// differently; the value above follows Kubernetes (YAML 1.1 booleans).
+	Ambiguous []Ambiguity
+	node      *yaml.Node
+}
+
+// Ambiguity is a plain (unquoted) scalar whose meaning depends on the YAML
+// version of the reader.
+type Ambiguity struct {
+	Line  int
+	Value string
+	// Reading says how each kind of reader takes it.
+	Reading string
+}
+
+// converter turns nodes into values and notes ambiguous scalars on the way.
+type converter struct {
+	file      string
+	ambiguous []Ambiguity
+	visited   int
+}
+
+// decodeDocuments splits data into its YAML (or JSON, a YAML subset) documents.
+// Empty documents (a stray `---`) are dropped.
+func decodeDocuments(file string, data []byte) ([]Document, error) {
+	if isJSONFile(file) {
+		return decodeJSON(file, data)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var docs []Document
+	for i := 0; ; i++ {
+		var n yaml.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, syntaxError(file, err, 0)
+		}
+		if len(n.Content) == 0 {
+			continue
+		}
+		root := n.Content[0]
+		c := converter{file: file}
+		v, err := c.value(root, 0)
+		if err != nil {
+			return nil, &SyntaxError{File: file, Line: errLine(err, root.Line), Msg: err.Error()}
+		}
+		if v == nil {
+			continue
+		}
+		docs = append(docs, Document{Index: len(docs), Line: root.Line, Value: v, node: root, Ambiguous: c.ambiguous})
+	}
+	return docs, nil
+}
+
+func isJSONFile(name string) bool { return strings.HasSuffix(strings.ToLower(name), ".json") }
+
+// decodeJSON reads a JSON file (possibly several concatenated values). It
+// goes through the YAML parser when the JSON decoder fails, so the error
+// carries a line number either way.
+func decodeJSON(file string, data []byte) ([]Document, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var docs []Document
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				return nil, &SyntaxError{File: file, Line: lineAt(data, se.Offset), Msg: se.Error()}
+			}
+			return nil, &SyntaxError{File: file, Msg: err.Error()}
+		}
+		if v == nil {
+			continue
+		}
+		docs = append(docs, Document{Index: len(docs), Value: normalizeJSON(v)})
+	}
+	return docs, nil
+}
+
+func lineAt(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+func normalizeJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			t[k] = normalizeJSON(e)
+		}
+	case []any:
+		for i, e := range t {
+			t[i] = normalizeJSON(e)
+		}
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	}
+	return v
+}
+
+type nodeError struct {
+	line int
+	msg  string
+}
+
+func (e *nodeError) Error() string { return e.msg }
+
+func errLine(err error, def int) int {
+	var ne *nodeError
+	if errors.As(err, &ne) && ne.line > 0 {
+		return ne.line
+	}
+	return def
+}
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 200
+
+// maxNodes bounds the values one document may expand to.
+const maxNodes = 5_000_000
+
+// value converts a YAML node to JSON-compatible values the way the
+// Kubernetes tooling does (YAML 1.2 core schema): timestamps stay strings,
+// keys must be scalars, and aliases are expanded.
+func (c *converter) value(n *yaml.Node, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, &nodeError{n.Line, "document nested too deeply"}
+	}
+	if c.visited++; c.visited > maxNodes {
+		// Aliases can expand a small file exponentially ("billion laughs").
+		return nil, &nodeError{n.Line, "document expands to too many values (aliases nested too deeply?)"}
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return c.value(n.Content[0], depth+1)
+	case yaml.AliasNode:
+		if n.Alias == nil {
+			return nil, &nodeError{n.Line, "unknown alias"}
+		}
+		return c.value(n.Alias, depth+1)
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+				// `<<: *anchor` merges the anchor's keys; explicit keys win.
+				merged, err := c.value(v, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				if mm, ok := merged.(map[string]any); ok {
+					for mk, mv := range mm {
+						if _, exists := m[mk]; !exists {
+							m[mk] = mv
+						}
+					}
+				}
+				continue
+			}
+			if k.Kind != yaml.ScalarNode {
+				return nil, &nodeError{k.Line, "mapping key is not a scalar"}
+			}
+			val, err := c.value(v, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			key := k.Value
+			if b, ok := yaml11Bool(k); ok {
+				// Kubernetes reads `on:` as the key "true".
+				key = strconv.FormatBool(b)
+			}
+			m[key] = val
+		}
+		return m, nil
+	case yaml.SequenceNode:
+		s := make([]any, 0, len(n.Content))
+		for _, e := range n.Content {
+			val, err := c.value(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			s = append(s, val)
+		}
+		return s, nil
+	case yaml.ScalarNode:
+		if b, ok := yaml11Bool(n); ok {
+			c.ambiguous = append(c.ambiguous, Ambiguity{Line: n.Line, Value: n.Value,
+				Reading: fmt.Sprintf("Kubernetes (YAML 1.1) reads it as the boolean %t, YAML 1.2 tools as the string %q", b, n.Value)})
+			return b, nil
+		}
+		if n.Style == 0 && n.Value == "=" {
+			c.ambiguous = append(c.ambiguous, Ambiguity{Line: n.Line, Value: n.Value,
+				Reading: `YAML 1.1 parsers such as PyYAML refuse a plain "=" (the value tag); Go and YAML 1.2 tools read the string "="`})
+		}
+		return scalarValue(n)
+	}
+	return nil, &nodeError{n.Line, "unsupported YAML node"}
+}
+
+// yaml11Bool reports whether n is a plain scalar that YAML 1.1 (and so
+// sigs.k8s.io/yaml, which kubectl and OLM use) reads as a boolean while YAML
+// 1.2 reads it as a string: y, yes, on, off and the like.
+func yaml11Bool(n *yaml.Node) (bool, bool) {
+	if n.Kind != yaml.ScalarNode || n.Style != 0 || n.Tag != "!!str" {
+		return false, false
+	}
+	switch n.Value {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON":
+		return true, true
+	case "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return false, true
+	}
+	return false, false
+}
+
+func scalarValue(n *yaml.Node) (any, error) {
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		switch strings.ToLower(n.Value) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+		return n.Value, nil
+	case "!!int":
+		s := strings.ReplaceAll(n.Value, "_", "")
+		if i, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return i, nil
+		}
+		if strings.HasPrefix(s, "0o") || strings.HasPrefix(s, "-0o") {
+			if i, err := strconv.ParseInt(strings.Replace(s, "0o", "0", 1), 0, 64); err == nil {
+				return i, nil
+			}
+		}
+		if f, err := strconv.ParseFloat(s, 64); err == nil {
+			return f, nil
+		}
+		return n.Value, nil
+	case "!!float":
+		switch strings.ToLower(n.Value) {
+		case ".inf", "+.inf", ".nan", "-.inf":
+			// JSON has no infinities or NaN; keep the text.
+			return n.Value, nil
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(n.Value, "_", ""), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return n.Value, nil
+		}
+		return f, nil
+	case "!!binary":
+		// Kubernetes objects carry base64 as plain strings.
+		return n.Value, nil
+	}
+	return n.Value, nil
+}
+
+// Line returns the line of the value at a field path such as
+// `spec.installModes[2].type` within the document, or the document's line
+// when the path does not resolve.
+func (d *Document) LineOf(path string) int {
+	if d.node == nil {
+		return d.Line
+	}
+	n := d.node
+	best := d.Line
+	for _, seg := range splitPath(path) {
+		n = childNode(n, seg)
+		if n == nil {
+			break
+		}
+		best = n.Line
+	}
+	return best
+}
+
+func childNode(n *yaml.Node, seg string) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil {
+		return nil
+	}
+	if strings.HasPrefix(seg, "[") {
+		i, err := strconv.Atoi(strings.Trim(seg, "[]"))
+		if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
+			return nil
+		}
+		return n.Content[i]
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == seg {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// splitPath turns `a.b[2].c` into [a b [2] c]. Keys holding dots can be
+// written in brackets with quotes: metadata.annotations["olm.skipRange"].
+func splitPath(p string) []string {
+	var out []string
+	for len(p) > 0 {
+		switch {
+		case p[0] == '.':
+			p = p[1:]
+		case strings.HasPrefix(p, `["`):
+			end := strings.Index(p, `"]`)
+			if end < 0 {
+				return append(out, p[2:])
+			}
+			out = append(out, p[2:end])
+			p = p[end+2:]
+		case p[0] == '[':
+			end := strings.IndexByte(p, ']')
+			if end < 0 {
+				return append(out, p)
+			}
+			out = append(out, p[:end+1])
+			p = p[end+1:]
+		default:
+			end := strings.IndexAny(p, ".[")
+			if end < 0 {
+				end = len(p)
+			}
+			out = append(out, p[:end])
+			p = p[end:]
+		}
+	}
+	return out
+}

@@ -1,0 +1,213 @@
+package validate
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/opmkit/opm/internal/bundle"
+)
+
+// Scope says what a rule needs to run.
+type Scope int
+
+const (
+	// ScopeCSV rules read only the CSV: they run on a lone CSV file too.
+	ScopeCSV Scope = iota
+	// ScopeBundle rules need the whole bundle (CRDs, annotations, ...).
+	ScopeBundle
+	// ScopePackage rules compare the bundles of one package given together.
+	ScopePackage
+)
+
+func (s Scope) String() string {
+	return [...]string{"csv", "bundle", "package"}[s]
+}
+
+// Rule is one named check.
+type Rule struct {
+	ID       string
+	Severity Severity // the usual severity; a finding may say otherwise
+	Scope    Scope
+	// NoCSV marks rules that still run when the CSV could not be read.
+	NoCSV bool
+	// What the rule checks, why it matters and how to fix a finding: the
+	// rule catalog in docs/validation.md is written from these.
+	What string
+	Why  string
+	Fix  string
+
+	check func(*Context)
+	// checkPackage is set instead of check for ScopePackage rules.
+	checkPackage func(*PackageContext)
+}
+
+var registry = map[string]*Rule{}
+
+func register(r *Rule) *Rule {
+	if _, dup := registry[r.ID]; dup {
+		panic("validate: rule registered twice: " + r.ID)
+	}
+	registry[r.ID] = r
+	return r
+}
+
+// Rules returns every rule, ordered by id.
+func Rules() []*Rule {
+	out := make([]*Rule, 0, len(registry))
+	for _, r := range registry {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Lookup returns the rule with the given id.
+func Lookup(id string) (*Rule, bool) {
+	r, ok := registry[id]
+	return r, ok
+}
+
+// Options tune a validation run.
+type Options struct {
+	// Select, when not empty, runs only these rule ids.
+	Select []string
+	// Skip never runs these rule ids.
+	Skip []string
+	// FailOn is the least severe finding that fails the run (Error by default).
+	FailOn Severity
+	// K8sVersion is the Kubernetes version the bundle targets, for the
+	// deprecated API rule ("1.25" or "1.25.0"); empty uses minKubeVersion.
+	K8sVersion string
+	// Concurrency bounds how many bundles are loaded and checked at once;
+	// 0 means the number of CPUs.
+	Concurrency int
+}
+
+// CheckRuleIDs reports unknown ids in Select and Skip, naming the closest.
+func (o Options) CheckRuleIDs() error {
+	var ids []string
+	for id := range registry {
+		ids = append(ids, id)
+	}
+	for _, list := range [][]string{o.Select, o.Skip} {
+		for _, id := range list {
+			if _, ok := registry[id]; !ok {
+				msg := fmt.Sprintf("unknown rule %q", id)
+				if c := closest(id, ids); c != "" {
+					msg += fmt.Sprintf(" (did you mean %q?)", c)
+				}
+				return fmt.Errorf("%s; `opm bundle validate --list-rules` lists them", msg)
+			}
+		}
+	}
+	return nil
+}
+
+func (o Options) enabled(id string) bool {
+	for _, s := range o.Skip {
+		if s == id {
+			return false
+		}
+	}
+	if len(o.Select) == 0 {
+		return true
+	}
+	for _, s := range o.Select {
+		if s == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Context is what a rule sees of one bundle, and where it reports.
+type Context struct {
+	Bundle *bundle.Bundle
+	CSV    *bundle.CSV // never nil inside a CSV or bundle rule
+	Opts   Options
+
+	rule     *Rule
+	findings []Finding
+}
+
+// Report records a finding of the running rule's severity against obj's file.
+// field is a path such as spec.installModes[1].type; hint says how to fix it.
+func (c *Context) Report(obj *bundle.Object, field, msg, hint string) {
+	c.ReportAs(c.rule.Severity, obj, field, msg, hint)
+}
+
+// ReportAs is Report with another severity.
+func (c *Context) ReportAs(sev Severity, obj *bundle.Object, field, msg, hint string) {
+	f := Finding{Rule: c.rule.ID, Severity: sev, Field: field, Message: msg, Hint: hint}
+	if obj != nil {
+		f.File = obj.File
+		f.Line = obj.Line(field)
+	}
+	c.findings = append(c.findings, f)
+}
+
+// ReportFile records a finding against a file that is not an object
+// (annotations.yaml, a file that did not parse, ...).
+func (c *Context) ReportFile(file string, line int, field, msg, hint string) {
+	c.findings = append(c.findings, Finding{Rule: c.rule.ID, Severity: c.rule.Severity, File: file, Line: line, Field: field, Message: msg, Hint: hint})
+}
+
+// csvObj is the CSV's object, for Report.
+func (c *Context) csvObj() *bundle.Object { return c.CSV.Object }
+
+// kubeTarget is the Kubernetes version findings are judged against: the
+// --k8s-version option, else the CSV's minKubeVersion, else none.
+func (c *Context) kubeTarget() (semver.Version, bool) {
+	for _, s := range []string{c.Opts.K8sVersion, c.CSV.Spec.MinKubeVersion} {
+		if s == "" {
+			continue
+		}
+		if v, err := semver.ParseTolerant(strings.TrimPrefix(s, "v")); err == nil {
+			return v, true
+		}
+	}
+	return semver.Version{}, false
+}
+
+// closest returns the candidate nearest to s by edit distance (ignoring
+// case), or "" when none is near enough to be a likely typo.
+func closest(s string, candidates []string) string {
+	best, bestD := "", -1
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := len(s)/2 + 1
+	if limit < 3 {
+		limit = 3
+	}
+	if bestD < 0 || bestD > limit {
+		return ""
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

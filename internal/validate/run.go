@@ -1,0 +1,130 @@
+package validate
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+
+	"github.com/opmkit/opm/internal/bundle"
+)
+
+// Input is one thing to validate: where it came from, and how to load it.
+type Input struct {
+	// Path is what the user gave (a directory, a CSV file, an image
+	// reference); reports carry it as is.
+	Path string
+	// Load returns the bundle, with an error for what could not be read
+	// (see bundle.Load: a bundle and an error may both be returned).
+	Load func(ctx context.Context) (*bundle.Bundle, error)
+}
+
+// Run loads and checks every input, several at once, then runs the package
+// rules across the bundles of each package. Reports keep the inputs' order.
+func Run(ctx context.Context, inputs []Input, opts Options) *Result {
+	n := opts.Concurrency
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	reports := make([]BundleReport, len(inputs))
+	bundles := make([]*bundle.Bundle, len(inputs))
+	sem := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i, in := range inputs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := ctx.Err(); err != nil {
+				reports[i] = BundleReport{Path: in.Path, Findings: []Finding{loadFinding(err)}}
+				return
+			}
+			b, err := in.Load(ctx)
+			bundles[i] = b
+			reports[i] = Check(in.Path, b, err, opts)
+		}()
+	}
+	wg.Wait()
+	checkPackages(bundles, reports, opts)
+	res := &Result{Passed: true, Bundles: reports}
+	for i := range res.Bundles {
+		sortFindings(res.Bundles[i].Findings)
+		for _, f := range res.Bundles[i].Findings {
+			if Fails(f.Severity, opts.FailOn) {
+				res.Passed = false
+			}
+		}
+	}
+	return res
+}
+
+// Check runs the CSV and bundle rules over one loaded bundle. loadErr is what
+// loading it returned; its problems become findings too.
+func Check(path string, b *bundle.Bundle, loadErr error, opts Options) BundleReport {
+	rep := BundleReport{Path: path, Findings: []Finding{}}
+	for _, p := range bundle.Problems(loadErr) {
+		f := loadFinding(p)
+		if opts.enabled(f.Rule) {
+			rep.Findings = append(rep.Findings, f)
+		}
+	}
+	if b == nil {
+		return rep
+	}
+	if b.CSV != nil {
+		rep.Name = b.CSV.Metadata.Name
+	}
+	for _, r := range Rules() {
+		if r.check == nil || !opts.enabled(r.ID) {
+			continue
+		}
+		if r.Scope == ScopeBundle && b.Standalone() {
+			continue
+		}
+		if b.CSV == nil && !r.runsWithoutCSV() {
+			continue
+		}
+		c := &Context{Bundle: b, CSV: b.CSV, Opts: opts, rule: r}
+		r.check(c)
+		rep.Findings = append(rep.Findings, c.findings...)
+	}
+	return rep
+}
+
+// runsWithoutCSV reports whether a bundle rule still makes sense when the
+// bundle has no readable CSV (annotations, CRDs on their own, file layout).
+func (r *Rule) runsWithoutCSV() bool { return r.NoCSV }
+
+// Load problems become findings of these rules.
+var (
+	ruleYAMLSyntax = register(&Rule{ID: "yaml-syntax", Severity: Error, Scope: ScopeCSV, NoCSV: true,
+		What: "Every manifest and metadata file parses as YAML or JSON.",
+		Why:  "A file that does not parse is skipped or refused by every OLM tool; upstream reports it as a missing CSV, which hides the real cause.",
+		Fix:  "Fix the syntax at the reported line (indentation, an unclosed quote or bracket, a tab)."})
+	ruleNoCSV = register(&Rule{ID: "bundle-no-csv", Severity: Error, Scope: ScopeBundle, NoCSV: true,
+		What: "The bundle holds a ClusterServiceVersion in manifests/.",
+		Why:  "A bundle is identified by its CSV; without one OLM cannot install anything.",
+		Fix:  "Put the operator's CSV (kind: ClusterServiceVersion) in manifests/."})
+	ruleMultipleCSVs = register(&Rule{ID: "bundle-multiple-csvs", Severity: Error, Scope: ScopeBundle, NoCSV: true,
+		What: "manifests/ holds exactly one ClusterServiceVersion.",
+		Why:  "A bundle is one operator version; with two CSVs upstream silently keeps one of them.",
+		Fix:  "Move each extra CSV to a bundle directory of its own."})
+	ruleLoad = register(&Rule{ID: "bundle-load", Severity: Error, Scope: ScopeBundle, NoCSV: true,
+		What: "The bundle can be read at all.",
+		Why:  "Nothing else can be checked in a bundle that cannot be read.",
+		Fix:  "Follow the message: usually a path that is not a bundle directory, or a file that cannot be read."})
+)
+
+func loadFinding(err error) Finding {
+	var se *bundle.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return Finding{Rule: ruleYAMLSyntax.ID, Severity: Error, File: se.File, Line: se.Line, Message: "syntax error: " + se.Msg,
+			Hint: "fix the YAML at this line; the rest of the bundle was checked without this file"}
+	case errors.Is(err, bundle.ErrMultipleCSVs):
+		return Finding{Rule: ruleMultipleCSVs.ID, Severity: Error, File: bundle.ManifestsDir + "/", Message: err.Error(), Hint: ruleMultipleCSVs.Fix}
+	case errors.Is(err, bundle.ErrNoCSV):
+		return Finding{Rule: ruleNoCSV.ID, Severity: Error, Message: err.Error(), Hint: ruleNoCSV.Fix}
+	}
+	return Finding{Rule: ruleLoad.ID, Severity: Error, Message: err.Error()}
+}
