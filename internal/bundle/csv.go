@@ -58,29 +58,29 @@ type ObjectMeta struct {
 
 // CSVSpec holds the CSV spec fields listed in FORMATS.md.
 type CSVSpec struct {
-	Version                   string                   `json:"version"`
-	Release                   string                   `json:"release,omitempty"`
-	Replaces                  string                   `json:"replaces,omitempty"`
-	Skips                     []string                 `json:"skips,omitempty"`
-	MinKubeVersion            string                   `json:"minKubeVersion,omitempty"`
-	InstallModes              []InstallMode            `json:"installModes,omitempty"`
-	Install                   InstallStrategy          `json:"install"`
+	Version                   string                    `json:"version"`
+	Release                   string                    `json:"release,omitempty"`
+	Replaces                  string                    `json:"replaces,omitempty"`
+	Skips                     []string                  `json:"skips,omitempty"`
+	MinKubeVersion            string                    `json:"minKubeVersion,omitempty"`
+	InstallModes              []InstallMode             `json:"installModes,omitempty"`
+	Install                   InstallStrategy           `json:"install"`
 	CustomResourceDefinitions CustomResourceDefinitions `json:"customresourcedefinitions,omitempty"`
-	APIServiceDefinitions     APIServiceDefinitions    `json:"apiservicedefinitions,omitempty"`
-	WebhookDefinitions        []WebhookDefinition      `json:"webhookdefinitions,omitempty"`
-	RelatedImages             []RelatedImage           `json:"relatedImages,omitempty"`
-	Icon                      []Icon                   `json:"icon,omitempty"`
-	Maintainers               []Maintainer             `json:"maintainers,omitempty"`
-	Links                     []Link                   `json:"links,omitempty"`
-	Provider                  Provider                 `json:"provider,omitempty"`
-	Maturity                  string                   `json:"maturity,omitempty"`
-	DisplayName               string                   `json:"displayName,omitempty"`
-	Description               string                   `json:"description,omitempty"`
-	Keywords                  []string                 `json:"keywords,omitempty"`
-	Labels                    map[string]string        `json:"labels,omitempty"`
-	Selector                  interface{}              `json:"selector,omitempty"`
-	NativeAPIs                []GroupVersionKind       `json:"nativeAPIs,omitempty"`
-	Cleanup                   interface{}              `json:"cleanup,omitempty"`
+	APIServiceDefinitions     APIServiceDefinitions     `json:"apiservicedefinitions,omitempty"`
+	WebhookDefinitions        []WebhookDefinition       `json:"webhookdefinitions,omitempty"`
+	RelatedImages             []RelatedImage            `json:"relatedImages,omitempty"`
+	Icon                      []Icon                    `json:"icon,omitempty"`
+	Maintainers               []Maintainer              `json:"maintainers,omitempty"`
+	Links                     []Link                    `json:"links,omitempty"`
+	Provider                  Provider                  `json:"provider,omitempty"`
+	Maturity                  string                    `json:"maturity,omitempty"`
+	DisplayName               string                    `json:"displayName,omitempty"`
+	Description               string                    `json:"description,omitempty"`
+	Keywords                  []string                  `json:"keywords,omitempty"`
+	Labels                    map[string]string         `json:"labels,omitempty"`
+	Selector                  interface{}               `json:"selector,omitempty"`
+	NativeAPIs                []GroupVersionKind        `json:"nativeAPIs,omitempty"`
+	Cleanup                   interface{}               `json:"cleanup,omitempty"`
 }
 
 // InstallMode says whether the operator supports one way of watching namespaces.
