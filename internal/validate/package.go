@@ -1,6 +1,11 @@
 package validate
 
-import "github.com/opmkit/opm/internal/bundle"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/opmkit/opm/internal/bundle"
+)
 
 // PackageContext is what a package rule sees: the bundles of one package
 // given in the same run, and where to report.
@@ -51,4 +56,38 @@ func checkPackages(bundles []*bundle.Bundle, reports []BundleReport, opts Option
 			r.checkPackage(&PackageContext{Package: pkg, Bundles: groups[pkg], Opts: opts, rule: r, reports: byBundle})
 		}
 	}
+}
+
+func init() {
+	register(&Rule{ID: "package-duplicate-csv", Severity: Error, Scope: ScopePackage,
+		What: "Bundles of one package validated together have distinct CSV names and distinct versions.",
+		Why:  "An index keys bundles by CSV name and version: a second bundle with the same name or version is refused (upstream silently kept the first one).",
+		Fix:  "Give each bundle its own version and CSV name (<operator>.v<version>).",
+		checkPackage: func(c *PackageContext) {
+			byName := map[string][]*bundle.Bundle{}
+			byVersion := map[string][]*bundle.Bundle{}
+			for _, b := range c.Bundles {
+				byName[b.CSV.Metadata.Name] = append(byName[b.CSV.Metadata.Name], b)
+				key := b.CSV.Spec.Version + "-" + b.CSV.Spec.Release
+				byVersion[key] = append(byVersion[key], b)
+			}
+			for _, b := range c.Bundles {
+				others := func(list []*bundle.Bundle) string {
+					var paths []string
+					for _, o := range list {
+						if o != b {
+							paths = append(paths, c.reports[o].Path)
+						}
+					}
+					return strings.Join(paths, ", ")
+				}
+				if same := byName[b.CSV.Metadata.Name]; len(same) > 1 {
+					c.Report(b, b.CSV.Object, "metadata.name", fmt.Sprintf("CSV name %q is also used by %s in package %s", b.CSV.Metadata.Name, others(same), c.Package),
+						"give each bundle its own CSV name, matching its version")
+				} else if same := byVersion[b.CSV.Spec.Version+"-"+b.CSV.Spec.Release]; len(same) > 1 && b.CSV.Spec.Version != "" {
+					c.Report(b, b.CSV.Object, "spec.version", fmt.Sprintf("version %s is also used by %s in package %s", b.CSV.Spec.Version, others(same), c.Package),
+						"give each bundle its own version")
+				}
+			}
+		}})
 }
