@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/opmkit/opm/internal/version.Version=$(VERSION) \
            -X github.com/opmkit/opm/internal/version.Date=$(DATE)
 GO      ?= go
 
-.PHONY: build test lint bench fuzz fmt
+.PHONY: build test lint bench fuzz fmt docs
 
 build:
 	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o bin/opm ./cmd/opm
@@ -33,3 +33,7 @@ fuzz:
 	    $(GO) test -tags '$(TAGS)' -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# Regenerate the generated parts of docs/.
+docs:
+	UPDATE_DOCS=1 $(GO) test -tags '$(TAGS)' -count=1 -run 'Docs$$' ./...

@@ -89,12 +89,13 @@ func WriteText(w io.Writer, r *Result, opts TextOptions) error {
 		for _, f := range rep.Findings {
 			if first || f.File != file {
 				file, first = f.File, false
-				if file != "" {
+				// csv lint names the file itself: no header needed.
+				if file != "" && file != rep.Path {
 					b.WriteString("  " + apply(st.Dim, file) + "\n")
 				}
 			}
 			indent := "    "
-			if f.File == "" {
+			if f.File == "" || f.File == rep.Path {
 				indent = "  "
 			}
 			writeFinding(&b, st, indent, f)
