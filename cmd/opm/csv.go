@@ -81,8 +81,7 @@ func runCSVLint(ctx context.Context, a *app, opts *csvLintOptions) error {
 		return &ExitError{Code: exitUsage, Err: errors.Join(errs...)}
 	}
 
-	reports := make([]validate.BundleReport, len(opts.Files))
-	standalone := make([]bool, len(opts.Files))
+	results := make([]csvLintResult, len(opts.Files))
 	ioErrs := make([]error, len(opts.Files))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -94,7 +93,7 @@ func runCSVLint(ctx context.Context, a *app, opts *csvLintOptions) error {
 			if ctx.Err() != nil {
 				return
 			}
-			reports[i], standalone[i], ioErrs[i] = lintCSV(name, vopts)
+			results[i], ioErrs[i] = lintCSV(name, vopts)
 		}()
 	}
 	wg.Wait()
@@ -105,20 +104,28 @@ func runCSVLint(ctx context.Context, a *app, opts *csvLintOptions) error {
 		return &ExitError{Code: exitUsage, Err: err}
 	}
 
-	if opts.Output != outputJSON {
-		var alone []string
-		for i, s := range standalone {
-			if s {
-				alone = append(alone, opts.Files[i])
-			}
+	reports := make([]validate.BundleReport, len(results))
+	var alone []string
+	for i, r := range results {
+		reports[i] = r.report
+		if r.standalone {
+			alone = append(alone, opts.Files[i])
 		}
+	}
+	if opts.Output != outputJSON {
+		t := newTheme(a.streams.ErrOut, a.streams.ErrTTY)
 		if len(alone) > 0 {
-			t := newTheme(a.streams.ErrOut, a.streams.ErrTTY)
 			what := alone[0] + " is"
 			if len(alone) > 1 {
 				what = fmt.Sprintf("%d files (%s) are", len(alone), strings.Join(alone, ", "))
 			}
 			fmt.Fprintf(a.streams.ErrOut, "%s %s not inside a bundle's manifests/ directory: bundle-level rules (owned CRDs present, annotations, ...) were skipped\n", t.notePrefix(), what)
+		}
+		for i, r := range results {
+			if len(r.unparsed) > 0 {
+				fmt.Fprintf(a.streams.ErrOut, "%s %s was checked with its bundle, where %s did not parse; `opm bundle validate %s` shows why\n",
+					t.notePrefix(), opts.Files[i], strings.Join(r.unparsed, ", "), r.bundleDir)
+			}
 		}
 	}
 	return a.render(validate.NewResult(reports, vopts.FailOn), &opts.lintFlags, vopts.FailOn, "file")
@@ -129,25 +136,45 @@ func runCSVLint(ctx context.Context, a *app, opts *csvLintOptions) error {
 // findings against the CSV file are kept (so an owned CRD missing from the
 // bundle is found); otherwise the file is checked alone (standalone) and
 // the bundle-scope rules do not run. Findings name the file as given.
-func lintCSV(name string, opts validate.Options) (rep validate.BundleReport, standalone bool, err error) {
+func lintCSV(name string, opts validate.Options) (res csvLintResult, err error) {
 	if b, csvFile, loadErr := enclosingBundle(name); b != nil {
-		rep = validate.Check(name, b, loadErr, opts)
+		res.bundleDir = filepath.Dir(filepath.Dir(name))
+		rep := validate.Check(name, b, loadErr, opts)
 		kept := []validate.Finding{}
 		for _, f := range rep.Findings {
-			if f.File == csvFile {
+			switch {
+			case f.File == csvFile:
 				f.File = name
 				kept = append(kept, f)
+			case f.Rule == "yaml-syntax":
+				// Another file of the bundle does not parse: the CSV's
+				// findings may stem from it (an owned CRD "missing").
+				res.unparsed = append(res.unparsed, f.File)
 			}
 		}
 		rep.Findings = kept
-		return rep, false, nil
+		res.report = rep
+		return res, nil
 	}
+	res.standalone = true
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return rep, true, err
+		return res, err
 	}
 	b, loadErr := bundle.ParseCSVFile(name, data)
-	return validate.Check(name, b, loadErr, opts), true, nil
+	res.report = validate.Check(name, b, loadErr, opts)
+	return res, nil
+}
+
+// csvLintResult is what linting one CSV file found.
+type csvLintResult struct {
+	report validate.BundleReport
+	// standalone is set when the file was checked alone, not in its bundle.
+	standalone bool
+	// bundleDir is the bundle the file was checked in, and unparsed its
+	// other files that have syntax errors.
+	bundleDir string
+	unparsed  []string
 }
 
 // enclosingBundle returns the bundle whose CSV is the file name, when name
