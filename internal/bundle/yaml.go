@@ -31,15 +31,31 @@ func (e *SyntaxError) Error() string {
 
 var yamlLineRe = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
-func syntaxError(file string, err error, lineOffset int) *SyntaxError {
+// parserErrors are the yaml.v3 messages raised by its parser rather than
+// its scanner: yaml.v3 reports their line counted from 0, the scanner's
+// from 1.
+var parserErrors = []string{
+	"did not find expected <document start>", "did not find expected node content",
+	"did not find expected key", "did not find expected '-' indicator",
+	"did not find expected ',' or ']'", "did not find expected ',' or '}'",
+	"found undefined tag handle", "found duplicate %YAML directive",
+	"found incompatible YAML document", "found duplicate %TAG directive",
+}
+
+func syntaxError(file string, err error) *SyntaxError {
 	msg := err.Error()
 	line := 0
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		msg = m[2]
 		if m[1] != "" {
 			line, _ = strconv.Atoi(m[1])
-			line += lineOffset
+			for _, p := range parserErrors {
+				if strings.HasPrefix(msg, p) {
+					line++
+					break
+				}
+			}
 		}
-		msg = m[2]
 	}
 	return &SyntaxError{File: file, Line: line, Msg: msg}
 }
@@ -54,7 +70,9 @@ type Document struct {
 	// Ambiguous lists plain scalars that YAML 1.1 and YAML 1.2 tools read
 	// differently; the value above follows Kubernetes (YAML 1.1 booleans).
 	Ambiguous []Ambiguity
-	node      *yaml.Node
+	// Duplicates lists keys given twice in one mapping (the last one wins).
+	Duplicates []Ambiguity
+	node       *yaml.Node
 }
 
 // Ambiguity is a plain (unquoted) scalar whose meaning depends on the YAML
@@ -68,9 +86,10 @@ type Ambiguity struct {
 
 // converter turns nodes into values and notes ambiguous scalars on the way.
 type converter struct {
-	file      string
-	ambiguous []Ambiguity
-	visited   int
+	file       string
+	ambiguous  []Ambiguity
+	duplicates []Ambiguity
+	visited    int
 }
 
 // decodeDocuments splits data into its YAML (or JSON, a YAML subset) documents.
@@ -88,7 +107,7 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 			break
 		}
 		if err != nil {
-			return nil, syntaxError(file, err, 0)
+			return nil, syntaxError(file, err)
 		}
 		if len(n.Content) == 0 {
 			continue
@@ -102,7 +121,7 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 		if v == nil {
 			continue
 		}
-		docs = append(docs, Document{Index: len(docs), Line: root.Line, Value: v, node: root, Ambiguous: c.ambiguous})
+		docs = append(docs, Document{Index: len(docs), Line: root.Line, Value: v, node: root, Ambiguous: c.ambiguous, Duplicates: c.duplicates})
 	}
 	return docs, nil
 }
@@ -234,9 +253,15 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 				return nil, err
 			}
 			key := k.Value
+			if _, dup := m[key]; dup {
+				c.duplicates = append(c.duplicates, Ambiguity{Line: k.Line, Value: key,
+					Reading: "the key is defined twice in this mapping; Kubernetes keeps the last value, strict YAML readers refuse the file"})
+			}
 			if b, ok := yaml11Bool(k); ok {
 				// Kubernetes reads `on:` as the key "true".
 				key = strconv.FormatBool(b)
+				c.ambiguous = append(c.ambiguous, Ambiguity{Line: k.Line, Value: k.Value,
+					Reading: fmt.Sprintf("as a key, Kubernetes (YAML 1.1) reads it as %q, YAML 1.2 tools as %q", key, k.Value)})
 			}
 			m[key] = val
 		}
@@ -336,38 +361,42 @@ func (d *Document) LineOf(path string) int {
 	n := d.node
 	best := d.Line
 	for _, seg := range splitPath(path) {
-		n = childNode(n, seg)
+		var line int
+		n, line = childNode(n, seg)
 		if n == nil {
 			break
 		}
-		best = n.Line
+		best = line
 	}
 	return best
 }
 
-func childNode(n *yaml.Node, seg string) *yaml.Node {
+// childNode returns the child at seg and the line that names it: the key's
+// line for a mapping entry (a block value starts a line later), the item's
+// line for a list entry.
+func childNode(n *yaml.Node, seg string) (*yaml.Node, int) {
 	for n != nil && n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
 	if n == nil {
-		return nil
+		return nil, 0
 	}
 	if strings.HasPrefix(seg, "[") {
 		i, err := strconv.Atoi(strings.Trim(seg, "[]"))
 		if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
-			return nil
+			return nil, 0
 		}
-		return n.Content[i]
+		return n.Content[i], n.Content[i].Line
 	}
 	if n.Kind != yaml.MappingNode {
-		return nil
+		return nil, 0
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		if n.Content[i].Value == seg {
-			return n.Content[i+1]
+			return n.Content[i+1], n.Content[i].Line
 		}
 	}
-	return nil
+	return nil, 0
 }
 
 // splitPath turns `a.b[2].c` into [a b [2] c]. Keys holding dots can be

@@ -100,6 +100,20 @@ func init() {
 				}
 			}
 		}})
+
+	register(&Rule{ID: "yaml-duplicate-key", Severity: Warning, Scope: ScopeCSV, NoCSV: true,
+		What: "No mapping gives the same key twice.",
+		Why:  "Kubernetes tools keep the last value without a word, strict YAML readers refuse the file, and the first value (often the one that was meant) is lost.",
+		Fix:  "Remove or merge one of the two entries.",
+		check: func(c *Context) {
+			for _, f := range c.Bundle.Files {
+				for _, d := range f.Docs {
+					for _, a := range d.Duplicates {
+						c.ReportFile(f.Name, a.Line, "", fmt.Sprintf("key %q: %s", a.Value, a.Reading), "remove or merge one of the two entries")
+					}
+				}
+			}
+		}})
 }
 
 // Rules about metadata/annotations.yaml.

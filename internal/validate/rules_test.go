@@ -106,6 +106,8 @@ func TestRules(t *testing.T) {
 			mutate: replace("manifests/widget-operator-metrics.service.yaml", "apiVersion: v1\n", "")},
 		{name: "ambiguous yes", rule: "yaml-ambiguous-scalar", sev: Warning, file: crdFile, msg: "boolean true",
 			mutate: replace(crdFile, "  scope: Namespaced", "  scope: Namespaced\n  foo: yes")},
+		{name: "duplicate key", rule: "yaml-duplicate-key", sev: Warning, file: crdFile, msg: `"scope"`,
+			mutate: replace(crdFile, "  scope: Namespaced", "  scope: Namespaced\n  scope: Cluster")},
 		{name: "annotations missing", rule: "annotations-missing", sev: Error, file: annFile,
 			mutate: func(t testing.TB, m fstest.MapFS) { delete(m, annFile) }},
 		{name: "annotation key missing", rule: "annotations-required", sev: Error, field: `annotations["operators.operatorframework.io.bundle.mediatype.v1"]`,

@@ -1,0 +1,146 @@
+package bundle
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const minimalCSV = "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: a.v1.0.0\nspec:\n  version: 1.0.0\n"
+
+func TestLoadSyntaxErrorIsNotMissingCSV(t *testing.T) {
+	fsys := fstest.MapFS{
+		"manifests/a.clusterserviceversion.yaml": {Data: []byte("apiVersion: v1\nkind: ClusterServiceVersion\nmetadata:\n  name: [a\n")},
+	}
+	b, err := Load(fsys)
+	require.Error(t, err)
+	require.NotNil(t, b)
+	var se *SyntaxError
+	require.True(t, errors.As(err, &se), "got %v", err)
+	assert.Equal(t, "manifests/a.clusterserviceversion.yaml", se.File)
+	assert.Equal(t, 4, se.Line, "the line of the unclosed bracket")
+	assert.Contains(t, err.Error(), "fix the syntax errors above first", "the missing CSV is blamed on the syntax error, not reported alone")
+}
+
+func TestLoadReadsAllFormatsAndDocuments(t *testing.T) {
+	fsys := fstest.MapFS{
+		"manifests/csv.yml":          {Data: []byte(minimalCSV)},
+		"manifests/crd.json":         {Data: []byte(`{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "as.example.com"}, "spec": {"group": "example.com", "names": {"plural": "as", "kind": "A"}, "scope": "Namespaced", "versions": [{"name": "v1", "served": true, "storage": true}]}}`)},
+		"manifests/svc.yaml":         {Data: []byte("apiVersion: v1\nkind: Service\nmetadata:\n  name: one\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: two\n---\n")},
+		"manifests/notes.txt":        {Data: []byte("ignored")},
+		"metadata/annotations.yaml":  {Data: []byte("annotations:\n  operators.operatorframework.io.bundle.package.v1: a\n  operators.operatorframework.io.bundle.channels.v1: ' stable , fast,'\n")},
+		"metadata/properties.yaml":   {Data: []byte("properties:\n- type: olm.maxOpenShiftVersion\n  value: \"4.8\"\n")},
+		"metadata/dependencies.yaml": {Data: []byte("dependencies:\n- type: olm.package\n  value: {packageName: b, version: '>=1.0.0'}\n")},
+	}
+	b, err := Load(fsys)
+	require.NoError(t, err)
+	assert.Equal(t, ".", b.Root)
+	assert.Equal(t, "a.v1.0.0", b.CSV.Metadata.Name)
+	require.Len(t, b.CRDs, 1)
+	assert.Equal(t, "manifests/crd.json", b.CRDs[0].Object.File)
+	assert.True(t, b.CRDs[0].ServedVersion("v1"))
+	var names []string
+	for _, o := range b.Objects {
+		names = append(names, o.File+":"+o.Name)
+	}
+	assert.ElementsMatch(t, []string{"manifests/csv.yml:a.v1.0.0", "manifests/crd.json:as.example.com", "manifests/svc.yaml:one", "manifests/svc.yaml:two"}, names)
+	assert.Equal(t, []string{"manifests/notes.txt"}, b.Ignored)
+	assert.Equal(t, []string{"stable", "fast"}, b.Annotations.Channels())
+	assert.Equal(t, "a", b.Package())
+	require.Len(t, b.Properties, 1)
+	assert.Equal(t, "olm.maxOpenShiftVersion", b.Properties[0].Type)
+	require.Len(t, b.Dependencies, 1)
+	assert.Equal(t, "b", Str(b.Dependencies[0].Value, "packageName"))
+}
+
+func TestLoadFindsNestedBundle(t *testing.T) {
+	fsys := fstest.MapFS{
+		"release-config.yaml":              {Data: []byte("a: 1\n")},
+		"bundle/manifests/csv.yaml":        {Data: []byte(minimalCSV)},
+		"bundle/metadata/annotations.yaml": {Data: []byte("annotations: {}\n")},
+		"docs/manifests/not-a-bundle.yaml": {Data: []byte("kind: ConfigMap\n")},
+	}
+	b, err := Load(fsys)
+	require.NoError(t, err)
+	assert.Equal(t, "bundle", b.Root)
+	assert.Equal(t, "manifests/csv.yaml", b.CSV.Object.File, "files are named relative to the bundle root")
+}
+
+func TestLoadErrors(t *testing.T) {
+	_, err := Load(fstest.MapFS{"README.md": {Data: []byte("x")}})
+	assert.ErrorIs(t, err, ErrNoCSV)
+	assert.Contains(t, err.Error(), "no manifests/ directory")
+
+	_, err = Load(fstest.MapFS{"csv.yaml": {Data: []byte(minimalCSV)}})
+	assert.ErrorIs(t, err, ErrNoCSV)
+	assert.Contains(t, err.Error(), "sits at the top")
+
+	_, err = Load(fstest.MapFS{
+		"a/manifests/csv.yaml": {Data: []byte(minimalCSV)},
+		"b/manifests/csv.yaml": {Data: []byte(minimalCSV)},
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "2 bundles found below this directory (a, b)")
+
+	b, err := Load(fstest.MapFS{"manifests/a.yaml": {Data: []byte(minimalCSV)}, "manifests/b.yaml": {Data: []byte(minimalCSV)}})
+	assert.ErrorIs(t, err, ErrMultipleCSVs)
+	assert.NotNil(t, b.CSV)
+}
+
+func TestCSVTypeErrorsKeepTheRest(t *testing.T) {
+	b, err := ParseCSVFile("csv.yaml", []byte(minimalCSV+"  release: 1\n  minKubeVersion: 1.21.0\n  installModes:\n  - type: OwnNamespace\n    supported: true\n"))
+	require.NoError(t, err)
+	require.Len(t, b.CSV.TypeErrors, 1)
+	assert.Equal(t, "spec.release", b.CSV.TypeErrors[0].Field)
+	assert.Equal(t, "1.21.0", b.CSV.Spec.MinKubeVersion, "fields after the bad one are still read")
+	assert.Len(t, b.CSV.Spec.InstallModes, 1)
+	v, _ := Lookup(b.CSV.Object.Map(), "spec", "release")
+	assert.Equal(t, int64(1), v, "the object itself is untouched")
+}
+
+func TestYAMLFollowsKubernetes(t *testing.T) {
+	docs, err := decodeDocuments("x.yaml", []byte("a: on\nb: \"on\"\nc: 2020-01-01\nd: 0x10\ne: =\nf: 1.0\non: x\n"))
+	require.NoError(t, err)
+	m := docs[0].Value.(map[string]any)
+	assert.Equal(t, true, m["a"], "YAML 1.1 boolean, as kubectl reads it")
+	assert.Equal(t, "on", m["b"])
+	assert.Equal(t, "2020-01-01", m["c"], "timestamps stay strings")
+	assert.Equal(t, int64(16), m["d"])
+	assert.Equal(t, "=", m["e"])
+	assert.Equal(t, 1.0, m["f"])
+	assert.Equal(t, "x", m["true"])
+	assert.Len(t, docs[0].Ambiguous, 3, "a, e and the key on")
+}
+
+func TestAliasBombIsRefused(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n")
+	for i := 1; i < 10; i++ {
+		sb.WriteString("a" + itoa(i) + ": &a" + itoa(i) + " [")
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteString("*a" + itoa(i-1))
+		}
+		sb.WriteString("]\n")
+	}
+	start := time.Now()
+	_, err := decodeDocuments("bomb.yaml", []byte(sb.String()))
+	require.Error(t, err)
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
+
+func TestLineOf(t *testing.T) {
+	docs, err := decodeDocuments("x.yaml", []byte("metadata:\n  annotations:\n    olm.skipRange: '<1.0.0'\nspec:\n  installModes:\n  - type: A\n  - type: B\n"))
+	require.NoError(t, err)
+	d := docs[0]
+	assert.Equal(t, 7, d.LineOf("spec.installModes[1].type"))
+	assert.Equal(t, 3, d.LineOf(`metadata.annotations["olm.skipRange"]`))
+	assert.Equal(t, 5, d.LineOf("spec.installModes[9]"), "an unresolved path points at the deepest part found")
+}
