@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/opmkit/opm/internal/version.Version=$(VERSION) \
            -X github.com/opmkit/opm/internal/version.Date=$(DATE)
 GO      ?= go
 
-.PHONY: build test lint bench fuzz fmt docs
+.PHONY: build test vet lint bench fuzz docs
 
 build:
 	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o bin/opm ./cmd/opm
@@ -17,9 +17,11 @@ build:
 test:
 	$(GO) test -tags '$(TAGS)' -count=1 ./...
 
-lint:
-	gofmt -l . | (! grep .)
+vet:
 	$(GO) vet -tags '$(TAGS)' ./...
+
+lint: vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	golangci-lint run --build-tags '$(TAGS)' ./...
 
 bench:

@@ -35,8 +35,8 @@ func init() {
 		"Quote strings, write lists as lists and mappings as mappings.",
 		func(c *Context) {
 			for _, te := range c.CSV.TypeErrors {
-				if te.Field == "spec.release" {
-					continue // csv-release-type says it better
+				if te.Field == "spec.release" || te.Field == "spec.minKubeVersion" {
+					continue // their own rules say it better
 				}
 				c.Report(c.csvObj(), te.Field, fmt.Sprintf("%s must be a %s, not a %s", te.Field, te.Want, te.Got), typeHint(te.Want))
 			}
@@ -271,6 +271,11 @@ func init() {
 		"Without it OLM offers the operator on every cluster version, including ones whose APIs it does not support.",
 		"Set spec.minKubeVersion to the oldest Kubernetes version you test on, e.g. 1.25.0.",
 		func(c *Context) {
+			if raw, ok := bundle.Lookup(c.CSV.Object.Map(), "spec", "minKubeVersion"); ok && raw != nil && raw != "" {
+				if _, isStr := raw.(string); !isStr {
+					return // set, but not as a string: csv-min-kube-version-format
+				}
+			}
 			if strings.TrimSpace(c.CSV.Spec.MinKubeVersion) == "" {
 				c.Report(c.csvObj(), "spec.minKubeVersion", "spec.minKubeVersion is not set: OLM will offer the operator on any cluster version", "set it to the oldest Kubernetes version you support, e.g. minKubeVersion: 1.25.0")
 			}
@@ -281,6 +286,19 @@ func init() {
 		"OLM parses minKubeVersion as a semantic version and refuses to install the operator when it does not parse (\"1.21\" fails); a pre-release suffix parses but changes which clusters match.",
 		"Write all three parts, e.g. 1.21.0.",
 		func(c *Context) {
+			raw, _ := bundle.Lookup(c.CSV.Object.Map(), "spec", "minKubeVersion")
+			if raw != nil {
+				if _, isStr := raw.(string); !isStr {
+					// minKubeVersion: 1.21 is the YAML number 1.21.
+					text := fmt.Sprint(raw)
+					hint := "write it as a quoted Major.Minor.Patch string, e.g. \"1.25.0\""
+					if sv, err := semver.ParseTolerant(text); err == nil {
+						hint = fmt.Sprintf("write minKubeVersion: %q", fmt.Sprintf("%d.%d.%d", sv.Major, sv.Minor, sv.Patch))
+					}
+					c.Report(c.csvObj(), "spec.minKubeVersion", fmt.Sprintf("minKubeVersion %s is a YAML %s, not a Major.Minor.Patch string", text, yamlKind(raw)), hint)
+					return
+				}
+			}
 			v := strings.TrimSpace(c.CSV.Spec.MinKubeVersion)
 			if v == "" || majorMinorPatch.MatchString(v) {
 				return
