@@ -1,0 +1,295 @@
+package image
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/containers/image/v5/docker/reference"
+	"github.com/containers/image/v5/pkg/sysregistriesv2"
+	"github.com/containers/image/v5/pkg/tlsclientconfig"
+	"github.com/containers/image/v5/types"
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+)
+
+// Client opens and writes images with one set of Options. It is safe for
+// concurrent use and keeps HTTP connections alive between calls.
+type Client struct {
+	opts     Options
+	platform Platform
+	sys      *types.SystemContext
+	caPEM    []byte
+
+	mu         sync.Mutex
+	transports map[string]http.RoundTripper
+}
+
+// NewClient validates opts and reads the CA file.
+func NewClient(opts Options) (*Client, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	p, _ := ParsePlatform(opts.Platform)
+	c := &Client{opts: opts, platform: p, transports: map[string]http.RoundTripper{}}
+	c.sys = &types.SystemContext{
+		SystemRegistriesConfPath: opts.RegistriesConf,
+		BigFilesTemporaryDir:     opts.TempDir,
+		OSChoice:                 p.OS,
+		ArchitectureChoice:       p.Architecture,
+		VariantChoice:            p.Variant,
+	}
+	if opts.RegistriesConf != "" {
+		// Also keep the drop-in directory from leaking in when a file is chosen.
+		c.sys.SystemRegistriesConfDirPath = opts.RegistriesConf + ".d"
+	}
+	if opts.CAFile != "" {
+		pem, err := os.ReadFile(opts.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--%s: %w", FlagCAFile, err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--%s %s: no PEM certificates found", FlagCAFile, opts.CAFile)
+		}
+		c.caPEM = pem
+	}
+	return c, nil
+}
+
+// Options returns the validated options (defaults filled in).
+func (c *Client) Options() Options { return c.opts }
+
+// endpoint is one registry location to talk to, after registries.conf.
+type endpoint struct {
+	ref      name.Reference
+	insecure bool // registries.conf insecure=true: skip TLS verification, allow HTTP
+	mirror   bool
+}
+
+func (e endpoint) host() string { return e.ref.Context().RegistryStr() }
+
+func (c *Client) registryConfig(r Ref) (*sysregistriesv2.Registry, error) {
+	reg, err := sysregistriesv2.FindRegistry(c.sys, r.Name)
+	if err != nil {
+		return nil, fmt.Errorf("registries.conf: %w", err)
+	}
+	if reg != nil && reg.Blocked {
+		return nil, fmt.Errorf("%s: registry %s is blocked in registries.conf", r, reg.Prefix)
+	}
+	return reg, nil
+}
+
+// pullEndpoints lists mirrors (from registries.conf) and then the registry itself.
+func (c *Client) pullEndpoints(r Ref) ([]endpoint, error) {
+	reg, err := c.registryConfig(r)
+	if err != nil {
+		return nil, err
+	}
+	if reg == nil {
+		ep, err := c.toEndpoint(r.named, false, false)
+		return []endpoint{ep}, err
+	}
+	sources, err := reg.PullSourcesFromReference(r.named)
+	if err != nil {
+		return nil, fmt.Errorf("%s: registries.conf: %w", r, err)
+	}
+	var eps []endpoint
+	for i, s := range sources {
+		ep, err := c.toEndpoint(s.Reference, s.Endpoint.Insecure, i < len(sources)-1)
+		if err != nil {
+			return nil, err
+		}
+		eps = append(eps, ep)
+	}
+	return eps, nil
+}
+
+// pushEndpoint applies registries.conf's insecure and blocked settings; mirrors
+// and location rewrites are for pulls only.
+func (c *Client) pushEndpoint(r Ref) (endpoint, error) {
+	reg, err := c.registryConfig(r)
+	if err != nil {
+		return endpoint{}, err
+	}
+	insecure := false
+	if reg != nil && reference.Domain(r.named) == reg.Location {
+		insecure = reg.Insecure
+	}
+	return c.toEndpoint(r.named, insecure, false)
+}
+
+func (c *Client) toEndpoint(named reference.Named, insecure, mirror bool) (endpoint, error) {
+	var opts []name.Option
+	if c.opts.UseHTTP || c.opts.SkipTLSVerify || insecure {
+		opts = append(opts, name.Insecure)
+	}
+	ref, err := name.ParseReference(named.String(), opts...)
+	if err != nil {
+		return endpoint{}, fmt.Errorf("%s: %w", named, err)
+	}
+	return endpoint{ref: ref, insecure: insecure, mirror: mirror}, nil
+}
+
+// transport returns the HTTP transport for a registry host: system roots plus
+// --ca-file plus certs.d directories, TLS verification unless told otherwise, and
+// plain HTTP refused unless --use-http, --skip-tls-verify or an insecure registry.
+func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
+	host := ep.host()
+	skip := c.opts.SkipTLSVerify || ep.insecure
+	allowHTTP := c.opts.UseHTTP || skip
+	key := fmt.Sprintf("%s|%t|%t", host, skip, allowHTTP)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.transports[key]; ok {
+		return t, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: skip} //nolint:gosec // only on explicit request
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if c.caPEM != nil {
+		pool.AppendCertsFromPEM(c.caPEM)
+	}
+	cfg.RootCAs = pool
+	for _, dir := range certDirs(host) {
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		if err := tlsclientconfig.SetupCertificates(dir, cfg); err != nil {
+			return nil, fmt.Errorf("certificates for %s in %s: %w", host, dir, err)
+		}
+	}
+	base := remote.DefaultTransport.(*http.Transport).Clone()
+	base.TLSClientConfig = cfg
+	var t http.RoundTripper = base
+	if !allowHTTP {
+		t = httpsOnly{host: host, next: base}
+	}
+	c.transports[key] = t
+	return t, nil
+}
+
+func certDirs(host string) []string {
+	dirs := []string{filepath.Join("/etc/containers/certs.d", host), filepath.Join("/etc/docker/certs.d", host)}
+	if home, err := os.UserHomeDir(); err == nil {
+		dirs = append(dirs, filepath.Join(home, ".config/containers/certs.d", host))
+	}
+	return dirs
+}
+
+// errPlainHTTP marks a refused plain-HTTP request; go-containerregistry falls
+// back to http:// for loopback and private addresses on its own.
+var errPlainHTTP = errors.New("plain HTTP is not allowed without --use-http")
+
+type httpsOnly struct {
+	host string
+	next http.RoundTripper
+}
+
+func (h httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme == "http" {
+		return nil, fmt.Errorf("%s: %w", h.host, errPlainHTTP)
+	}
+	return h.next.RoundTrip(req)
+}
+
+// remoteOptions builds go-containerregistry options for one endpoint.
+func (c *Client) remoteOptions(ctx context.Context, ep endpoint) ([]remote.Option, Credentials, error) {
+	tr, err := c.transport(ep)
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	cred, err := c.LookupCredentials(ep.ref.Context().Name())
+	if err != nil {
+		return nil, Credentials{}, err
+	}
+	var auth authn.Authenticator = authn.Anonymous
+	if !cred.Empty() {
+		auth = authn.FromConfig(authn.AuthConfig{Username: cred.Username, Password: cred.Password, IdentityToken: cred.IdentityToken})
+	}
+	opts := []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithTransport(tr),
+		remote.WithAuth(auth),
+		remote.WithUserAgent("opm"),
+		remote.WithRetryBackoff(remote.Backoff{Duration: c.opts.RetryDelay, Factor: 2, Jitter: 0.1, Steps: c.opts.Retries + 1}),
+		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests,
+			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithRetryPredicate(retryable),
+	}
+	return opts, cred, nil
+}
+
+// retryable is true for errors a retry can fix: timeouts and dropped connections.
+func retryable(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var te *transport.Error
+	if errors.As(err, &te) {
+		return te.Temporary()
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)
+}
+
+// Error kinds callers can test with errors.Is.
+var (
+	ErrUnauthorized = errors.New("authentication failed")
+	ErrDenied       = errors.New("access denied")
+	ErrNotFound     = errors.New("image not found")
+	ErrTLS          = errors.New("TLS verification failed")
+)
+
+// registryError rewrites go-containerregistry errors into messages that say
+// what to do. It never includes credentials: only their source file.
+func registryError(op string, ep endpoint, cred Credentials, err error) error {
+	host := ep.host()
+	var te *transport.Error
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%s %s: %w", op, ep.ref, err)
+	case errors.As(err, &te) && te.StatusCode == http.StatusUnauthorized:
+		if cred.Empty() {
+			return fmt.Errorf("%s %s: registry %s requires credentials and none were found (--%s, REGISTRY_AUTH_FILE, DOCKER_CONFIG, ~/.docker/config.json, containers auth.json): %w",
+				op, ep.ref, host, FlagAuthFile, ErrUnauthorized)
+		}
+		return fmt.Errorf("%s %s: registry %s rejected the credentials from %s: %w", op, ep.ref, host, cred.Source, ErrUnauthorized)
+	case errors.As(err, &te) && te.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%s %s: registry %s denied access: %w", op, ep.ref, host, ErrDenied)
+	case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
+		return fmt.Errorf("%s %s: %w (%v)", op, ep.ref, ErrNotFound, te)
+	case isTLSError(err):
+		return fmt.Errorf("%s %s: %w for %s (trust its CA with --%s, or use --%s): %v", op, ep.ref, ErrTLS, host, FlagCAFile, FlagSkipTLSVerify, err)
+	case errors.Is(err, errPlainHTTP):
+		return fmt.Errorf("%s %s: registry %s answered only over plain HTTP; pass --%s to allow it: %w", op, ep.ref, host, FlagUseHTTP, err)
+	}
+	return fmt.Errorf("%s %s: %w", op, ep.ref, err)
+}
+
+func isTLSError(err error) bool {
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var ci x509.CertificateInvalidError
+	var cv *tls.CertificateVerificationError
+	if errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci) || errors.As(err, &cv) {
+		return true
+	}
+	// go-containerregistry's ping joins https and http attempts into one error
+	// without Unwrap []error; fall back to the text.
+	return strings.Contains(err.Error(), "x509: ") || strings.Contains(err.Error(), "tls: failed to verify")
+}

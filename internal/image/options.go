@@ -1,0 +1,134 @@
+package image
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxLayerSize int64 = 512 << 20
+	DefaultPlatform           = "linux/amd64"
+	DefaultRetries            = 3
+	// Files up to SpillFileSize stay in memory while the whole tree stays under
+	// SpillTotalSize; anything beyond goes to a temporary file.
+	DefaultSpillFileSize  int64 = 32 << 20
+	DefaultSpillTotalSize int64 = 256 << 20
+)
+
+// Options are the image access settings every opm command shares.
+type Options struct {
+	// SkipTLSVerify accepts any server certificate (and allows plain HTTP as a fallback).
+	SkipTLSVerify bool
+	// UseHTTP talks plain HTTP to registries. Mutually exclusive with SkipTLSVerify.
+	UseHTTP bool
+	// CAFile is a PEM bundle of extra certificate authorities trusted for registries.
+	CAFile string
+	// AuthFile is consulted first for credentials (see docs/images.md for the order).
+	AuthFile string
+	// Platform picks the image from a manifest list or OCI index: os/arch[/variant].
+	Platform string
+	// MaxLayerSize caps a layer's compressed and uncompressed size and any single entry.
+	MaxLayerSize int64
+	// Retries is how many times a failed registry request (5xx, 429, connection
+	// reset) is retried with backoff; 0 means DefaultRetries, negative means none.
+	Retries int
+	// RetryDelay is the first backoff delay (doubled on each retry); 0 means 200ms.
+	RetryDelay time.Duration
+	// RegistriesConf overrides the registries.conf path (tests, unusual setups).
+	RegistriesConf string
+	// TempDir is where large layer files spill to and archives are unpacked; "" is os.TempDir().
+	TempDir string
+	// SpillFileSize and SpillTotalSize bound what a flattened filesystem keeps in memory.
+	SpillFileSize, SpillTotalSize int64
+}
+
+// Flag names, shared so that commands and docs agree.
+const (
+	FlagSkipTLSVerify = "skip-tls-verify"
+	FlagUseHTTP       = "use-http"
+	FlagCAFile        = "ca-file"
+	FlagAuthFile      = "authfile"
+	FlagPlatform      = "platform"
+	FlagMaxLayerSize  = "max-layer-size"
+	FlagRetries       = "retries"
+)
+
+// AddFlags registers the shared image flags on fs, bound to o.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.BoolVar(&o.SkipTLSVerify, FlagSkipTLSVerify, o.SkipTLSVerify, "skip TLS certificate verification for registries")
+	fs.BoolVar(&o.UseHTTP, FlagUseHTTP, o.UseHTTP, "use plain HTTP for registries")
+	fs.StringVar(&o.CAFile, FlagCAFile, o.CAFile, "PEM file of extra certificate authorities for registries")
+	fs.StringVar(&o.AuthFile, FlagAuthFile, o.AuthFile, "registry credentials file, consulted before REGISTRY_AUTH_FILE and the docker/containers defaults")
+	fs.StringVar(&o.Platform, FlagPlatform, o.Platform, "platform to pick from multi-arch images, os/arch[/variant] (default "+DefaultPlatform+")")
+	fs.Int64Var(&o.MaxLayerSize, FlagMaxLayerSize, o.MaxLayerSize, fmt.Sprintf("largest layer or layer entry accepted, in bytes (default %d)", DefaultMaxLayerSize))
+	fs.IntVar(&o.Retries, FlagRetries, o.Retries, fmt.Sprintf("retries for failed registry requests (default %d, negative for none)", DefaultRetries))
+}
+
+// ErrFlagConflict is returned when --skip-tls-verify and --use-http are both set.
+var ErrFlagConflict = errors.New("--skip-tls-verify and --use-http are mutually exclusive")
+
+// Validate checks the options and fills in defaults.
+func (o *Options) Validate() error {
+	if o.SkipTLSVerify && o.UseHTTP {
+		return ErrFlagConflict
+	}
+	if o.MaxLayerSize < 0 {
+		return fmt.Errorf("--%s must not be negative", FlagMaxLayerSize)
+	}
+	if o.MaxLayerSize == 0 {
+		o.MaxLayerSize = DefaultMaxLayerSize
+	}
+	if o.Platform == "" {
+		o.Platform = DefaultPlatform
+	}
+	if _, err := ParsePlatform(o.Platform); err != nil {
+		return err
+	}
+	if o.Retries == 0 {
+		o.Retries = DefaultRetries
+	}
+	if o.Retries < 0 {
+		o.Retries = 0
+	}
+	if o.RetryDelay == 0 {
+		o.RetryDelay = 200 * time.Millisecond
+	}
+	if o.SpillFileSize == 0 {
+		o.SpillFileSize = DefaultSpillFileSize
+	}
+	if o.SpillTotalSize == 0 {
+		o.SpillTotalSize = DefaultSpillTotalSize
+	}
+	return nil
+}
+
+// Platform is an os/arch[/variant] triple.
+type Platform struct {
+	OS, Architecture, Variant string
+}
+
+func (p Platform) String() string {
+	s := p.OS + "/" + p.Architecture
+	if p.Variant != "" {
+		s += "/" + p.Variant
+	}
+	return s
+}
+
+// ParsePlatform parses "os/arch[/variant]".
+func ParsePlatform(s string) (Platform, error) {
+	parts := strings.Split(s, "/")
+	if len(parts) < 2 || len(parts) > 3 || parts[0] == "" || parts[1] == "" {
+		return Platform{}, fmt.Errorf("invalid platform %q: want os/arch[/variant], such as linux/amd64", s)
+	}
+	p := Platform{OS: parts[0], Architecture: parts[1]}
+	if len(parts) == 3 {
+		p.Variant = parts[2]
+	}
+	return p, nil
+}
