@@ -179,3 +179,5 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+func newSHA256() hash.Hash { return sha256.New() }
