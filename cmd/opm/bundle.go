@@ -21,7 +21,7 @@ func newBundleCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBundleValidateCmd(a))
+	cmd.AddCommand(newBundleValidateCmd(a), newBundleGenerateCmd(a))
 	return cmd
 }
 
