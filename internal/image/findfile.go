@@ -1,0 +1,119 @@
+package image
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"strings"
+)
+
+// FindFile reads one file by walking the layers from the top, so only the
+// layers above and including the one holding it are fetched (for an index
+// image: just the database layer). It returns the data and the index of the
+// layer that held it. A whiteout of the file or of a parent directory, or an
+// opaque parent, ends the search with fs.ErrNotExist. Hard and symbolic links
+// fall back to flattening the whole image.
+func (im *Image) FindFile(ctx context.Context, name string) ([]byte, int, error) {
+	want := strings.Trim(path.Clean("/"+name), "/")
+	if want == "" {
+		return nil, -1, fmt.Errorf("find %s in %s: not a file", name, im.Ref)
+	}
+	for i := len(im.Manifest.Layers) - 1; i >= 0; i-- {
+		data, found, hidden, err := im.scanLayer(ctx, i, want)
+		if err != nil {
+			if errors.Is(err, errNeedFlatten) {
+				return im.findFlattened(ctx, want)
+			}
+			return nil, -1, fmt.Errorf("find %s in %s: %w", name, im.Ref, err)
+		}
+		if found {
+			return data, i, nil
+		}
+		if hidden {
+			break
+		}
+	}
+	return nil, -1, fmt.Errorf("find %s in %s: %w", name, im.Ref, fs.ErrNotExist)
+}
+
+var errNeedFlatten = errors.New("entry is a link")
+
+func (im *Image) findFlattened(ctx context.Context, want string) ([]byte, int, error) {
+	f, err := im.FS(ctx)
+	if err != nil {
+		return nil, -1, err
+	}
+	defer f.Close()
+	data, err := f.ReadFile(want)
+	if err != nil {
+		return nil, -1, fmt.Errorf("find %s in %s: %w", want, im.Ref, err)
+	}
+	return data, -1, nil
+}
+
+func (im *Image) scanLayer(ctx context.Context, i int, want string) (data []byte, found, hidden bool, err error) {
+	lr, err := im.OpenLayer(ctx, i)
+	if err != nil {
+		return nil, false, false, err
+	}
+	defer lr.Close()
+	digest := lr.Digest().String()
+	parents := map[string]bool{}
+	for d := path.Dir(want); d != "."; d = path.Dir(d) {
+		parents[d] = true
+	}
+	tr := tar.NewReader(lr)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, false, false, err
+		}
+		hdr, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, false, false, layerErr(digest, "", "bad tar stream: %v", err)
+		}
+		comps, err := entryPath(digest, hdr.Name, hdr.Name)
+		if err != nil {
+			return nil, false, false, err
+		}
+		p := strings.Join(comps, "/")
+		dir, base := path.Dir(p), path.Base(p)
+		switch {
+		case base == whiteoutOpaque && (parents[dir] || dir == "."):
+			hidden = true
+		case strings.HasPrefix(base, whiteoutPrefix):
+			if victim := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix)); victim == want || parents[victim] {
+				hidden = true
+			}
+		case p == want:
+			switch hdr.Typeflag {
+			case tar.TypeReg, tar.TypeGNUSparse:
+			case tar.TypeLink, tar.TypeSymlink:
+				return nil, false, false, errNeedFlatten
+			default:
+				return nil, false, true, nil // a directory or other non-file hides it
+			}
+			if hdr.Size > im.c.opts.MaxLayerSize {
+				return nil, false, false, layerErr(digest, hdr.Name, "size %s is over the %s limit (--%s)", humanSize(hdr.Size), humanSize(im.c.opts.MaxLayerSize), FlagMaxLayerSize)
+			}
+			data = make([]byte, hdr.Size)
+			if _, err := io.ReadFull(tr, data); err != nil {
+				return nil, false, false, truncated(digest, hdr.Name, err)
+			}
+			found = true
+		case parents[p] && hdr.Typeflag != tar.TypeDir:
+			hidden = true // a parent replaced by a file or link
+		}
+	}
+	if found {
+		// An opaque parent in the same layer hides only lower layers.
+		return data, true, false, lr.Verify()
+	}
+	return nil, false, hidden, lr.Verify()
+}
