@@ -1,0 +1,374 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "github.com/mattn/go-sqlite3" // the sqlite driver (cgo)
+)
+
+// SchemaVersion is the schema_migrations version opm reads and writes: the
+// last one upstream operator-registry defined.
+const SchemaVersion = 13
+
+// schemaTables are the DDL statements of schema 13, in creation order, with the
+// same tables, columns, keys and index as upstream's migrations produce.
+var schemaTables = []string{
+	`CREATE TABLE schema_migrations (
+	version bigint NOT NULL,
+	timestamp DATETIME DEFAULT CURRENT_TIMESTAMP
+)`,
+	`CREATE TABLE api (
+	group_name TEXT,
+	version TEXT,
+	kind TEXT,
+	plural TEXT NOT NULL,
+	PRIMARY KEY(group_name, version, kind)
+)`,
+	`CREATE TABLE operatorbundle (
+	name TEXT PRIMARY KEY,
+	csv TEXT,
+	bundle TEXT,
+	bundlepath TEXT, skiprange TEXT, version TEXT, replaces TEXT, skips TEXT, substitutesfor TEXT)`,
+	`CREATE TABLE package (
+	name TEXT PRIMARY KEY,
+	default_channel TEXT,
+	FOREIGN KEY(name, default_channel) REFERENCES channel(package_name,name) ON DELETE CASCADE
+)`,
+	`CREATE TABLE channel (
+	name TEXT,
+	package_name TEXT,
+	head_operatorbundle_name TEXT,
+	PRIMARY KEY(name, package_name),
+	FOREIGN KEY(head_operatorbundle_name) REFERENCES operatorbundle(name) ON DELETE CASCADE
+)`,
+	`CREATE TABLE channel_entry (
+	entry_id INTEGER PRIMARY KEY,
+	channel_name TEXT,
+	package_name TEXT,
+	operatorbundle_name TEXT,
+	replaces INTEGER,
+	depth INTEGER,
+	FOREIGN KEY(replaces) REFERENCES channel_entry(entry_id) DEFERRABLE INITIALLY DEFERRED,
+	FOREIGN KEY(channel_name, package_name) REFERENCES channel(name, package_name) ON DELETE CASCADE
+)`,
+	`CREATE TABLE related_image (
+	image TEXT,
+	operatorbundle_name TEXT,
+	FOREIGN KEY(operatorbundle_name) REFERENCES operatorbundle(name) ON DELETE CASCADE
+)`,
+	`CREATE TABLE api_provider (
+	group_name TEXT,
+	version TEXT,
+	kind TEXT,
+	operatorbundle_name TEXT,
+	operatorbundle_version TEXT,
+	operatorbundle_path TEXT,
+	FOREIGN KEY(operatorbundle_name, operatorbundle_version, operatorbundle_path) REFERENCES operatorbundle(name, version, bundlepath) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+	FOREIGN KEY(group_name, version, kind) REFERENCES api(group_name, version, kind) ON DELETE CASCADE
+)`,
+	`CREATE TABLE api_requirer (
+	group_name TEXT,
+	version TEXT,
+	kind TEXT,
+	operatorbundle_name TEXT,
+	operatorbundle_version TEXT,
+	operatorbundle_path TEXT,
+	FOREIGN KEY(operatorbundle_name, operatorbundle_version, operatorbundle_path) REFERENCES operatorbundle(name, version, bundlepath) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+	FOREIGN KEY(group_name, version, kind) REFERENCES api(group_name, version, kind) ON DELETE CASCADE
+)`,
+	`CREATE UNIQUE INDEX pk ON operatorbundle(name, version, bundlepath)`,
+	`CREATE TABLE dependencies (
+	type TEXT,
+	value TEXT,
+	operatorbundle_name TEXT,
+	operatorbundle_version TEXT,
+	operatorbundle_path TEXT,
+	FOREIGN KEY(operatorbundle_name, operatorbundle_version, operatorbundle_path) REFERENCES operatorbundle(name, version, bundlepath) ON DELETE CASCADE
+)`,
+	`CREATE TABLE properties (
+	type TEXT,
+	value TEXT,
+	operatorbundle_name TEXT,
+	operatorbundle_version TEXT,
+	operatorbundle_path TEXT,
+	FOREIGN KEY(operatorbundle_name, operatorbundle_version, operatorbundle_path) REFERENCES operatorbundle(name, version, bundlepath) ON DELETE CASCADE
+)`,
+	`CREATE TABLE deprecated (
+	operatorbundle_name TEXT PRIMARY KEY
+)`,
+}
+
+// The api cleanup triggers. Upstream's delete an api row when NOT EXISTS a row
+// of "api_provider JOIN api_requirer" (a cross join) matching it: when
+// api_requirer is empty the join is empty, so removing one provider deleted
+// the api and, by ON DELETE CASCADE, every other bundle's provider row too.
+// These keep the names and events but test each table on its own, so an api
+// stays while any bundle provides or requires it (docs/compatibility.md).
+const (
+	providerTrigger = `CREATE TRIGGER api_provider_cleanup
+AFTER DELETE ON api_provider
+WHEN NOT EXISTS (SELECT 1 FROM api_provider WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind)
+ AND NOT EXISTS (SELECT 1 FROM api_requirer WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind)
+BEGIN
+	DELETE FROM api WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind;
+END`
+	requirerTrigger = `CREATE TRIGGER api_requirer_cleanup
+AFTER DELETE ON api_requirer
+WHEN NOT EXISTS (SELECT 1 FROM api_provider WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind)
+ AND NOT EXISTS (SELECT 1 FROM api_requirer WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind)
+BEGIN
+	DELETE FROM api WHERE group_name = OLD.group_name AND version = OLD.version AND kind = OLD.kind;
+END`
+)
+
+// requiredTables are the tables readers expect.
+var requiredTables = []string{"schema_migrations", "api", "operatorbundle", "package", "channel", "channel_entry",
+	"related_image", "api_provider", "api_requirer", "dependencies", "properties", "deprecated"}
+
+// Errors of Open.
+var (
+	// ErrNotIndex: the file is not an operator index database.
+	ErrNotIndex = errors.New("not an operator index database")
+	// ErrSchemaVersion: the database has a schema version opm does not write.
+	ErrSchemaVersion = errors.New("unsupported index schema version")
+)
+
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// DB is an open index database.
+type DB struct {
+	path     string
+	sql      *sql.DB
+	readOnly bool
+}
+
+// Path is the file the database was opened from.
+func (d *DB) Path() string { return d.path }
+
+// Close closes the database.
+func (d *DB) Close() error {
+	if d == nil || d.sql == nil {
+		return nil
+	}
+	err := d.sql.Close()
+	d.sql = nil
+	return err
+}
+
+func dsn(path string, readOnly bool) string {
+	// A file: URI: escape the characters that would end the path.
+	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
+	mode := "rw"
+	if readOnly {
+		mode = "ro"
+	}
+	return "file:" + p + "?mode=" + mode + "&_foreign_keys=1&_busy_timeout=10000&_txlock=immediate"
+}
+
+// Open opens an existing index database for reading and writing. The file
+// must be an SQLite database at schema version 13: older versions (0–12,
+// written by old upstream releases) are refused, not migrated, with a message
+// saying how to proceed (see docs/compatibility.md).
+func Open(path string) (*DB, error) { return open(path, false) }
+
+// OpenReadOnly opens an existing index database for reading only (inspect,
+// export); it never writes, so it works on read-only files and directories.
+func OpenReadOnly(path string) (*DB, error) { return open(path, true) }
+
+func open(path string, readOnly bool) (*DB, error) {
+	if err := checkFile(path); err != nil {
+		return nil, err
+	}
+	sdb, err := sql.Open("sqlite3", dsn(path, readOnly))
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	// One connection: sqlite has one writer, and transactions stay on it.
+	sdb.SetMaxOpenConns(1)
+	d := &DB{path: path, sql: sdb, readOnly: readOnly}
+	if err := d.checkSchema(context.Background()); err != nil {
+		sdb.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func checkFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	if st.IsDir() {
+		return fmt.Errorf("open index %s: %w: it is a directory (give the database file, e.g. database/index.db)", path, ErrNotIndex)
+	}
+	if st.Size() == 0 {
+		return fmt.Errorf("open index %s: %w: the file is empty (create a new index instead)", path, ErrNotIndex)
+	}
+	head := make([]byte, len(sqliteMagic))
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, sqliteMagic) {
+		return fmt.Errorf("open index %s: %w: the file is not an SQLite database", path, ErrNotIndex)
+	}
+	return nil
+}
+
+func (d *DB) checkSchema(ctx context.Context) error {
+	rows, err := d.sql.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		return fmt.Errorf("open index %s: read schema: %w", d.path, err)
+	}
+	tables := map[string]bool{}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("open index %s: read schema: %w", d.path, err)
+		}
+		tables[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("open index %s: read schema: %w", d.path, err)
+	}
+	if !tables["schema_migrations"] {
+		return fmt.Errorf("open index %s: %w: an SQLite database without the schema_migrations table", d.path, ErrNotIndex)
+	}
+	var version sql.NullInt64
+	if err := d.sql.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&version); err != nil {
+		return fmt.Errorf("open index %s: read schema version: %w", d.path, err)
+	}
+	switch {
+	case !version.Valid:
+		return fmt.Errorf("open index %s: %w: schema_migrations is empty", d.path, ErrNotIndex)
+	case version.Int64 < SchemaVersion:
+		return fmt.Errorf("open index %s: %w: it is at schema version %d and opm reads and writes only version %d; "+
+			"opm does not migrate old databases: open it once with a write command of upstream opm v1.73.0 (which migrates to %d), or rebuild the index from its bundles",
+			d.path, ErrSchemaVersion, version.Int64, SchemaVersion, SchemaVersion)
+	case version.Int64 > SchemaVersion:
+		return fmt.Errorf("open index %s: %w: it is at schema version %d, newer than the version %d opm knows; use the tool that wrote it",
+			d.path, ErrSchemaVersion, version.Int64, SchemaVersion)
+	}
+	var missing []string
+	for _, t := range requiredTables {
+		if !tables[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("open index %s: %w: schema version %d but table(s) %s missing", d.path, ErrNotIndex, SchemaVersion, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Create creates a new, empty index database at path (schema version 13) and
+// opens it. The file appears whole or not at all: the schema is written to a
+// temporary file in the same directory, which is then linked into place; an
+// existing file at path is an error.
+func Create(path string) (*DB, error) {
+	if _, err := os.Lstat(path); err == nil {
+		return nil, fmt.Errorf("create index %s: %w", path, os.ErrExist)
+	}
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".opm-tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("create index %s: %w", path, err)
+	}
+	tmpName := tmp.Name()
+	tmp.Close()
+	defer os.Remove(tmpName)
+	defer os.Remove(tmpName + "-journal")
+
+	if err := initSchema(tmpName); err != nil {
+		return nil, fmt.Errorf("create index %s: %w", path, err)
+	}
+	if err := syncFile(tmpName); err != nil {
+		return nil, fmt.Errorf("create index %s: %w", path, err)
+	}
+	// Link, not rename: never replace a file that appeared meanwhile.
+	if err := os.Link(tmpName, path); err != nil {
+		return nil, fmt.Errorf("create index %s: %w", path, err)
+	}
+	syncDir(dir)
+	return Open(path)
+}
+
+func initSchema(path string) error {
+	sdb, err := sql.Open("sqlite3", "file:"+strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)+"?mode=rwc&_foreign_keys=1&_txlock=immediate")
+	if err != nil {
+		return err
+	}
+	defer sdb.Close()
+	sdb.SetMaxOpenConns(1)
+	tx, err := sdb.Begin()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, stmt := range append(append([]string{}, schemaTables...), providerTrigger, requirerTrigger) {
+		if _, err := tx.Exec(stmt); err != nil {
+			return fmt.Errorf("schema: %w", err)
+		}
+	}
+	if _, err := tx.Exec(`INSERT INTO schema_migrations(version) VALUES (?)`, SchemaVersion); err != nil {
+		return fmt.Errorf("schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	return sdb.Close()
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+func syncDir(dir string) {
+	if f, err := os.Open(dir); err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
+}
+
+// fixTriggers replaces upstream's api cleanup triggers by opm's (see
+// providerTrigger) inside tx, and reports whether it changed anything.
+func fixTriggers(ctx context.Context, tx *sql.Tx) (bool, error) {
+	want := map[string]string{"api_provider_cleanup": providerTrigger, "api_requirer_cleanup": requirerTrigger}
+	changed := false
+	for _, name := range []string{"api_provider_cleanup", "api_requirer_cleanup"} {
+		var got sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?`, name).Scan(&got)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return false, fmt.Errorf("read trigger %s: %w", name, err)
+		}
+		if got.Valid && got.String == want[name] {
+			continue
+		}
+		if got.Valid {
+			if _, err := tx.ExecContext(ctx, `DROP TRIGGER `+name); err != nil {
+				return false, fmt.Errorf("replace trigger %s: %w", name, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, want[name]); err != nil {
+			return false, fmt.Errorf("replace trigger %s: %w", name, err)
+		}
+		changed = true
+	}
+	return changed, nil
+}

@@ -1,0 +1,204 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+)
+
+// writer holds the prepared statements of one write transaction.
+type writer struct {
+	tx    *sql.Tx
+	stmts map[string]*sql.Stmt
+	// helperIndexes are created for the transaction and dropped before it
+	// commits (see ensureHelperIndexes).
+	helperIndexes bool
+}
+
+var writerStatements = map[string]string{
+	"bundle":   `INSERT INTO operatorbundle(name, csv, bundle, bundlepath, skiprange, version, replaces, skips, substitutesfor) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	"api":      `INSERT INTO api(group_name, version, kind, plural) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	"provider": `INSERT INTO api_provider(group_name, version, kind, operatorbundle_name, operatorbundle_version, operatorbundle_path) VALUES (?, ?, ?, ?, ?, ?)`,
+	"requirer": `INSERT INTO api_requirer(group_name, version, kind, operatorbundle_name, operatorbundle_version, operatorbundle_path) VALUES (?, ?, ?, ?, ?, ?)`,
+	"image":    `INSERT INTO related_image(image, operatorbundle_name) VALUES (?, ?)`,
+	"property": `INSERT INTO properties(type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path) VALUES (?, ?, ?, ?, ?)`,
+	"dep":      `INSERT INTO dependencies(type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path) VALUES (?, ?, ?, ?, ?)`,
+	"channel":  `INSERT INTO channel(name, package_name, head_operatorbundle_name) VALUES (?, ?, ?)`,
+	"entry":    `INSERT INTO channel_entry(entry_id, channel_name, package_name, operatorbundle_name, replaces, depth) VALUES (?, ?, ?, ?, ?, ?)`,
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
+	w := &writer{tx: tx, stmts: map[string]*sql.Stmt{}}
+	for k, q := range writerStatements {
+		s, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("prepare %s: %w", k, err)
+		}
+		w.stmts[k] = s
+	}
+	return w, nil
+}
+
+func (w *writer) close() {
+	for _, s := range w.stmts {
+		s.Close()
+	}
+}
+
+// Helper indexes. Deleting rows that other rows may reference makes sqlite
+// look for the referencing rows; schema 13 has no index on those columns,
+// so each deleted row would scan a whole table (channel_entry.replaces points
+// into channel_entry itself). These indexes exist only inside a write
+// transaction and are dropped before it commits, so the schema on disk stays
+// exactly upstream's.
+var helperIndexes = []string{
+	`CREATE INDEX opm_tmp_entry_replaces ON channel_entry(replaces)`,
+	`CREATE INDEX opm_tmp_entry_package ON channel_entry(package_name)`,
+	`CREATE INDEX opm_tmp_provider_bundle ON api_provider(operatorbundle_name)`,
+	`CREATE INDEX opm_tmp_provider_api ON api_provider(group_name, version, kind)`,
+	`CREATE INDEX opm_tmp_requirer_bundle ON api_requirer(operatorbundle_name)`,
+	`CREATE INDEX opm_tmp_requirer_api ON api_requirer(group_name, version, kind)`,
+	`CREATE INDEX opm_tmp_image_bundle ON related_image(operatorbundle_name)`,
+	`CREATE INDEX opm_tmp_property_bundle ON properties(operatorbundle_name)`,
+	`CREATE INDEX opm_tmp_dep_bundle ON dependencies(operatorbundle_name)`,
+	`CREATE INDEX opm_tmp_channel_head ON channel(head_operatorbundle_name)`,
+}
+
+// helperThreshold is the channel_entry size from which deletes use helper
+// indexes; below it a scan is cheaper than building them.
+const helperThreshold = 2000
+
+// ensureHelperIndexes creates the helper indexes when the database is big
+// enough to need them. Call it before any savepoint: a rollback to a savepoint
+// would drop them again.
+func (w *writer) ensureHelperIndexes(ctx context.Context) error {
+	if w.helperIndexes {
+		return nil
+	}
+	var n int
+	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM channel_entry`).Scan(&n); err != nil {
+		return fmt.Errorf("count channel entries: %w", err)
+	}
+	if n < helperThreshold {
+		return nil
+	}
+	for _, q := range helperIndexes {
+		if _, err := w.tx.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("create helper index: %w", err)
+		}
+	}
+	w.helperIndexes = true
+	return nil
+}
+
+// finish drops the helper indexes; call it before commit.
+func (w *writer) finish(ctx context.Context) error {
+	if !w.helperIndexes {
+		return nil
+	}
+	for _, q := range helperIndexes {
+		name := strings.Fields(q)[2]
+		if _, err := w.tx.ExecContext(ctx, `DROP INDEX `+name); err != nil {
+			return fmt.Errorf("drop helper index %s: %w", name, err)
+		}
+	}
+	w.helperIndexes = false
+	return nil
+}
+
+func (w *writer) insertBundle(ctx context.Context, r *rows) error {
+	s := w.stmts
+	if _, err := s["bundle"].ExecContext(ctx, r.Name, r.CSV, r.Objects, r.Path, r.SkipRange, r.VersionStr, r.Replaces, strings.Join(r.Skips, ","), ""); err != nil {
+		return fmt.Errorf("insert operatorbundle: %w", err)
+	}
+	for _, a := range r.Provided {
+		if _, err := s["api"].ExecContext(ctx, a.Group, a.Version, a.Kind, a.Plural); err != nil {
+			return fmt.Errorf("insert api %s/%s %s: %w", a.Group, a.Version, a.Kind, err)
+		}
+		if _, err := s["provider"].ExecContext(ctx, a.Group, a.Version, a.Kind, r.Name, r.VersionStr, r.Path); err != nil {
+			return fmt.Errorf("insert api_provider %s/%s %s: %w", a.Group, a.Version, a.Kind, err)
+		}
+	}
+	for _, a := range r.Required {
+		if _, err := s["api"].ExecContext(ctx, a.Group, a.Version, a.Kind, a.Plural); err != nil {
+			return fmt.Errorf("insert api %s/%s %s: %w", a.Group, a.Version, a.Kind, err)
+		}
+		if _, err := s["requirer"].ExecContext(ctx, a.Group, a.Version, a.Kind, r.Name, r.VersionStr, r.Path); err != nil {
+			return fmt.Errorf("insert api_requirer %s/%s %s: %w", a.Group, a.Version, a.Kind, err)
+		}
+	}
+	for _, img := range r.Images {
+		if _, err := s["image"].ExecContext(ctx, img, r.Name); err != nil {
+			return fmt.Errorf("insert related_image %s: %w", img, err)
+		}
+	}
+	for _, p := range r.Properties {
+		if _, err := s["property"].ExecContext(ctx, p.Type, string(p.Value), r.Name, r.VersionStr, r.Path); err != nil {
+			return fmt.Errorf("insert property %s: %w", p.Type, err)
+		}
+	}
+	for _, d := range r.Deps {
+		if _, err := s["dep"].ExecContext(ctx, d.Type, d.Value, r.Name, r.VersionStr, r.Path); err != nil {
+			return fmt.Errorf("insert dependency %s: %w", d.Type, err)
+		}
+	}
+	return nil
+}
+
+// clearChannels removes a package's channels and entries, keeping its row
+// (its default channel is set again by writeChannels).
+func (w *writer) clearChannels(ctx context.Context, pkg string) error {
+	for _, q := range []string{
+		// First unhook the default channel: deleting a channel would
+		// otherwise cascade to the package row.
+		`UPDATE package SET default_channel = NULL WHERE name = ?`,
+		`DELETE FROM channel_entry WHERE package_name = ?`,
+		`DELETE FROM channel WHERE package_name = ?`,
+	} {
+		if _, err := w.tx.ExecContext(ctx, q, pkg); err != nil {
+			return fmt.Errorf("clear channels of %s: %w", pkg, err)
+		}
+	}
+	return nil
+}
+
+// writeChannels inserts a package's channels and entries and sets its default
+// channel.
+func (w *writer) writeChannels(ctx context.Context, pkg string, graph []chanGraph, def string) error {
+	var base int64
+	if err := w.tx.QueryRowContext(ctx, `SELECT IFNULL(MAX(entry_id), 0) FROM channel_entry`).Scan(&base); err != nil {
+		return fmt.Errorf("next entry id: %w", err)
+	}
+	for _, g := range graph {
+		if _, err := w.stmts["channel"].ExecContext(ctx, g.Name, pkg, g.Head); err != nil {
+			return fmt.Errorf("insert channel %s: %w", g.Name, err)
+		}
+	}
+	next := base + 1
+	for _, g := range graph {
+		first := next
+		for _, e := range g.Entries {
+			var replaces any
+			if e.Replaces >= 0 {
+				replaces = first + int64(e.Replaces)
+			}
+			if _, err := w.stmts["entry"].ExecContext(ctx, next, g.Name, pkg, e.Bundle, replaces, e.Depth); err != nil {
+				return fmt.Errorf("insert channel entry of %s in %s: %w", e.Bundle, g.Name, err)
+			}
+			next++
+		}
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO package(name, default_channel) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET default_channel = excluded.default_channel`, pkg, nullable(def)); err != nil {
+		return fmt.Errorf("set default channel %s of %s: %w", def, pkg, err)
+	}
+	return nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
