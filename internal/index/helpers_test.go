@@ -14,7 +14,6 @@ import (
 	"github.com/opmkit/opm/internal/bundle"
 )
 
-
 var (
 	sharedDir    = filepath.Join("..", "..", "..", "shared")
 	corpusDir    = filepath.Join(sharedDir, "corpus", "real")
