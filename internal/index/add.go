@@ -89,11 +89,13 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 
 	// Parse every bundle; refuse duplicates within the call.
 	var all []*rows
+	badPkgs := map[string]bool{} // packages with a bundle that did not parse
 	for _, lb := range bundles {
 		r, e := bundleRows(lb)
 		if e != nil {
 			if !opts.Permissive {
 				errs = append(errs, e)
+				badPkgs[e.Package] = true
 				continue
 			}
 			res.skip(BundleRef{Package: e.Package, Name: e.Bundle, Path: lb.BundlePath}, e)
@@ -110,7 +112,15 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		// Still check the other packages, so that every problem is
+		// reported at once; the transaction is rolled back anyway.
+		var rest []*rows
+		for _, r := range all {
+			if !badPkgs[r.Package] && !badPkgs[""] {
+				rest = append(rest, r)
+			}
+		}
+		all = rest
 	}
 
 	tx, err := d.sql.BeginTx(ctx, nil)
