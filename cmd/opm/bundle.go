@@ -29,6 +29,7 @@ type bundleValidateOptions struct {
 	lintFlags
 	Paths     []string
 	ListRules bool
+	FromFiles bool
 }
 
 func newBundleValidateCmd(a *app) *cobra.Command {
@@ -43,12 +44,17 @@ A directory that is not a bundle itself is not searched for bundles, except
 for one bundle nested up to three levels down (a repository's bundle/
 directory); give version directories (operators/etcd/*/), not the package.
 
+With --from-files the arguments are files, as a pre-commit hook or
+git diff --name-only gives them: every bundle directory holding one of them
+is validated, and files in no bundle are ignored.
+
 Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 2 for a usage or I/O error (bad flag, unknown rule, unreadable path).`,
 		Example: `  opm bundle validate ./bundle
   opm bundle validate operators/*/*/ --fail-on warning
   opm bundle validate ./bundle -o json | jq '.bundles[].findings[]'
-  opm bundle validate --list-rules`,
+  opm bundle validate --list-rules
+  opm bundle validate --from-files $(git diff --cached --name-only)`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runBundleValidate(cmd.Context(), a, opts)
@@ -57,6 +63,8 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 	opts.lintFlags.add(cmd)
 	cmd.Flags().BoolVar(&opts.ListRules, "list-rules", false, "list the validation rules (id, severity, scope, what it checks) and exit")
 	_ = cmd.Flags().SetAnnotation("list-rules", noEnvAnnotation, []string{"true"})
+	cmd.Flags().BoolVar(&opts.FromFiles, "from-files", false, "the arguments are files: validate the bundle directories that hold them (for pre-commit hooks)")
+	_ = cmd.Flags().SetAnnotation("from-files", noEnvAnnotation, []string{"true"})
 	return cmd
 }
 
@@ -67,6 +75,16 @@ func runBundleValidate(ctx context.Context, a *app, opts *bundleValidateOptions)
 	}
 	if opts.ListRules {
 		return a.listRules(opts.Output)
+	}
+	if opts.FromFiles {
+		n := len(opts.Paths)
+		if opts.Paths = bundleDirsOf(opts.Paths); len(opts.Paths) == 0 {
+			if opts.Output == outputJSON {
+				return writeJSON(a.streams.Out, noBundlesReport{Passed: true, Bundles: []any{}})
+			}
+			fmt.Fprintf(a.streams.ErrOut, "note: %s in no bundle directory (one holding manifests/ and metadata/): nothing to validate\n", filesAre(n))
+			return nil
+		}
 	}
 	if len(opts.Paths) == 0 {
 		return usageErrorf("no bundle given: opm bundle validate PATH...\nRun 'opm bundle validate --help' for usage.")
