@@ -1,0 +1,160 @@
+package image
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/klauspost/compress/zstd"
+)
+
+// FuzzLayerReader feeds arbitrary bytes through the layer stream (compression
+// sniffing, gzip, zstd, size caps) and the tar applier. Whatever the input, it
+// must not panic, and what it accepts must be a well-formed tree: valid
+// paths, readable files, relative symlinks that stay inside the root.
+func FuzzLayerReader(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte) {
+		desc := v1.Descriptor{Size: int64(len(data)), Digest: sha256Of(data)}
+		lr, err := newLayerReader(io.NopCloser(bytes.NewReader(data)), desc, v1.Hash{}, 1<<20)
+		if err != nil {
+			return
+		}
+		defer lr.Close()
+		fsys := NewFS(Options{MaxLayerSize: 1 << 20, SpillFileSize: 1 << 10, SpillTotalSize: 1 << 16})
+		defer fsys.Close()
+		if err := fsys.ApplyLayer(context.Background(), lr, "sha256:fuzz"); err != nil {
+			return
+		}
+		if err := lr.Verify(); err != nil {
+			return
+		}
+		err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !fs.ValidPath(p) {
+				t.Fatalf("invalid path %q", p)
+			}
+			switch {
+			case d.Type()&fs.ModeSymlink != 0:
+				target, err := fsys.ReadLink(p)
+				if err != nil {
+					t.Fatalf("readlink %s: %v", p, err)
+				}
+				if !strings.HasPrefix(target, "/") {
+					if err := checkSymlink(strings.Split(p, "/"), target); err != nil {
+						t.Fatalf("accepted escaping symlink %s -> %s", p, target)
+					}
+				}
+			case d.Type().IsRegular():
+				if _, err := fsys.ReadFile(p); err != nil {
+					t.Fatalf("read %s: %v", p, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("walk: %v", err)
+		}
+	})
+}
+
+// TestWriteFuzzSeeds regenerates testdata/fuzz/FuzzLayerReader when
+// OPM_WRITE_FUZZ_SEEDS=1; the seeds are checked in.
+func TestWriteFuzzSeeds(t *testing.T) {
+	if os.Getenv("OPM_WRITE_FUZZ_SEEDS") != "1" {
+		t.Skip("set OPM_WRITE_FUZZ_SEEDS=1 to regenerate the fuzz seed corpus")
+	}
+	plain := makeTar(t,
+		tarEntry{name: "etc/", typ: tar.TypeDir},
+		tarEntry{name: "etc/a", body: "a"},
+		tarEntry{name: "etc/.wh.b"},
+		tarEntry{name: "opq/.wh..wh..opq"},
+		tarEntry{name: "lib", typ: tar.TypeSymlink, link: "usr/lib"},
+		tarEntry{name: "abs", typ: tar.TypeSymlink, link: "/etc/a"},
+		tarEntry{name: "hard", typ: tar.TypeLink, link: "etc/a"},
+	)
+	seeds := map[string][]byte{
+		"plain":    plain,
+		"dotdot":   makeTar(t, tarEntry{name: "../../etc/passwd", body: "x"}),
+		"absolute": makeTar(t, tarEntry{name: "/abs", body: "x"}),
+		"through":  makeTar(t, tarEntry{name: "evil", typ: tar.TypeSymlink, link: "/"}, tarEntry{name: "evil/etc/passwd", body: "x"}),
+		"device":   makeTar(t, tarEntry{name: "dev/null", typ: tar.TypeChar, devMajor: 1}),
+		"huge":     makeTar(t, tarEntry{name: "big", size: 2 << 30, noBody: true}),
+		"escape":   makeTar(t, tarEntry{name: "a/l", typ: tar.TypeSymlink, link: "../../x"}),
+		"empty":    {},
+	}
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(plain)
+	zw.Close()
+	seeds["gzip"] = gz.Bytes()
+	enc, _ := zstd.NewWriter(nil)
+	seeds["zstd"] = enc.EncodeAll(plain, nil)
+	dir := filepath.Join("testdata", "fuzz", "FuzzLayerReader")
+	os.MkdirAll(dir, 0o755)
+	for name, data := range seeds {
+		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestLayerUncompressedCap(t *testing.T) {
+	// Many small entries that add up past the cap, gzip-compressed to little.
+	var entries []tarEntry
+	for i := 0; i < 8; i++ {
+		entries = append(entries, tarEntry{name: fmt.Sprintf("f%d", i), body: strings.Repeat("z", 200<<10)})
+	}
+	raw := makeTar(t, entries...)
+	layer, _ := LayerFromTar(raw)
+	rc, _ := layer.Compressed()
+	defer rc.Close()
+	d, _ := layer.Digest()
+	size, _ := layer.Size()
+	lr, err := newLayerReader(rc, v1.Descriptor{Digest: d, Size: size}, v1.Hash{}, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lr.Close()
+	f := NewFS(Options{MaxLayerSize: 1 << 20})
+	defer f.Close()
+	err = f.ApplyLayer(context.Background(), lr, d.String())
+	if err == nil || !strings.Contains(err.Error(), "uncompressed size is over the 1.0 MiB limit") || !strings.Contains(err.Error(), d.String()) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestExtractToStaysInside(t *testing.T) {
+	f, err := applyAll(t, Options{}, makeTar(t,
+		tarEntry{name: "usr/lib/x", body: "x"},
+		tarEntry{name: "lib", typ: tar.TypeSymlink, link: "/usr/lib"},
+		tarEntry{name: "root", typ: tar.TypeSymlink, link: "/"},
+		tarEntry{name: "usr/bin/up", typ: tar.TypeSymlink, link: "/usr/lib/x"},
+	))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := ExtractTo(context.Background(), f, dir); err != nil {
+		t.Fatal(err)
+	}
+	for link, want := range map[string]string{"lib": "usr/lib", "root": ".", "usr/bin/up": "../../usr/lib/x"} {
+		if got, _ := os.Readlink(filepath.Join(dir, link)); got != want {
+			t.Errorf("%s -> %q, want %q", link, got, want)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "usr/bin/up")); err != nil || string(b) != "x" {
+		t.Errorf("usr/bin/up: %q %v", b, err)
+	}
+}
