@@ -60,7 +60,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 			return runBundleValidate(cmd.Context(), a, opts)
 		},
 	}
-	opts.lintFlags.add(cmd)
+	opts.add(cmd)
 	cmd.Flags().BoolVar(&opts.ListRules, "list-rules", false, "list the validation rules (id, severity, scope, what it checks) and exit")
 	_ = cmd.Flags().SetAnnotation("list-rules", noEnvAnnotation, []string{"true"})
 	cmd.Flags().BoolVar(&opts.FromFiles, "from-files", false, "the arguments are files: validate the bundle directories that hold them (for pre-commit hooks)")

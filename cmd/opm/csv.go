@@ -56,7 +56,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 			return runCSVLint(cmd.Context(), a, opts)
 		},
 	}
-	opts.lintFlags.add(cmd)
+	opts.add(cmd)
 	return cmd
 }
 
