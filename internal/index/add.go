@@ -123,6 +123,12 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 		all = rest
 	}
 
+	return d.addRows(ctx, all, res, errs, opts)
+}
+
+// addRows adds parsed bundles; errs are the parse errors so far (strict mode),
+// reported together with the package checks.
+func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []error, opts AddOptions) (*AddResult, error) {
 	tx, err := d.sql.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("add to index %s: begin: %w", d.path, err)
