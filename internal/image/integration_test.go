@@ -76,6 +76,14 @@ func TestRealRegistrySkopeoRoundTrip(t *testing.T) {
 		t.Errorf("skopeo's layout copy has digest %s, want %s", im.Digest, want)
 	}
 	im.Close()
+	f, labels, err := c.OpenFS(ctx, mustRef(t, "oci:"+filepath.Join(dir, "from-skopeo")+":0.9.4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Stat("manifests/etcdclusters.crd.yaml"); err != nil || labels[labelPackage] != "etcd" {
+		t.Errorf("OpenFS: %v, labels %v", err, labels)
+	}
+	f.Close()
 
 	// An OCI layout we write is read by skopeo and umoci.
 	layout := filepath.Join(dir, "ours")

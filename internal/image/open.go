@@ -257,3 +257,19 @@ func sha256Of(b []byte) v1.Hash {
 	h, _, _ := v1.SHA256(bytes.NewReader(b))
 	return h
 }
+
+// OpenFS opens ref and flattens its layers: the filesystem and the config
+// labels. The filesystem does not depend on the image staying open; close it
+// when done.
+func (c *Client) OpenFS(ctx context.Context, ref Ref) (*FS, map[string]string, error) {
+	im, err := c.Open(ctx, ref)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer im.Close()
+	f, err := im.FS(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, im.Labels(), nil
+}
