@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/opmkit/opm/internal/version.Version=$(VERSION) \
            -X github.com/opmkit/opm/internal/version.Date=$(DATE)
 GO      ?= go
 
-.PHONY: build test vet lint bench fuzz docs
+.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot
 
 build:
 	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o bin/opm ./cmd/opm
@@ -39,3 +39,35 @@ fuzz:
 # Regenerate the generated parts of docs/.
 docs:
 	UPDATE_DOCS=1 $(GO) test -tags '$(TAGS)' -count=1 -run 'Docs$$' ./...
+
+# Shell completions and man pages (section 1) from the command tree, into
+# build/ (the release archives ship them). Run with an empty environment so
+# that no OPM_* variable or config file changes them.
+completions:
+	@mkdir -p build/completions
+	$(GO) build -tags '$(TAGS)' -o build/opm-host ./cmd/opm
+	@for sh in bash zsh fish; do \
+	  env -i PATH="$$PATH" HOME=/nonexistent build/opm-host completion $$sh > build/completions/opm.$$sh || exit 1; \
+	done
+	@ls build/completions
+
+man:
+	@rm -rf build/man && mkdir -p build/man
+	MAN_DIR=$(CURDIR)/build/man $(GO) test -tags '$(TAGS)' -count=1 -run '^TestManPages$$' ./cmd/opm
+	@ls build/man
+
+# Releases (goreleaser; see docs/releasing.md). goreleaser takes minutes to
+# build, so it is installed once into GOPATH/bin and reused.
+GORELEASER_VERSION ?= v2.16.0
+GORELEASER ?= $(shell $(GO) env GOPATH)/bin/goreleaser
+
+$(GORELEASER):
+	$(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+release-check: $(GORELEASER)
+	$(GORELEASER) check
+
+# linux/amd64 and linux/arm64 archives in dist/ (arm64 needs Debian's
+# gcc-aarch64-linux-gnu). Nothing is published.
+release-snapshot: $(GORELEASER)
+	$(GORELEASER) release --snapshot --clean --skip=publish
