@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+
+	"github.com/opmkit/opm/internal/image/layerfs"
 )
 
 // FindFile reads one file by walking the layers from the top, so only the
@@ -61,7 +63,7 @@ func (im *Image) scanLayer(ctx context.Context, i int, want string) (data []byte
 		return nil, false, false, err
 	}
 	defer lr.Close()
-	digest := lr.Digest().String()
+	digest := lr.Digest()
 	parents := map[string]bool{}
 	for d := path.Dir(want); d != "."; d = path.Dir(d) {
 		parents[d] = true
@@ -76,19 +78,19 @@ func (im *Image) scanLayer(ctx context.Context, i int, want string) (data []byte
 			break
 		}
 		if err != nil {
-			return nil, false, false, layerErr(digest, "", "bad tar stream: %v", err)
+			return nil, false, false, layerfs.Errorf(digest, "", "bad tar stream: %v", err)
 		}
-		comps, err := entryPath(digest, hdr.Name, hdr.Name)
+		comps, err := layerfs.EntryPath(digest, hdr.Name, hdr.Name)
 		if err != nil {
 			return nil, false, false, err
 		}
 		p := strings.Join(comps, "/")
 		dir, base := path.Dir(p), path.Base(p)
 		switch {
-		case base == whiteoutOpaque && (parents[dir] || dir == "."):
+		case base == layerfs.WhiteoutOpaque && (parents[dir] || dir == "."):
 			hidden = true
-		case strings.HasPrefix(base, whiteoutPrefix):
-			if victim := path.Join(dir, strings.TrimPrefix(base, whiteoutPrefix)); victim == want || parents[victim] {
+		case strings.HasPrefix(base, layerfs.WhiteoutPrefix):
+			if victim := path.Join(dir, strings.TrimPrefix(base, layerfs.WhiteoutPrefix)); victim == want || parents[victim] {
 				hidden = true
 			}
 		case p == want:
@@ -100,11 +102,11 @@ func (im *Image) scanLayer(ctx context.Context, i int, want string) (data []byte
 				return nil, false, true, nil // a directory or other non-file hides it
 			}
 			if hdr.Size > im.c.opts.MaxLayerSize {
-				return nil, false, false, layerErr(digest, hdr.Name, "size %s is over the %s limit (--%s)", humanSize(hdr.Size), humanSize(im.c.opts.MaxLayerSize), FlagMaxLayerSize)
+				return nil, false, false, layerfs.Errorf(digest, hdr.Name, "size %s is over the %s limit (--%s)", layerfs.HumanSize(hdr.Size), layerfs.HumanSize(im.c.opts.MaxLayerSize), FlagMaxLayerSize)
 			}
 			data = make([]byte, hdr.Size)
 			if _, err := io.ReadFull(tr, data); err != nil {
-				return nil, false, false, truncated(digest, hdr.Name, err)
+				return nil, false, false, layerfs.Truncated(digest, hdr.Name, err)
 			}
 			found = true
 		case parents[p] && hdr.Typeflag != tar.TypeDir:

@@ -253,11 +253,6 @@ func (im *Image) Close() error {
 	return err
 }
 
-func sha256Of(b []byte) v1.Hash {
-	h, _, _ := v1.SHA256(bytes.NewReader(b))
-	return h
-}
-
 // OpenFS opens ref and flattens its layers: the filesystem and the config
 // labels. The filesystem does not depend on the image staying open; close it
 // when done.

@@ -19,7 +19,7 @@ type tarEntry struct {
 	devMajor int64
 }
 
-// makeTar builds an uncompressed tar from entries, exactly as given: no
+// makeTar (a copy of layerfs's test helper) builds an uncompressed tar from entries, exactly as given: no
 // cleaning, so tests can craft hostile names.
 func makeTar(t testing.TB, entries ...tarEntry) []byte {
 	t.Helper()

@@ -1,4 +1,4 @@
-package image
+package layerfs
 
 import (
 	"archive/tar"
@@ -11,36 +11,11 @@ import (
 	"strings"
 )
 
+// Whiteout names (OCI image spec, layer changesets).
 const (
-	whiteoutPrefix = ".wh."
-	whiteoutOpaque = ".wh..wh..opq"
+	WhiteoutPrefix = ".wh."
+	WhiteoutOpaque = ".wh..wh..opq"
 )
-
-// FS flattens all layers of the image, bottom first, into a filesystem.
-// Hostile content is refused with a *LayerError naming the layer and entry.
-// Close the result when done.
-func (im *Image) FS(ctx context.Context) (*FS, error) {
-	f := NewFS(im.c.opts)
-	for i := range im.Manifest.Layers {
-		if err := im.applyLayer(ctx, f, i); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("read filesystem of %s: %w", im.Ref, err)
-		}
-	}
-	return f, nil
-}
-
-func (im *Image) applyLayer(ctx context.Context, f *FS, i int) error {
-	lr, err := im.OpenLayer(ctx, i)
-	if err != nil {
-		return err
-	}
-	defer lr.Close()
-	if err := f.ApplyLayer(ctx, lr, lr.Digest().String()); err != nil {
-		return err
-	}
-	return lr.Verify()
-}
 
 // ApplyLayer applies one uncompressed tar layer on top of f, honouring
 // whiteouts (.wh.NAME) and opaque directories (.wh..wh..opq). The digest
@@ -61,7 +36,7 @@ func (f *FS) ApplyLayer(ctx context.Context, r io.Reader, digest string) error {
 			if errors.As(err, &le) {
 				return err
 			}
-			return layerErr(digest, "", "bad tar stream: %v", err)
+			return Errorf(digest, "", "bad tar stream: %v", err)
 		}
 		if err := f.applyEntry(tr, hdr, digest); err != nil {
 			return err
@@ -69,19 +44,19 @@ func (f *FS) ApplyLayer(ctx context.Context, r io.Reader, digest string) error {
 	}
 }
 
-// entryPath splits a tar entry name into clean components, refusing absolute
+// EntryPath splits a tar entry name into clean components, refusing absolute
 // paths and any "..": no legitimate layer needs them, and a naive extractor
 // would write outside its target.
-func entryPath(layer, entry, name string) ([]string, error) {
+func EntryPath(layer, entry, name string) ([]string, error) {
 	if strings.HasPrefix(name, "/") {
-		return nil, layerErr(layer, entry, "absolute path; layer entries must be relative to the image root")
+		return nil, Errorf(layer, entry, "absolute path; layer entries must be relative to the image root")
 	}
 	var comps []string
 	for _, c := range strings.Split(name, "/") {
 		switch c {
 		case "", ".":
 		case "..":
-			return nil, layerErr(layer, entry, "path escapes the image root through \"..\"")
+			return nil, Errorf(layer, entry, "path escapes the image root through \"..\"")
 		default:
 			comps = append(comps, c)
 		}
@@ -91,33 +66,33 @@ func entryPath(layer, entry, name string) ([]string, error) {
 
 func (f *FS) applyEntry(tr *tar.Reader, hdr *tar.Header, digest string) error {
 	entry := hdr.Name
-	comps, err := entryPath(digest, entry, hdr.Name)
+	comps, err := EntryPath(digest, entry, hdr.Name)
 	if err != nil {
 		return err
 	}
 	switch hdr.Typeflag {
 	case tar.TypeChar, tar.TypeBlock:
-		return layerErr(digest, entry, "device node (character and block devices are refused)")
+		return Errorf(digest, entry, "device node (character and block devices are refused)")
 	case tar.TypeFifo:
-		return layerErr(digest, entry, "named pipe (FIFOs are refused)")
+		return Errorf(digest, entry, "named pipe (FIFOs are refused)")
 	case tar.TypeXGlobalHeader:
 		return nil
 	}
 	if hdr.Size > f.lim.maxEntry || hdr.Size < 0 {
-		return layerErr(digest, entry, "size %s is over the %s limit (--%s)", humanSize(hdr.Size), humanSize(f.lim.maxEntry), FlagMaxLayerSize)
+		return Errorf(digest, entry, "size %s is over the %s limit (%s)", HumanSize(hdr.Size), HumanSize(f.lim.maxEntry), LimitHint)
 	}
 	if len(comps) == 0 {
 		if hdr.Typeflag == tar.TypeDir {
 			return nil // the root itself
 		}
-		return layerErr(digest, entry, "entry names the image root but is not a directory")
+		return Errorf(digest, entry, "entry names the image root but is not a directory")
 	}
 	parent, err := f.dirForWrite(comps[:len(comps)-1], digest, entry)
 	if err != nil {
 		return err
 	}
 	base := comps[len(comps)-1]
-	if strings.HasPrefix(base, whiteoutPrefix) {
+	if strings.HasPrefix(base, WhiteoutPrefix) {
 		return f.whiteout(parent, base, digest, entry)
 	}
 	n := &node{mode: fs.FileMode(hdr.Mode).Perm(), modTime: hdr.ModTime, layer: f.layers}
@@ -136,7 +111,7 @@ func (f *FS) applyEntry(tr *tar.Reader, hdr *tar.Header, digest string) error {
 		}
 	case tar.TypeSymlink:
 		if err := checkSymlink(comps, hdr.Linkname); err != nil {
-			return layerErr(digest, entry, "%v", err)
+			return Errorf(digest, entry, "%v", err)
 		}
 		n.mode |= fs.ModeSymlink
 		n.target = hdr.Linkname
@@ -148,13 +123,13 @@ func (f *FS) applyEntry(tr *tar.Reader, hdr *tar.Header, digest string) error {
 		}
 		n.size, n.data, n.spill = target.size, target.data, target.spill
 	default:
-		return layerErr(digest, entry, "unsupported tar entry type %q", hdr.Typeflag)
+		return Errorf(digest, entry, "unsupported tar entry type %q", hdr.Typeflag)
 	}
 	if old := parent.kids[base]; old != nil {
 		f.drop(old)
 	}
 	if f.entries++; f.entries > maxEntries {
-		return layerErr(digest, entry, "image has more than %d files", maxEntries)
+		return Errorf(digest, entry, "image has more than %d files", maxEntries)
 	}
 	parent.kids[base] = n
 	return nil
@@ -170,14 +145,14 @@ func (f *FS) dirForWrite(comps []string, digest, entry string) (*node, error) {
 		switch {
 		case child == nil:
 			if f.entries++; f.entries > maxEntries {
-				return nil, layerErr(digest, entry, "image has more than %d files", maxEntries)
+				return nil, Errorf(digest, entry, "image has more than %d files", maxEntries)
 			}
 			child = &node{mode: fs.ModeDir | 0o755, kids: map[string]*node{}}
 			cur.kids[c] = child
 		case child.isSymlink():
-			return nil, layerErr(digest, entry, "parent %q is a symbolic link; writing through symbolic links is refused", strings.Join(comps[:i+1], "/"))
+			return nil, Errorf(digest, entry, "parent %q is a symbolic link; writing through symbolic links is refused", strings.Join(comps[:i+1], "/"))
 		case !child.isDir():
-			return nil, layerErr(digest, entry, "parent %q is not a directory", strings.Join(comps[:i+1], "/"))
+			return nil, Errorf(digest, entry, "parent %q is not a directory", strings.Join(comps[:i+1], "/"))
 		}
 		child.layer = f.layers // traversed by this layer: an opaque whiteout above keeps it
 		cur = child
@@ -189,16 +164,16 @@ func (f *FS) dirForWrite(comps []string, digest, entry string) (*node, error) {
 // parent (.wh..wh..opq). Entries of the current layer survive whatever the
 // order inside the tar.
 func (f *FS) whiteout(parent *node, base, digest, entry string) error {
-	if base == whiteoutOpaque {
+	if base == WhiteoutOpaque {
 		f.pruneLower(parent)
 		return nil
 	}
-	if strings.HasPrefix(base, whiteoutPrefix+whiteoutPrefix) {
+	if strings.HasPrefix(base, WhiteoutPrefix+WhiteoutPrefix) {
 		return nil // other AUFS metadata (.wh..wh.plnk and friends)
 	}
-	victim := strings.TrimPrefix(base, whiteoutPrefix)
+	victim := strings.TrimPrefix(base, WhiteoutPrefix)
 	if victim == "" {
-		return layerErr(digest, entry, "whiteout names nothing")
+		return Errorf(digest, entry, "whiteout names nothing")
 	}
 	if old := parent.kids[victim]; old != nil && old.layer < f.layers {
 		f.drop(old)
@@ -257,12 +232,12 @@ func checkSymlink(comps []string, target string) error {
 // linkTarget finds the regular file a hard link names, by archive path.
 func (f *FS) linkTarget(name, digest, entry string) (*node, error) {
 	if strings.HasPrefix(name, "/") {
-		return nil, layerErr(digest, entry, "hard link to absolute path %q points outside the image root", name)
+		return nil, Errorf(digest, entry, "hard link to absolute path %q points outside the image root", name)
 	}
 	comps := splitPath(name)
 	for _, c := range comps {
 		if c == ".." {
-			return nil, layerErr(digest, entry, "hard link to %q points outside the image root", name)
+			return nil, Errorf(digest, entry, "hard link to %q points outside the image root", name)
 		}
 	}
 	cur := f.root
@@ -272,15 +247,15 @@ func (f *FS) linkTarget(name, digest, entry string) (*node, error) {
 		}
 		child := cur.kids[c]
 		if child == nil {
-			return nil, layerErr(digest, entry, "hard link to %q, which is not in the image", name)
+			return nil, Errorf(digest, entry, "hard link to %q, which is not in the image", name)
 		}
 		if child.isSymlink() {
-			return nil, layerErr(digest, entry, "hard link to %q goes through symbolic link %q", name, strings.Join(comps[:i+1], "/"))
+			return nil, Errorf(digest, entry, "hard link to %q goes through symbolic link %q", name, strings.Join(comps[:i+1], "/"))
 		}
 		cur = child
 	}
 	if cur.isDir() || cur.isSymlink() {
-		return nil, layerErr(digest, entry, "hard link to %q, which is not a regular file", name)
+		return nil, Errorf(digest, entry, "hard link to %q, which is not a regular file", name)
 	}
 	return cur, nil
 }
@@ -292,7 +267,7 @@ func (f *FS) storeData(n *node, r io.Reader, digest, entry string) error {
 	if size <= f.lim.spillFile && f.mem+size <= f.lim.spillTotal {
 		n.data = make([]byte, size)
 		if _, err := io.ReadFull(r, n.data); err != nil {
-			return truncated(digest, entry, err)
+			return Truncated(digest, entry, err)
 		}
 		f.mem += size
 		return nil
@@ -314,19 +289,19 @@ func (f *FS) storeData(n *node, r io.Reader, digest, entry string) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return truncated(digest, entry, err)
+		return Truncated(digest, entry, err)
 	}
 	n.spill = tmp.Name()
 	return nil
 }
 
-func truncated(digest, entry string, err error) error {
+func Truncated(digest, entry string, err error) error {
 	var le *LayerError
 	if errors.As(err, &le) {
 		return err // the size cap tripped inside the stream
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return layerErr(digest, entry, "layer ends inside this entry (truncated)")
+		return Errorf(digest, entry, "layer ends inside this entry (truncated)")
 	}
-	return layerErr(digest, entry, "read: %v", err)
+	return Errorf(digest, entry, "read: %v", err)
 }

@@ -1,4 +1,4 @@
-package image
+package layerfs
 
 import (
 	"archive/tar"
@@ -13,7 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"crypto/sha256"
+	"encoding/hex"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -23,13 +24,12 @@ import (
 // paths, readable files, relative symlinks that stay inside the root.
 func FuzzLayerReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		desc := v1.Descriptor{Size: int64(len(data)), Digest: sha256Of(data)}
-		lr, err := newLayerReader(io.NopCloser(bytes.NewReader(data)), desc, v1.Hash{}, 1<<20)
+		lr, err := NewReader(io.NopCloser(bytes.NewReader(data)), Expect{Size: int64(len(data)), Digest: digestOf(data)}, 1<<20)
 		if err != nil {
 			return
 		}
 		defer lr.Close()
-		fsys := NewFS(Options{MaxLayerSize: 1 << 20, SpillFileSize: 1 << 10, SpillTotalSize: 1 << 16})
+		fsys := New(Limits{MaxEntry: 1 << 20, SpillFile: 1 << 10, SpillTotal: 1 << 16})
 		defer fsys.Close()
 		if err := fsys.ApplyLayer(context.Background(), lr, "sha256:fuzz"); err != nil {
 			return
@@ -117,26 +117,26 @@ func TestLayerUncompressedCap(t *testing.T) {
 		entries = append(entries, tarEntry{name: fmt.Sprintf("f%d", i), body: strings.Repeat("z", 200<<10)})
 	}
 	raw := makeTar(t, entries...)
-	layer, _ := LayerFromTar(raw)
-	rc, _ := layer.Compressed()
-	defer rc.Close()
-	d, _ := layer.Digest()
-	size, _ := layer.Size()
-	lr, err := newLayerReader(rc, v1.Descriptor{Digest: d, Size: size}, v1.Hash{}, 1<<20)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(raw)
+	zw.Close()
+	d := digestOf(gz.Bytes())
+	lr, err := NewReader(io.NopCloser(bytes.NewReader(gz.Bytes())), Expect{Digest: d, Size: int64(gz.Len())}, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer lr.Close()
-	f := NewFS(Options{MaxLayerSize: 1 << 20})
+	f := New(Limits{MaxEntry: 1 << 20})
 	defer f.Close()
-	err = f.ApplyLayer(context.Background(), lr, d.String())
-	if err == nil || !strings.Contains(err.Error(), "uncompressed size is over the 1.0 MiB limit") || !strings.Contains(err.Error(), d.String()) {
+	err = f.ApplyLayer(context.Background(), lr, d)
+	if err == nil || !strings.Contains(err.Error(), "uncompressed size is over the 1.0 MiB limit") || !strings.Contains(err.Error(), d) {
 		t.Fatalf("err = %v", err)
 	}
 }
 
 func TestExtractToStaysInside(t *testing.T) {
-	f, err := applyAll(t, Options{}, makeTar(t,
+	f, err := applyAll(t, Limits{}, makeTar(t,
 		tarEntry{name: "usr/lib/x", body: "x"},
 		tarEntry{name: "lib", typ: tar.TypeSymlink, link: "/usr/lib"},
 		tarEntry{name: "root", typ: tar.TypeSymlink, link: "/"},
@@ -157,4 +157,9 @@ func TestExtractToStaysInside(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "usr/bin/up")); err != nil || string(b) != "x" {
 		t.Errorf("usr/bin/up: %q %v", b, err)
 	}
+}
+
+func digestOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }

@@ -1,4 +1,4 @@
-package image
+package layerfs
 
 import (
 	"bytes"
@@ -51,21 +51,37 @@ type node struct {
 func (n *node) isDir() bool     { return n.mode.IsDir() }
 func (n *node) isSymlink() bool { return n.mode&fs.ModeSymlink != 0 }
 
-// NewFS returns an empty filesystem using opts' size limits (zero values take
-// the defaults). Apply layers to it with ApplyLayer.
-func NewFS(opts Options) *FS {
-	_ = opts.Validate() // only fills defaults; limits are all we read
-	if opts.MaxLayerSize <= 0 {
-		opts.MaxLayerSize = DefaultMaxLayerSize
+// Limits bound what an FS accepts and keeps in memory.
+type Limits struct {
+	// MaxEntry is the largest file accepted (checked on the tar header).
+	MaxEntry int64
+	// Files up to SpillFile bytes stay in memory while the total stays under
+	// SpillTotal; others go to a temporary directory under TempDir ("" is os.TempDir()).
+	SpillFile, SpillTotal int64
+	TempDir               string
+}
+
+// Defaults for zero Limits fields.
+const (
+	DefaultMaxEntry   int64 = 512 << 20
+	DefaultSpillFile  int64 = 32 << 20
+	DefaultSpillTotal int64 = 256 << 20
+)
+
+// New returns an empty filesystem. Apply layers to it with ApplyLayer.
+func New(lim Limits) *FS {
+	if lim.MaxEntry <= 0 {
+		lim.MaxEntry = DefaultMaxEntry
+	}
+	if lim.SpillFile <= 0 {
+		lim.SpillFile = DefaultSpillFile
+	}
+	if lim.SpillTotal <= 0 {
+		lim.SpillTotal = DefaultSpillTotal
 	}
 	return &FS{
 		root: &node{mode: fs.ModeDir | 0o755, kids: map[string]*node{}},
-		lim: fsLimits{
-			maxEntry:   opts.MaxLayerSize,
-			spillFile:  opts.SpillFileSize,
-			spillTotal: opts.SpillTotalSize,
-			tempDir:    opts.TempDir,
-		},
+		lim:  fsLimits{maxEntry: lim.MaxEntry, spillFile: lim.SpillFile, spillTotal: lim.SpillTotal, tempDir: lim.TempDir},
 	}
 }
 

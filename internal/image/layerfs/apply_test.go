@@ -1,4 +1,4 @@
-package image
+package layerfs
 
 import (
 	"archive/tar"
@@ -13,9 +13,9 @@ import (
 	"testing/fstest"
 )
 
-func applyAll(t *testing.T, opts Options, layers ...[]byte) (*FS, error) {
+func applyAll(t *testing.T, opts Limits, layers ...[]byte) (*FS, error) {
 	t.Helper()
-	f := NewFS(opts)
+	f := New(opts)
 	t.Cleanup(func() { f.Close() })
 	for i, l := range layers {
 		if err := f.ApplyLayer(context.Background(), bytes.NewReader(l), "sha256:layer"+string(rune('0'+i))); err != nil {
@@ -50,7 +50,7 @@ func TestApplyHostile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()
-			opts := Options{TempDir: work}
+			opts := Limits{TempDir: work}
 			f, err := applyAll(t, opts, makeTar(t, tc.entries...))
 			if err == nil {
 				t.Fatal("layer accepted")
@@ -94,7 +94,7 @@ func TestApplyWhiteouts(t *testing.T) {
 		tarEntry{name: "replaced/inside", body: "in"},
 		tarEntry{name: ".wh.never-existed", body: ""},
 	)
-	f, err := applyAll(t, Options{}, base, upper)
+	f, err := applyAll(t, Limits{}, base, upper)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestApplyWhiteouts(t *testing.T) {
 }
 
 func TestApplySymlinksResolveInsideRoot(t *testing.T) {
-	f, err := applyAll(t, Options{}, makeTar(t,
+	f, err := applyAll(t, Limits{}, makeTar(t,
 		tarEntry{name: "usr/lib/libx.so.1", body: "elf"},
 		tarEntry{name: "lib", typ: tar.TypeSymlink, link: "usr/lib"},
 		tarEntry{name: "usr/bin/abs", typ: tar.TypeSymlink, link: "/usr/lib/libx.so.1"},
@@ -141,7 +141,7 @@ func TestApplySymlinksResolveInsideRoot(t *testing.T) {
 	if err := fstest.TestFS(f, "usr/lib/libx.so.1", "hard"); err != nil {
 		t.Fatal(err)
 	}
-	loop, err := applyAll(t, Options{}, makeTar(t, tarEntry{name: "loop", typ: tar.TypeSymlink, link: "loop"}))
+	loop, err := applyAll(t, Limits{}, makeTar(t, tarEntry{name: "loop", typ: tar.TypeSymlink, link: "loop"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestApplySymlinksResolveInsideRoot(t *testing.T) {
 func TestApplySpillsLargeFiles(t *testing.T) {
 	work := t.TempDir()
 	big := strings.Repeat("x", 3000)
-	f, err := applyAll(t, Options{TempDir: work, SpillFileSize: 1024, SpillTotalSize: 4096},
+	f, err := applyAll(t, Limits{TempDir: work, SpillFile: 1024, SpillTotal: 4096},
 		makeTar(t, tarEntry{name: "small", body: "s"}, tarEntry{name: "big", body: big}))
 	if err != nil {
 		t.Fatal(err)

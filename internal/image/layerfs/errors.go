@@ -1,9 +1,14 @@
-package image
+// Package layerfs unpacks image layers into an in-memory filesystem,
+// refusing hostile entries. It has few dependencies so that fuzzing it is fast.
+package layerfs
 
 import (
 	"errors"
 	"fmt"
 )
+
+// LimitHint names the flag that raises the size cap, for messages.
+const LimitHint = "--max-layer-size"
 
 // ErrUnsafeLayer is wrapped by every refusal of a layer's content, so callers
 // can tell a hostile or broken image from a transport failure.
@@ -25,12 +30,13 @@ func (e *LayerError) Error() string {
 
 func (e *LayerError) Unwrap() error { return ErrUnsafeLayer }
 
-func layerErr(layer, entry, format string, args ...any) error {
+// Errorf builds a *LayerError.
+func Errorf(layer, entry, format string, args ...any) error {
 	return &LayerError{Layer: layer, Entry: entry, Reason: fmt.Sprintf(format, args...)}
 }
 
-// humanSize prints a byte count the way people read it.
-func humanSize(n int64) string {
+// HumanSize prints a byte count the way people read it.
+func HumanSize(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -1,0 +1,168 @@
+package layerfs
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Expect is what a layer blob must match: its digest and size from the
+// manifest, and (optionally) the uncompressed diff_id from the config.
+// Digests are "sha256:<hex>".
+type Expect struct {
+	Digest string
+	Size   int64
+	DiffID string
+}
+
+// Reader streams one layer's uncompressed tar. Read it, then call Verify to
+// check digest, size and diff_id (Verify drains what is left), then Close.
+type Reader struct {
+	want Expect
+	max  int64
+
+	raw      io.ReadCloser
+	comp     *countingReader // compressed bytes, hashed
+	decomp   io.Reader
+	closer   func()
+	n        int64 // uncompressed bytes read
+	diffHash hash.Hash
+	err      error
+}
+
+var (
+	gzipMagic = []byte{0x1f, 0x8b}
+	zstdMagic = []byte{0x28, 0xb5, 0x2f, 0xfd}
+)
+
+// NewReader wraps a compressed layer blob. The compression is detected from
+// the content, because docker-archive layers are often plain tar under a gzip
+// media type. max caps the compressed and the uncompressed size.
+func NewReader(rc io.ReadCloser, want Expect, max int64) (*Reader, error) {
+	if want.Size > max {
+		rc.Close()
+		return nil, Errorf(want.Digest, "", "compressed size %s is over the %s limit (%s)", HumanSize(want.Size), HumanSize(max), LimitHint)
+	}
+	lr := &Reader{want: want, max: max, raw: rc, diffHash: sha256.New()}
+	lr.comp = &countingReader{r: rc, h: sha256.New(), limit: want.Size}
+	br := bufio.NewReaderSize(lr.comp, 64<<10)
+	head, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(head, gzipMagic):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			rc.Close()
+			return nil, Errorf(want.Digest, "", "bad gzip stream: %v", err)
+		}
+		lr.decomp, lr.closer = zr, func() { zr.Close() }
+	case bytes.HasPrefix(head, zstdMagic):
+		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
+		if err != nil {
+			rc.Close()
+			return nil, Errorf(want.Digest, "", "bad zstd stream: %v", err)
+		}
+		lr.decomp, lr.closer = zr, zr.Close
+	default:
+		lr.decomp = br
+	}
+	return lr, nil
+}
+
+// Digest is the layer's (compressed) digest.
+func (lr *Reader) Digest() string { return lr.want.Digest }
+
+func (lr *Reader) Read(p []byte) (int, error) {
+	if lr.err != nil {
+		return 0, lr.err
+	}
+	n, err := lr.decomp.Read(p)
+	lr.n += int64(n)
+	lr.diffHash.Write(p[:n])
+	if lr.n > lr.max {
+		lr.err = Errorf(lr.want.Digest, "", "uncompressed size is over the %s limit (%s)", HumanSize(lr.max), LimitHint)
+		return n, lr.err
+	}
+	if err != nil && err != io.EOF {
+		var le *LayerError
+		if errors.As(err, &le) {
+			lr.err = err
+		} else {
+			lr.err = fmt.Errorf("layer %s: %w", lr.want.Digest, err)
+		}
+		return n, lr.err
+	}
+	return n, err
+}
+
+// Verify reads what is left and checks the compressed digest and size and,
+// when known, the uncompressed diff_id.
+func (lr *Reader) Verify() error {
+	if _, err := io.Copy(io.Discard, lr); err != nil {
+		return err
+	}
+	if _, err := io.Copy(io.Discard, lr.comp); err != nil {
+		var le *LayerError
+		if errors.As(err, &le) {
+			return err
+		}
+		return fmt.Errorf("layer %s: %w", lr.want.Digest, err)
+	}
+	d := lr.want.Digest
+	if lr.comp.n != lr.want.Size {
+		return Errorf(d, "", "blob is %d bytes, the manifest says %d", lr.comp.n, lr.want.Size)
+	}
+	if got := Sum(lr.comp.h); got != d {
+		return Errorf(d, "", "blob has digest %s", got)
+	}
+	if lr.want.DiffID != "" {
+		if got := Sum(lr.diffHash); got != lr.want.DiffID {
+			return Errorf(d, "", "uncompressed digest %s does not match the config's diff_id %s", got, lr.want.DiffID)
+		}
+	}
+	return nil
+}
+
+// Close releases the stream.
+func (lr *Reader) Close() error {
+	if lr.closer != nil {
+		lr.closer()
+		lr.closer = nil
+	}
+	return lr.raw.Close()
+}
+
+// Sum formats a sha256 hash as a digest string.
+func Sum(h hash.Hash) string { return "sha256:" + hex.EncodeToString(h.Sum(nil)) }
+
+// countingReader hashes and counts, and refuses to read past limit (the
+// descriptor's size) so a lying registry cannot stream forever.
+type countingReader struct {
+	r     io.Reader
+	h     hash.Hash
+	n     int64
+	limit int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.n > c.limit {
+		return 0, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.limit)
+	}
+	if rem := c.limit + 1 - c.n; int64(len(p)) > rem {
+		p = p[:rem]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	c.h.Write(p[:n])
+	if c.n > c.limit {
+		return n, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.limit)
+	}
+	return n, err
+}
