@@ -128,7 +128,7 @@ config file.`,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageErrorf("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
 	})
-	root.AddCommand(newVersionCmd(a), newBundleCmd(a), newCSVCmd(a))
+	root.AddCommand(newVersionCmd(a), newBundleCmd(a), newCSVCmd(a), newIndexCmd(a))
 	return root
 }
 
