@@ -35,6 +35,8 @@ type Bundle struct {
 	// Ignored are files in manifests/ or metadata/ that are not YAML or JSON
 	// and directories inside manifests/: OLM does not read them.
 	Ignored []string
+
+	Labels map[string]string // image config labels, nil for a directory
 }
 
 // Dependency is one entry of metadata/dependencies.yaml.
