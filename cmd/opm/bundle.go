@@ -7,10 +7,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -21,7 +24,7 @@ func newBundleCmd(a *app) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBundleValidateCmd(a), newBundleGenerateCmd(a))
+	cmd.AddCommand(newBundleValidateCmd(a), newBundleGenerateCmd(a), newBundleBuildCmd(a))
 	return cmd
 }
 
@@ -30,15 +33,23 @@ type bundleValidateOptions struct {
 	Paths     []string
 	ListRules bool
 	FromFiles bool
+	Image     image.Options
 }
 
 func newBundleValidateCmd(a *app) *cobra.Command {
 	opts := &bundleValidateOptions{}
 	cmd := &cobra.Command{
-		Use:   "validate PATH...",
-		Short: "Validate bundle directories",
-		Long: `Validate one or more bundle directories (manifests/ and metadata/), all in
-one run: a shell glob over a whole operators repository works.
+		Use:   "validate PATH|IMAGE...",
+		Short: "Validate bundle directories and bundle images",
+		Long: `Validate one or more bundle directories (manifests/ and metadata/) or bundle
+images, all in one run: a shell glob over a whole operators repository works.
+
+An argument that is an existing directory is a directory; anything else is
+an image reference: a registry (quay.io/org/bundle:v1, docker://...),
+oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE. An image's
+labels are checked against its metadata/annotations.yaml (rule image-labels),
+then the same rules run as for a directory. Images are pulled several at a
+time, with a progress count on a terminal.
 
 A directory that is not a bundle itself is not searched for bundles, except
 for one bundle nested up to three levels down (a repository's bundle/
@@ -52,6 +63,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 2 for a usage or I/O error (bad flag, unknown rule, unreadable path).`,
 		Example: `  opm bundle validate ./bundle
   opm bundle validate operators/*/*/ --fail-on warning
+  opm bundle validate quay.io/org/etcd-bundle:0.9.4 oci:./layout:0.9.5
   opm bundle validate ./bundle -o json | jq '.bundles[].findings[]'
   opm bundle validate --list-rules
   opm bundle validate --from-files $(git diff --cached --name-only)`,
@@ -65,6 +77,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 	_ = cmd.Flags().SetAnnotation("list-rules", noEnvAnnotation, []string{"true"})
 	cmd.Flags().BoolVar(&opts.FromFiles, "from-files", false, "the arguments are files: validate the bundle directories that hold them (for pre-commit hooks)")
 	_ = cmd.Flags().SetAnnotation("from-files", noEnvAnnotation, []string{"true"})
+	opts.Image.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -89,10 +102,14 @@ func runBundleValidate(ctx context.Context, a *app, opts *bundleValidateOptions)
 	if len(opts.Paths) == 0 {
 		return usageErrorf("no bundle given: opm bundle validate PATH...\nRun 'opm bundle validate --help' for usage.")
 	}
+	if err := opts.Image.Validate(); err != nil {
+		return usageErrorf("%v", err)
+	}
+	src := &imageInputs{opener: &bundleOpener{imageOpts: opts.Image}}
 	inputs := make([]validate.Input, 0, len(opts.Paths))
 	var errs []error
 	for _, p := range opts.Paths {
-		in, err := inputFor(p)
+		in, err := src.inputFor(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -102,26 +119,73 @@ func runBundleValidate(ctx context.Context, a *app, opts *bundleValidateOptions)
 	if len(errs) > 0 {
 		return &ExitError{Code: exitUsage, Err: errors.Join(errs...)}
 	}
+	if src.images > 0 {
+		// Pulling is mostly waiting on the network: more at once than CPUs.
+		vopts.Concurrency = max(imageConcurrency, runtime.GOMAXPROCS(0))
+		if a.streams.ErrTTY {
+			src.progress = newProgress(a.streams.ErrOut, "pulled", src.images)
+		}
+	}
 	res := validate.Run(ctx, inputs, vopts)
+	src.progress.finish()
 	if ctx.Err() != nil {
 		return &ExitError{Code: exitInterrupted, Err: errors.New("interrupted")}
 	}
-	return a.render(res, &opts.lintFlags, vopts.FailOn, "bundle")
+	err = a.render(res, &opts.lintFlags, vopts.FailOn, "bundle")
+	if n := src.failed.Load(); n > 0 {
+		// The report names each image that could not be opened (rule
+		// bundle-load); that is an I/O error, not a verdict on a bundle.
+		return &ExitError{Code: exitUsage, Err: fmt.Errorf("%d image(s) could not be opened", n)}
+	}
+	return err
 }
 
-// inputFor turns a PATH argument into something to validate. Today that is
-// a bundle directory; image references (docker://, oci:, a bare name) will
-// be recognised here and opened with internal/image.
-func inputFor(path string) (validate.Input, error) {
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return validate.Input{}, fmt.Errorf("%s: no such directory", path)
-	case err != nil:
+// imageConcurrency is how many bundle images are pulled at once.
+const imageConcurrency = 16
+
+// imageInputs turns arguments into validate inputs, opening images through
+// one bundleOpener (one client, so connections are reused).
+type imageInputs struct {
+	opener   *bundleOpener
+	images   int
+	progress *progress
+	// failed counts images that could not be opened at all.
+	failed atomic.Int64
+}
+
+// inputFor turns a PATH|IMAGE argument into something to validate: an
+// existing directory is a bundle directory, anything else an image reference
+// (a mistyped path is refused here, before any registry is asked).
+func (s *imageInputs) inputFor(arg string) (validate.Input, error) {
+	local, err := isLocal(arg)
+	if err != nil {
 		return validate.Input{}, err
-	case !st.IsDir():
-		return validate.Input{}, fmt.Errorf("%s: not a directory (a bundle is a directory holding manifests/ and metadata/; `opm csv lint` checks a lone CSV file)", path)
 	}
+	if local {
+		return dirInput(arg)
+	}
+	if err := checkArg(arg); err != nil {
+		return validate.Input{}, err
+	}
+	s.images++
+	return validate.Input{
+		Path: arg,
+		Load: func(ctx context.Context) (*bundle.Bundle, error) {
+			ob, err := s.opener.Open(ctx, arg)
+			defer s.progress.step()
+			if ob == nil {
+				if ctx.Err() == nil {
+					s.failed.Add(1)
+				}
+				return nil, err
+			}
+			return ob.Bundle, err
+		},
+	}, nil
+}
+
+// dirInput is a bundle directory to validate.
+func dirInput(path string) (validate.Input, error) {
 	// Refuse an unreadable directory here, as an I/O error, rather than
 	// reporting it as a finding.
 	f, err := os.Open(path)

@@ -99,13 +99,18 @@ func (o *bundleOpener) Open(ctx context.Context, arg string) (*openedBundle, err
 	if err != nil {
 		return nil, err
 	}
-	defer im.Close()
+	defer func() { _ = im.Close() }()
 	fsys, err := im.FS(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("read bundle image %s: %w", arg, err)
 	}
-	defer fsys.Close()
+	defer func() { _ = fsys.Close() }()
 	// Load reads every file into memory, so the image can be closed after.
 	b, err := bundle.Load(fsys)
-	return &openedBundle{Bundle: b, Labels: im.Labels()}, err
+	labels := im.Labels()
+	if b != nil {
+		// The image-labels rule compares them with annotations.yaml.
+		b.Labels = labels
+	}
+	return &openedBundle{Bundle: b, Labels: labels}, err
 }
