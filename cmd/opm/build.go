@@ -205,7 +205,11 @@ func runBundleBuild(ctx context.Context, a *app, opts *bundleBuildOptions) error
 	w := a.streams.ErrOut
 	switch {
 	case runner != nil:
-		fmt.Fprintf(w, "built %s with %s from %s\n", opts.Tag, runner.Tool, out.Dockerfile)
+		from := out.Dockerfile
+		if from == "" {
+			from = "a temporary bundle.Dockerfile (the bundle is outside the working directory)"
+		}
+		fmt.Fprintf(w, "built %s with %s from %s\n", opts.Tag, runner.Tool, from)
 		fmt.Fprintf(w, "push it with: %s push %s\n", runner.Tool, strings.TrimPrefix(opts.Tag, "docker://"))
 	case ref.Transport == image.TransportRegistry:
 		fmt.Fprintf(w, "pushed %s\n", opts.Tag)
@@ -279,28 +283,42 @@ func (o *bundleBuildOptions) prepare(a *app) (string, error) {
 	return res.BundleDir, nil
 }
 
-// buildWithTool writes bundle.Dockerfile and builds it with the tool. The
-// Dockerfile goes to the working directory, as upstream's, when the bundle
-// is inside it (the build context); otherwise into the bundle directory,
-// since a build context must hold what it copies. It returns the
-// Dockerfile's path.
+// buildWithTool writes bundle.Dockerfile and builds it with the tool. When
+// the bundle is inside the working directory, the Dockerfile goes there and
+// the working directory is the build context, as upstream's; otherwise (a
+// build context must hold what it copies) the bundle directory is the
+// context and the Dockerfile a temporary file, so that nothing is written
+// into a directory opm was only asked to read. It returns the Dockerfile's
+// path, "" for a temporary one.
 func buildWithTool(ctx context.Context, r *containertools.Runner, bundleDir string, labels map[string]string, ref image.Ref) (string, error) {
-	contextDir, err := filepath.Abs(bundleDir)
+	bundleAbs, err := filepath.Abs(bundleDir)
 	if err != nil {
 		return "", err
 	}
-	rel := "."
+	var contextDir, rel, dockerfile string
+	temp := false
 	if wd, err := os.Getwd(); err == nil {
-		if p, err := filepath.Rel(wd, contextDir); err == nil && p != ".." && !strings.HasPrefix(p, ".."+string(filepath.Separator)) {
-			contextDir, rel = wd, filepath.ToSlash(p)
+		if p, err := filepath.Rel(wd, bundleAbs); err == nil && p != ".." && !strings.HasPrefix(p, ".."+string(filepath.Separator)) {
+			contextDir, rel, dockerfile = wd, filepath.ToSlash(p), filepath.Join(wd, "bundle.Dockerfile")
 		}
 	}
-	dockerfile := filepath.Join(contextDir, "bundle.Dockerfile")
+	if dockerfile == "" {
+		tmp, err := os.MkdirTemp("", "opm-build-")
+		if err != nil {
+			return "", err
+		}
+		defer os.RemoveAll(tmp)
+		contextDir, rel, dockerfile = bundleAbs, ".", filepath.Join(tmp, "bundle.Dockerfile")
+		temp = true
+	}
 	if err := os.WriteFile(dockerfile, bundle.Dockerfile(labels, rel), 0o644); err != nil { //nolint:gosec // a Dockerfile is not secret
 		return "", fmt.Errorf("write bundle.Dockerfile: %w", err)
 	}
 	if err := r.Build(ctx, dockerfile, ref.Name, contextDir); err != nil {
-		return dockerfile, fmt.Errorf("build with %s: %w", r.Tool, err)
+		return "", fmt.Errorf("build with %s: %w", r.Tool, err)
+	}
+	if temp {
+		return "", nil
 	}
 	return dockerfile, nil
 }
