@@ -113,7 +113,8 @@ func TestBundleBuildWithImageBuilder(t *testing.T) {
 			require.NoError(t, os.CopyFS(filepath.Join(work, "etcd"), os.DirFS(src)))
 			t.Chdir(work)
 			tag := fmt.Sprintf("localhost/opm-test/etcd-bundle:%s-%d", name, os.Getpid())
-			t.Cleanup(func() { _ = exec.Command(name, "rmi", "--force", tag).Run() })
+			outside := tag + "-outside"
+			t.Cleanup(func() { _ = exec.Command(name, "rmi", "--force", tag, outside).Run() })
 
 			r := opm(t, "bundle", "build", "-d", "etcd", "-t", tag, "-b", name)
 			require.Equal(t, exitOK, r.code, r.errOut)
@@ -135,7 +136,7 @@ func TestBundleBuildWithImageBuilder(t *testing.T) {
 			// A bundle outside the working directory: the Dockerfile is
 			// temporary and nothing is written into the bundle.
 			t.Chdir(t.TempDir())
-			r = opm(t, "bundle", "build", "-d", filepath.Join(work, "etcd"), "-t", tag, "-b", name)
+			r = opm(t, "bundle", "build", "-d", filepath.Join(work, "etcd"), "-t", outside, "-b", name)
 			require.Equal(t, exitOK, r.code, r.errOut)
 			assert.Contains(t, r.errOut, "temporary bundle.Dockerfile")
 			assert.NoFileExists(t, filepath.Join(work, "etcd", "bundle.Dockerfile"))
