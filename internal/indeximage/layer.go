@@ -1,0 +1,149 @@
+package indeximage
+
+import (
+	"archive/tar"
+	"crypto/sha256"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/image/layerfs"
+)
+
+// dbLayer is the database layer, kept compressed in a temporary file.
+type dbLayer struct {
+	file           string
+	digest, diffID v1.Hash
+	size           int64
+	mediaType      types.MediaType
+}
+
+func (l *dbLayer) withMediaType(mt types.MediaType) *dbLayer {
+	c := *l
+	c.mediaType = mt
+	return &c
+}
+
+func (l *dbLayer) Digest() (v1.Hash, error)            { return l.digest, nil }
+func (l *dbLayer) DiffID() (v1.Hash, error)            { return l.diffID, nil }
+func (l *dbLayer) Size() (int64, error)                { return l.size, nil }
+func (l *dbLayer) MediaType() (types.MediaType, error) { return l.mediaType, nil }
+func (l *dbLayer) Compressed() (io.ReadCloser, error)  { return os.Open(l.file) }
+func (l *dbLayer) Uncompressed() (io.ReadCloser, error) {
+	f, err := os.Open(l.file)
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &gzipFile{Reader: zr, f: f}, nil
+}
+
+type gzipFile struct {
+	*gzip.Reader
+	f *os.File
+}
+
+func (g *gzipFile) Close() error {
+	_ = g.Reader.Close()
+	return g.f.Close()
+}
+
+// buildLayer writes a deterministic gzip layer to out holding the database
+// file db at dbPath (and its parent directories): entries sorted, uid/gid 0,
+// modes 0755/0644, timestamps at the Unix epoch, a gzip header without name
+// or time. The same database always gives the same digest.
+func buildLayer(db, dbPath, out string) (*dbLayer, error) {
+	in, err := os.Open(db)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(out, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	compressed := &hashWriter{h: sha256.New(), w: f}
+	zw, err := gzip.NewWriterLevel(compressed, gzip.DefaultCompression)
+	if err != nil {
+		return nil, err
+	}
+	uncompressed := &hashWriter{h: sha256.New(), w: zw}
+	tw := tar.NewWriter(uncompressed)
+	var dirs []string
+	for d := path.Dir(dbPath); d != "."; d = path.Dir(d) {
+		dirs = append([]string{d}, dirs...)
+	}
+	for _, d := range dirs {
+		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: image.Epoch, Format: tar.FormatPAX}); err != nil {
+			return nil, err
+		}
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: dbPath, Typeflag: tar.TypeReg, Mode: 0o644, Size: st.Size(), ModTime: image.Epoch, Format: tar.FormatPAX}); err != nil {
+		return nil, err
+	}
+	if n, err := io.Copy(tw, in); err != nil {
+		return nil, err
+	} else if n != st.Size() {
+		return nil, fmt.Errorf("%s changed while being read", db)
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return &dbLayer{
+		file:      out,
+		digest:    v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", compressed.h.Sum(nil))},
+		diffID:    v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", uncompressed.h.Sum(nil))},
+		size:      compressed.n,
+		mediaType: types.OCILayer,
+	}, nil
+}
+
+type hashWriter struct {
+	h hash.Hash
+	w io.Writer
+	n int64
+}
+
+func (w *hashWriter) Write(p []byte) (int, error) {
+	n, err := w.w.Write(p)
+	w.h.Write(p[:n])
+	w.n += int64(n)
+	return n, err
+}
+
+func newTarReader(r io.Reader) *tar.Reader { return tar.NewReader(r) }
+
+// entryPath cleans a tar entry name, refusing hostile ones as layerfs does.
+func entryPath(layer, name string) (string, error) {
+	comps, err := layerfs.EntryPath(layer, name, name)
+	if err != nil {
+		return "", err
+	}
+	return strings.Join(comps, "/"), nil
+}
+
+func isRegular(t byte) bool { return t == tar.TypeReg || t == tar.TypeGNUSparse }
+func isDir(t byte) bool     { return t == tar.TypeDir }
