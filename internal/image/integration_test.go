@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/opmkit/opm/internal/image/layerfs/tartest"
 	"github.com/opmkit/opm/internal/registrytest"
 )
 
@@ -324,19 +325,19 @@ func TestRealRegistryHostileImages(t *testing.T) {
 	c := mustClient(t, Options{UseHTTP: true, TempDir: filepath.Join(work, "tmp")})
 	os.MkdirAll(filepath.Join(work, "tmp"), 0o755)
 	for name, tc := range map[string]struct {
-		entries []tarEntry
+		entries []tartest.Entry
 		want    string
 	}{
-		"dotdot":     {[]tarEntry{{name: "../../" + filepath.Base(outside) + "/passwd", body: "x"}}, "path escapes the image root"},
-		"absolute":   {[]tarEntry{{name: outside + "/abs", body: "x"}}, "absolute path"},
-		"symlink":    {[]tarEntry{{name: "evil", typ: tar.TypeSymlink, link: "/"}, {name: "evil" + outside + "/f", body: "x"}}, `parent "evil" is a symbolic link`},
-		"sparse-2g":  {[]tarEntry{{name: "disk.img", size: 2 << 30, noBody: true}}, "size 2.0 GiB is over the 512.0 MiB limit"},
-		"device":     {[]tarEntry{{name: "dev/sda", typ: tar.TypeBlock, devMajor: 8}}, "device node"},
-		"hardlink":   {[]tarEntry{{name: "h", typ: tar.TypeLink, link: "../../etc/shadow"}}, "points outside the image root"},
-		"symlinkout": {[]tarEntry{{name: "l", typ: tar.TypeSymlink, link: "../../../etc"}}, "points outside the image root"},
+		"dotdot":     {[]tartest.Entry{{Name: "../../" + filepath.Base(outside) + "/passwd", Body: "x"}}, "path escapes the image root"},
+		"absolute":   {[]tartest.Entry{{Name: outside + "/abs", Body: "x"}}, "absolute path"},
+		"symlink":    {[]tartest.Entry{{Name: "evil", Typ: tar.TypeSymlink, Link: "/"}, {Name: "evil" + outside + "/f", Body: "x"}}, `parent "evil" is a symbolic link`},
+		"sparse-2g":  {[]tartest.Entry{{Name: "disk.img", Size: 2 << 30, NoBody: true}}, "size 2.0 GiB is over the 512.0 MiB limit"},
+		"device":     {[]tartest.Entry{{Name: "dev/sda", Typ: tar.TypeBlock, DevMajor: 8}}, "device node"},
+		"hardlink":   {[]tartest.Entry{{Name: "h", Typ: tar.TypeLink, Link: "../../etc/shadow"}}, "points outside the image root"},
+		"symlinkout": {[]tartest.Entry{{Name: "l", Typ: tar.TypeSymlink, Link: "../../../etc"}}, "points outside the image root"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			layer, err := LayerFromTar(makeTar(t, tc.entries...))
+			layer, err := LayerFromTar(tartest.Make(t, tc.entries...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"hash"
-	"io"
 	"io/fs"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -100,28 +99,4 @@ func hashOf(h hash.Hash) v1.Hash {
 func sha256Of(b []byte) v1.Hash {
 	h, _, _ := v1.SHA256(bytes.NewReader(b))
 	return h
-}
-
-// countingReader hashes and counts, and refuses to read past limit.
-type countingReader struct {
-	r     io.Reader
-	h     hash.Hash
-	n     int64
-	limit int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	if c.n > c.limit {
-		return 0, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.limit)
-	}
-	if rem := c.limit + 1 - c.n; int64(len(p)) > rem {
-		p = p[:rem]
-	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.h.Write(p[:n])
-	if c.n > c.limit {
-		return n, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.limit)
-	}
-	return n, err
 }

@@ -9,6 +9,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/opmkit/opm/internal/image/layerfs"
 )
 
 // staticImage is a v1.Image with fixed manifest and config bytes. Its Layers
@@ -105,7 +107,7 @@ func (l *lazyLayer) Compressed() (io.ReadCloser, error) {
 		return nil, err
 	}
 	// Verify what we pass on: a destination must never get a wrong blob.
-	return &verifyingReader{rc: rc, cr: &countingReader{r: rc, h: newSHA256(), limit: l.desc.Size}, want: l.desc}, nil
+	return &verifyingReader{rc: rc, cr: &layerfs.CountingReader{R: rc, H: newSHA256(), Limit: l.desc.Size}, want: l.desc}, nil
 }
 
 func (l *lazyLayer) Uncompressed() (io.ReadCloser, error) {
@@ -131,17 +133,17 @@ func (u *uncompressedReader) Close() error { return u.lr.Close() }
 
 type verifyingReader struct {
 	rc   io.ReadCloser
-	cr   *countingReader
+	cr   *layerfs.CountingReader
 	want v1.Descriptor
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
 	n, err := v.cr.Read(p)
 	if err == io.EOF {
-		if v.cr.n != v.want.Size {
-			return n, fmt.Errorf("blob %s is %d bytes, want %d", v.want.Digest, v.cr.n, v.want.Size)
+		if v.cr.N != v.want.Size {
+			return n, fmt.Errorf("blob %s is %d bytes, want %d", v.want.Digest, v.cr.N, v.want.Size)
 		}
-		if got := hashOf(v.cr.h); got != v.want.Digest {
+		if got := hashOf(v.cr.H); got != v.want.Digest {
 			return n, fmt.Errorf("blob %s has digest %s", v.want.Digest, got)
 		}
 	}

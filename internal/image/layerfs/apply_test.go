@@ -31,21 +31,21 @@ func TestApplyHostile(t *testing.T) {
 		entries []tarEntry
 		want    string
 	}{
-		{"dotdot", []tarEntry{{name: "../../etc/passwd", body: "root::0:0::/:/bin/sh\n"}}, `entry "../../etc/passwd": path escapes the image root through ".."`},
-		{"absolute", []tarEntry{{name: "/abs", body: "x"}}, `entry "/abs": absolute path`},
+		{"dotdot", []tarEntry{{Name: "../../etc/passwd", Body: "root::0:0::/:/bin/sh\n"}}, `entry "../../etc/passwd": path escapes the image root through ".."`},
+		{"absolute", []tarEntry{{Name: "/abs", Body: "x"}}, `entry "/abs": absolute path`},
 		{"symlink-then-file", []tarEntry{
-			{name: "evil", typ: tar.TypeSymlink, link: "/"},
-			{name: "evil/etc/passwd", body: "pwned"},
+			{Name: "evil", Typ: tar.TypeSymlink, Link: "/"},
+			{Name: "evil/etc/passwd", Body: "pwned"},
 		}, `entry "evil/etc/passwd": parent "evil" is a symbolic link; writing through symbolic links is refused`},
-		{"symlink-escape", []tarEntry{{name: "a/link", typ: tar.TypeSymlink, link: "../../etc"}}, `entry "a/link": symbolic link to "../../etc" points outside the image root`},
-		{"hardlink-escape", []tarEntry{{name: "h", typ: tar.TypeLink, link: "../etc/passwd"}}, `entry "h": hard link to "../etc/passwd" points outside the image root`},
-		{"hardlink-absolute", []tarEntry{{name: "h", typ: tar.TypeLink, link: "/etc/passwd"}}, `entry "h": hard link to absolute path "/etc/passwd" points outside the image root`},
-		{"hardlink-missing", []tarEntry{{name: "h", typ: tar.TypeLink, link: "nothere"}}, `hard link to "nothere", which is not in the image`},
-		{"huge-sparse", []tarEntry{{name: "big.img", size: 2 << 30, noBody: true}}, `entry "big.img": size 2.0 GiB is over the 512.0 MiB limit (--max-layer-size)`},
-		{"char-device", []tarEntry{{name: "dev/null", typ: tar.TypeChar, devMajor: 1}}, `entry "dev/null": device node`},
-		{"block-device", []tarEntry{{name: "dev/sda", typ: tar.TypeBlock, devMajor: 8}}, `entry "dev/sda": device node`},
-		{"fifo", []tarEntry{{name: "pipe", typ: tar.TypeFifo}}, `entry "pipe": named pipe`},
-		{"truncated", []tarEntry{{name: "short", size: 100, noBody: true}}, `entry "short": layer ends inside this entry`},
+		{"symlink-escape", []tarEntry{{Name: "a/link", Typ: tar.TypeSymlink, Link: "../../etc"}}, `entry "a/link": symbolic link to "../../etc" points outside the image root`},
+		{"hardlink-escape", []tarEntry{{Name: "h", Typ: tar.TypeLink, Link: "../etc/passwd"}}, `entry "h": hard link to "../etc/passwd" points outside the image root`},
+		{"hardlink-absolute", []tarEntry{{Name: "h", Typ: tar.TypeLink, Link: "/etc/passwd"}}, `entry "h": hard link to absolute path "/etc/passwd" points outside the image root`},
+		{"hardlink-missing", []tarEntry{{Name: "h", Typ: tar.TypeLink, Link: "nothere"}}, `hard link to "nothere", which is not in the image`},
+		{"huge-sparse", []tarEntry{{Name: "big.img", Size: 2 << 30, NoBody: true}}, `entry "big.img": size 2.0 GiB is over the 512.0 MiB limit (--max-layer-size)`},
+		{"char-device", []tarEntry{{Name: "dev/null", Typ: tar.TypeChar, DevMajor: 1}}, `entry "dev/null": device node`},
+		{"block-device", []tarEntry{{Name: "dev/sda", Typ: tar.TypeBlock, DevMajor: 8}}, `entry "dev/sda": device node`},
+		{"fifo", []tarEntry{{Name: "pipe", Typ: tar.TypeFifo}}, `entry "pipe": named pipe`},
+		{"truncated", []tarEntry{{Name: "short", Size: 100, NoBody: true}}, `entry "short": layer ends inside this entry`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,25 +74,25 @@ func TestApplyHostile(t *testing.T) {
 
 func TestApplyWhiteouts(t *testing.T) {
 	base := makeTar(t,
-		tarEntry{name: "etc/", typ: tar.TypeDir},
-		tarEntry{name: "etc/keep", body: "keep"},
-		tarEntry{name: "etc/gone", body: "gone"},
-		tarEntry{name: "opaque/", typ: tar.TypeDir},
-		tarEntry{name: "opaque/old", body: "old"},
-		tarEntry{name: "opaque/sub/deep", body: "deep"},
-		tarEntry{name: "dir/", typ: tar.TypeDir},
-		tarEntry{name: "dir/a", body: "a"},
-		tarEntry{name: "replaced", body: "file"},
+		tarEntry{Name: "etc/", Typ: tar.TypeDir},
+		tarEntry{Name: "etc/keep", Body: "keep"},
+		tarEntry{Name: "etc/gone", Body: "gone"},
+		tarEntry{Name: "opaque/", Typ: tar.TypeDir},
+		tarEntry{Name: "opaque/old", Body: "old"},
+		tarEntry{Name: "opaque/sub/deep", Body: "deep"},
+		tarEntry{Name: "dir/", Typ: tar.TypeDir},
+		tarEntry{Name: "dir/a", Body: "a"},
+		tarEntry{Name: "replaced", Body: "file"},
 	)
 	upper := makeTar(t,
-		tarEntry{name: "etc/.wh.gone", body: ""},
+		tarEntry{Name: "etc/.wh.gone", Body: ""},
 		// The new file comes before the opaque marker: order inside a layer must not matter.
-		tarEntry{name: "opaque/new", body: "new"},
-		tarEntry{name: "opaque/.wh..wh..opq", body: ""},
-		tarEntry{name: ".wh.dir", body: ""},
-		tarEntry{name: "replaced/", typ: tar.TypeDir},
-		tarEntry{name: "replaced/inside", body: "in"},
-		tarEntry{name: ".wh.never-existed", body: ""},
+		tarEntry{Name: "opaque/new", Body: "new"},
+		tarEntry{Name: "opaque/.wh..wh..opq", Body: ""},
+		tarEntry{Name: ".wh.dir", Body: ""},
+		tarEntry{Name: "replaced/", Typ: tar.TypeDir},
+		tarEntry{Name: "replaced/inside", Body: "in"},
+		tarEntry{Name: ".wh.never-existed", Body: ""},
 	)
 	f, err := applyAll(t, Limits{}, base, upper)
 	if err != nil {
@@ -107,7 +107,7 @@ func TestApplyWhiteouts(t *testing.T) {
 		}
 	}
 	// A third layer re-creating a whited-out path brings it back.
-	again := makeTar(t, tarEntry{name: "etc/gone", body: "back"})
+	again := makeTar(t, tarEntry{Name: "etc/gone", Body: "back"})
 	if err := f.ApplyLayer(context.Background(), bytes.NewReader(again), "sha256:l3"); err != nil {
 		t.Fatal(err)
 	}
@@ -118,11 +118,11 @@ func TestApplyWhiteouts(t *testing.T) {
 
 func TestApplySymlinksResolveInsideRoot(t *testing.T) {
 	f, err := applyAll(t, Limits{}, makeTar(t,
-		tarEntry{name: "usr/lib/libx.so.1", body: "elf"},
-		tarEntry{name: "lib", typ: tar.TypeSymlink, link: "usr/lib"},
-		tarEntry{name: "usr/bin/abs", typ: tar.TypeSymlink, link: "/usr/lib/libx.so.1"},
-		tarEntry{name: "root", typ: tar.TypeSymlink, link: "/"},
-		tarEntry{name: "hard", typ: tar.TypeLink, link: "usr/lib/libx.so.1"},
+		tarEntry{Name: "usr/lib/libx.so.1", Body: "elf"},
+		tarEntry{Name: "lib", Typ: tar.TypeSymlink, Link: "usr/lib"},
+		tarEntry{Name: "usr/bin/abs", Typ: tar.TypeSymlink, Link: "/usr/lib/libx.so.1"},
+		tarEntry{Name: "root", Typ: tar.TypeSymlink, Link: "/"},
+		tarEntry{Name: "hard", Typ: tar.TypeLink, Link: "usr/lib/libx.so.1"},
 	))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestApplySymlinksResolveInsideRoot(t *testing.T) {
 	if err := fstest.TestFS(f, "usr/lib/libx.so.1", "hard"); err != nil {
 		t.Fatal(err)
 	}
-	loop, err := applyAll(t, Limits{}, makeTar(t, tarEntry{name: "loop", typ: tar.TypeSymlink, link: "loop"}))
+	loop, err := applyAll(t, Limits{}, makeTar(t, tarEntry{Name: "loop", Typ: tar.TypeSymlink, Link: "loop"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestApplySpillsLargeFiles(t *testing.T) {
 	work := t.TempDir()
 	big := strings.Repeat("x", 3000)
 	f, err := applyAll(t, Limits{TempDir: work, SpillFile: 1024, SpillTotal: 4096},
-		makeTar(t, tarEntry{name: "small", body: "s"}, tarEntry{name: "big", body: big}))
+		makeTar(t, tarEntry{Name: "small", Body: "s"}, tarEntry{Name: "big", Body: big}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,22 +75,22 @@ func TestWriteFuzzSeeds(t *testing.T) {
 		t.Skip("set OPM_WRITE_FUZZ_SEEDS=1 to regenerate the fuzz seed corpus")
 	}
 	plain := makeTar(t,
-		tarEntry{name: "etc/", typ: tar.TypeDir},
-		tarEntry{name: "etc/a", body: "a"},
-		tarEntry{name: "etc/.wh.b"},
-		tarEntry{name: "opq/.wh..wh..opq"},
-		tarEntry{name: "lib", typ: tar.TypeSymlink, link: "usr/lib"},
-		tarEntry{name: "abs", typ: tar.TypeSymlink, link: "/etc/a"},
-		tarEntry{name: "hard", typ: tar.TypeLink, link: "etc/a"},
+		tarEntry{Name: "etc/", Typ: tar.TypeDir},
+		tarEntry{Name: "etc/a", Body: "a"},
+		tarEntry{Name: "etc/.wh.b"},
+		tarEntry{Name: "opq/.wh..wh..opq"},
+		tarEntry{Name: "lib", Typ: tar.TypeSymlink, Link: "usr/lib"},
+		tarEntry{Name: "abs", Typ: tar.TypeSymlink, Link: "/etc/a"},
+		tarEntry{Name: "hard", Typ: tar.TypeLink, Link: "etc/a"},
 	)
 	seeds := map[string][]byte{
 		"plain":    plain,
-		"dotdot":   makeTar(t, tarEntry{name: "../../etc/passwd", body: "x"}),
-		"absolute": makeTar(t, tarEntry{name: "/abs", body: "x"}),
-		"through":  makeTar(t, tarEntry{name: "evil", typ: tar.TypeSymlink, link: "/"}, tarEntry{name: "evil/etc/passwd", body: "x"}),
-		"device":   makeTar(t, tarEntry{name: "dev/null", typ: tar.TypeChar, devMajor: 1}),
-		"huge":     makeTar(t, tarEntry{name: "big", size: 2 << 30, noBody: true}),
-		"escape":   makeTar(t, tarEntry{name: "a/l", typ: tar.TypeSymlink, link: "../../x"}),
+		"dotdot":   makeTar(t, tarEntry{Name: "../../etc/passwd", Body: "x"}),
+		"absolute": makeTar(t, tarEntry{Name: "/abs", Body: "x"}),
+		"through":  makeTar(t, tarEntry{Name: "evil", Typ: tar.TypeSymlink, Link: "/"}, tarEntry{Name: "evil/etc/passwd", Body: "x"}),
+		"device":   makeTar(t, tarEntry{Name: "dev/null", Typ: tar.TypeChar, DevMajor: 1}),
+		"huge":     makeTar(t, tarEntry{Name: "big", Size: 2 << 30, NoBody: true}),
+		"escape":   makeTar(t, tarEntry{Name: "a/l", Typ: tar.TypeSymlink, Link: "../../x"}),
 		"empty":    {},
 	}
 	var gz bytes.Buffer
@@ -114,7 +114,7 @@ func TestLayerUncompressedCap(t *testing.T) {
 	// Many small entries that add up past the cap, gzip-compressed to little.
 	var entries []tarEntry
 	for i := 0; i < 8; i++ {
-		entries = append(entries, tarEntry{name: fmt.Sprintf("f%d", i), body: strings.Repeat("z", 200<<10)})
+		entries = append(entries, tarEntry{Name: fmt.Sprintf("f%d", i), Body: strings.Repeat("z", 200<<10)})
 	}
 	raw := makeTar(t, entries...)
 	var gz bytes.Buffer
@@ -137,10 +137,10 @@ func TestLayerUncompressedCap(t *testing.T) {
 
 func TestExtractToStaysInside(t *testing.T) {
 	f, err := applyAll(t, Limits{}, makeTar(t,
-		tarEntry{name: "usr/lib/x", body: "x"},
-		tarEntry{name: "lib", typ: tar.TypeSymlink, link: "/usr/lib"},
-		tarEntry{name: "root", typ: tar.TypeSymlink, link: "/"},
-		tarEntry{name: "usr/bin/up", typ: tar.TypeSymlink, link: "/usr/lib/x"},
+		tarEntry{Name: "usr/lib/x", Body: "x"},
+		tarEntry{Name: "lib", Typ: tar.TypeSymlink, Link: "/usr/lib"},
+		tarEntry{Name: "root", Typ: tar.TypeSymlink, Link: "/"},
+		tarEntry{Name: "usr/bin/up", Typ: tar.TypeSymlink, Link: "/usr/lib/x"},
 	))
 	if err != nil {
 		t.Fatal(err)

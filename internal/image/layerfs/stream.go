@@ -30,7 +30,7 @@ type Reader struct {
 	max  int64
 
 	raw      io.ReadCloser
-	comp     *countingReader // compressed bytes, hashed
+	comp     *CountingReader // compressed bytes, hashed
 	decomp   io.Reader
 	closer   func()
 	n        int64 // uncompressed bytes read
@@ -52,7 +52,7 @@ func NewReader(rc io.ReadCloser, want Expect, max int64) (*Reader, error) {
 		return nil, Errorf(want.Digest, "", "compressed size %s is over the %s limit (%s)", HumanSize(want.Size), HumanSize(max), LimitHint)
 	}
 	lr := &Reader{want: want, max: max, raw: rc, diffHash: sha256.New()}
-	lr.comp = &countingReader{r: rc, h: sha256.New(), limit: want.Size}
+	lr.comp = &CountingReader{R: rc, H: sha256.New(), Limit: want.Size}
 	br := bufio.NewReaderSize(lr.comp, 64<<10)
 	head, _ := br.Peek(4)
 	switch {
@@ -116,10 +116,10 @@ func (lr *Reader) Verify() error {
 		return fmt.Errorf("layer %s: %w", lr.want.Digest, err)
 	}
 	d := lr.want.Digest
-	if lr.comp.n != lr.want.Size {
-		return Errorf(d, "", "blob is %d bytes, the manifest says %d", lr.comp.n, lr.want.Size)
+	if lr.comp.N != lr.want.Size {
+		return Errorf(d, "", "blob is %d bytes, the manifest says %d", lr.comp.N, lr.want.Size)
 	}
-	if got := Sum(lr.comp.h); got != d {
+	if got := Sum(lr.comp.H); got != d {
 		return Errorf(d, "", "blob has digest %s", got)
 	}
 	if lr.want.DiffID != "" {
@@ -142,27 +142,28 @@ func (lr *Reader) Close() error {
 // Sum formats a sha256 hash as a digest string.
 func Sum(h hash.Hash) string { return "sha256:" + hex.EncodeToString(h.Sum(nil)) }
 
-// countingReader hashes and counts, and refuses to read past limit (the
-// descriptor's size) so a lying registry cannot stream forever.
-type countingReader struct {
-	r     io.Reader
-	h     hash.Hash
-	n     int64
-	limit int64
+// CountingReader hashes and counts what is read through it, and refuses to
+// read past Limit (the descriptor's size) so a lying registry cannot stream
+// forever.
+type CountingReader struct {
+	R     io.Reader
+	H     hash.Hash
+	N     int64
+	Limit int64
 }
 
-func (c *countingReader) Read(p []byte) (int, error) {
-	if c.n > c.limit {
-		return 0, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.limit)
+func (c *CountingReader) Read(p []byte) (int, error) {
+	if c.N > c.Limit {
+		return 0, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.Limit)
 	}
-	if rem := c.limit + 1 - c.n; int64(len(p)) > rem {
+	if rem := c.Limit + 1 - c.N; int64(len(p)) > rem {
 		p = p[:rem]
 	}
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.h.Write(p[:n])
-	if c.n > c.limit {
-		return n, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.limit)
+	n, err := c.R.Read(p)
+	c.N += int64(n)
+	c.H.Write(p[:n])
+	if c.N > c.Limit {
+		return n, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.Limit)
 	}
 	return n, err
 }
