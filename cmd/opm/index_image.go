@@ -98,6 +98,10 @@ func runIndexImage(ctx context.Context, a *app, o *indexImageOptions, change fun
 		return nil, &ExitError{Code: exitFailed, Err: err}
 	}
 	changeErr := change(db)
+	if changeErr == nil {
+		// The image should not carry the free pages of rebuilt packages.
+		_, changeErr = db.Compact(ctx)
+	}
 	if err := db.Close(); changeErr == nil {
 		changeErr = err
 	}

@@ -254,7 +254,7 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 	if err != nil {
 		return found{}, false, err
 	}
-	defer lr.Close()
+	defer func() { _ = lr.Close() }()
 	b.pulled.Add(desc.Size)
 	parents := map[string]bool{}
 	for d := path.Dir(b.dbPath); d != "."; d = path.Dir(d) {
@@ -500,7 +500,7 @@ func (b *Builder) FetchDatabase(ctx context.Context, ref string) error {
 	if err != nil {
 		return err
 	}
-	defer im.Close()
+	defer func() { _ = im.Close() }()
 	b.pulled.Add(int64(len(im.RawManifest) + len(im.RawConfig)))
 	label := im.Labels()[DatabaseLabel]
 	if label == "" {

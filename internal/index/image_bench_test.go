@@ -1,0 +1,320 @@
+package index
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/indeximage"
+	"github.com/opmkit/opm/internal/registrytest"
+)
+
+// BenchmarkIndexImageAddOne is `opm index add --from-index` of one bundle
+// image onto an index image in Debian's docker-registry on loopback: fetch
+// the database layer, pull and add the bundle, write the new database layer
+// and push, minus process start. The index holds copies of the corpus under
+// renamed packages (≥300 and ≥5,000 bundles). Besides time per add it
+// reports the bytes the registry served and received per add, the database
+// layer, and how much the image grew over all the adds (one database layer:
+// the old one is replaced each time). bench/index-image.sh runs it.
+func BenchmarkIndexImageAddOne(b *testing.B) {
+	for _, size := range []int{300, 5000} {
+		b.Run(fmt.Sprintf("bundles=%d", size), func(b *testing.B) {
+			var path string
+			if size >= synthTarget {
+				path = syntheticDB(b)
+			} else {
+				path = smallSyntheticDB(b, size)
+			}
+			benchImageAdd(b, path)
+		})
+	}
+}
+
+var small = map[int]string{}
+
+// smallSyntheticDB builds a database of at least n bundles the way
+// syntheticDB does (renamed corpus copies).
+func smallSyntheticDB(b *testing.B, n int) string {
+	needShared(b)
+	if p, ok := small[n]; ok {
+		return p
+	}
+	dir, err := os.MkdirTemp("", "opm-index-bench-")
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(dir, "index.db")
+	db, err := Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	parsed := map[string][]*rows{}
+	for _, pkg := range corpusPackages(b) {
+		for _, lb := range corpusBundles(b, pkg) {
+			r, e := bundleRows(lb)
+			if e != nil {
+				b.Fatal(e)
+			}
+			parsed[pkg] = append(parsed[pkg], r)
+		}
+	}
+	total := 0
+	for c := 1; total < n; c++ {
+		for _, pkg := range corpusPackages(b) {
+			var rs []*rows
+			for _, r := range parsed[pkg] {
+				rs = append(rs, renameRows(r, pkg, fmt.Sprintf("%s-c%d", pkg, c)))
+			}
+			res, err := db.addRows(context.Background(), rs, &AddResult{}, nil, AddOptions{Mode: ciMode(b, pkg), Permissive: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += len(res.Added)
+		}
+	}
+	small[n] = path
+	return path
+}
+
+// byteCounter sits in front of the registry and counts request and response bodies.
+type byteCounter struct {
+	next          http.Handler
+	served, taken atomic.Int64
+}
+
+type countingRW struct {
+	http.ResponseWriter
+	n *atomic.Int64
+}
+
+func (w countingRW) Write(p []byte) (int, error) {
+	n, err := w.ResponseWriter.Write(p)
+	w.n.Add(int64(n))
+	return n, err
+}
+
+type countingRC struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (r countingRC) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.n.Add(int64(n))
+	return n, err
+}
+
+func (c *byteCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body != nil {
+		r.Body = countingRC{r.Body, &c.taken}
+	}
+	c.next.ServeHTTP(countingRW{w, &c.served}, r)
+}
+
+func benchImageAdd(b *testing.B, dbPath string) {
+	ctx := context.Background()
+	reg := registrytest.Start(b)
+	target, _ := url.Parse(reg.URL())
+	counter := &byteCounter{next: httputil.NewSingleHostReverseProxy(target)}
+	srv := httptest.NewServer(counter)
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	c, err := image.NewClient(image.Options{UseHTTP: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	bundles := countBundles(b, dbPath)
+
+	// A stand-in binary image (two 1 MiB layers) and the first index image.
+	var layers []v1.Layer
+	var baseSize int64
+	for _, name := range []string{"bin/opm", "etc/passwd"} {
+		data := make([]byte, 1<<20)
+		_, _ = rand.Read(data)
+		lb := image.NewLayerBuilder()
+		if err := lb.AddFile(name, data); err != nil {
+			b.Fatal(err)
+		}
+		l, err := lb.Layer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		size, _ := l.Size()
+		baseSize += size
+		layers = append(layers, l)
+	}
+	base, err := image.NewImage(image.ImageConfig{}, layers...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.Write(ctx, base, mustParse(b, addr+"/opm:fake")); err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	first := writeIndexImage(b, c, addr+"/opm:fake", dbPath, addr+"/idx:0")
+	b.Logf("%d bundles: database %.1f MB, layer %.1f MB, first push %s",
+		bundles, float64(fileSize(b, dbPath))/1e6, float64(first.DatabaseLayerSize)/1e6, time.Since(start).Round(time.Millisecond))
+
+	// The bundles to add, one per run, each replacing the previous head
+	// of a package copy.
+	pkg := "skupper-operator-c1"
+	prev := pkg + ".v1.9.6"
+	refs := make([]string, b.N)
+	for i := range refs {
+		v := fmt.Sprintf("2.0.%d", i)
+		s := spec{pkg: pkg, name: pkg + ".v" + v, version: v, replaces: prev, channels: "stable,stable-1"}
+		fsys := s.files()
+		bd, err := bundle.Load(fsys)
+		if err != nil {
+			b.Fatal(err)
+		}
+		img, err := image.BuildBundleImage(fsys, bd.Annotations.Values)
+		if err != nil {
+			b.Fatal(err)
+		}
+		refs[i] = addr + "/" + pkg + "-bundle:" + v
+		if _, err := c.Write(ctx, img, mustParse(b, refs[i])); err != nil {
+			b.Fatal(err)
+		}
+		prev = s.name
+	}
+
+	counter.served.Store(0)
+	counter.taken.Store(0)
+	var last *indeximage.Result
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		last = addOne(b, c, addr+fmt.Sprintf("/idx:%d", i), refs[i], addr+fmt.Sprintf("/idx:%d", i+1))
+	}
+	b.StopTimer()
+
+	final, err := c.Open(ctx, mustParse(b, addr+fmt.Sprintf("/idx:%d", b.N)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = final.Close() }()
+	var total int64
+	for _, l := range final.Layers() {
+		total += l.Size
+	}
+	if len(final.Layers()) != len(layers)+1 {
+		b.Fatalf("after %d adds the image has %d layers, want %d", b.N, len(final.Layers()), len(layers)+1)
+	}
+	b.ReportMetric(float64(bundles), "bundles-in-db")
+	b.ReportMetric(float64(counter.served.Load())/float64(b.N)/1e6, "MB-pulled/op")
+	b.ReportMetric(float64(counter.taken.Load())/float64(b.N)/1e6, "MB-pushed/op")
+	b.ReportMetric(float64(last.DatabaseLayerSize)/1e6, "db-layer-MB")
+	b.ReportMetric(float64(total-baseSize-last.DatabaseLayerSize)/1e6, "growth-beyond-one-db-layer-MB")
+	reportMaxRSS(b)
+}
+
+func mustParse(b *testing.B, s string) image.Ref {
+	r, err := image.ParseReference(s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return r
+}
+
+func fileSize(b *testing.B, p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st.Size()
+}
+
+func countBundles(b *testing.B, path string) int {
+	db, err := OpenReadOnly(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.sql.QueryRow("SELECT count(*) FROM operatorbundle").Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// writeIndexImage writes a new index image holding a copy of the database.
+func writeIndexImage(b *testing.B, c *image.Client, base, dbPath, dst string) *indeximage.Result {
+	ctx := context.Background()
+	bld, err := indeximage.New(c, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = bld.Close() }()
+	if err := bld.Base(ctx, base); err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(dbPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(bld.DatabasePath(), data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	res, err := bld.Write(ctx, dst)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+// addOne is what `opm index add -b ref -f from -t to` does.
+func addOne(b *testing.B, c *image.Client, from, ref, to string) *indeximage.Result {
+	ctx := context.Background()
+	bld, err := indeximage.New(c, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = bld.Close() }()
+	if err := bld.FromIndex(ctx, from); err != nil {
+		b.Fatal(err)
+	}
+	fsys, _, err := c.OpenFS(ctx, mustParse(b, ref))
+	if err != nil {
+		b.Fatal(err)
+	}
+	bd, err := bundle.Load(fsys)
+	_ = fsys.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := Open(bld.DatabasePath())
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Add(ctx, []LoadedBundle{{Bundle: bd, BundlePath: ref}}, AddOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := db.Compact(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	res, err := bld.Write(ctx, to)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
