@@ -46,20 +46,11 @@ func BenchmarkIndexImageAddOne(b *testing.B) {
 	}
 }
 
-var small = map[int]string{}
-
 // smallSyntheticDB builds a database of at least n bundles the way
 // syntheticDB does (renamed corpus copies).
 func smallSyntheticDB(b *testing.B, n int) string {
 	needShared(b)
-	if p, ok := small[n]; ok {
-		return p
-	}
-	dir, err := os.MkdirTemp("", "opm-index-bench-")
-	if err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(dir, "index.db")
+	path := filepath.Join(b.TempDir(), "index.db")
 	db, err := Create(path)
 	if err != nil {
 		b.Fatal(err)
@@ -89,7 +80,6 @@ func smallSyntheticDB(b *testing.B, n int) string {
 			total += len(res.Added)
 		}
 	}
-	small[n] = path
 	return path
 }
 

@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -369,5 +371,30 @@ func TestGenerate(t *testing.T) {
 	data, _ := os.ReadFile(df)
 	if !strings.HasPrefix(string(data), "FROM example.com/opm:1\n") || !strings.Contains(string(data), `CMD ["registry", "serve", "--database", "/database/index.db"]`) {
 		t.Errorf("Dockerfile:\n%s", data)
+	}
+}
+
+func TestLayerSameOnAnyNumberOfCores(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "index.db")
+	var data bytes.Buffer
+	for i := 0; data.Len() < 5<<20; i++ {
+		fmt.Fprintf(&data, "row %d of a database that spans several compression blocks\n", i*i%7919)
+	}
+	if err := os.WriteFile(db, data.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got []v1.Hash
+	for _, procs := range []int{1, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		l, err := buildLayer(db, "database/index.db", filepath.Join(dir, fmt.Sprintf("%d.tar.gz", procs)))
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, l.digest)
+	}
+	if got[0] != got[1] {
+		t.Errorf("digest with 1 core %s, with 4 %s", got[0], got[1])
 	}
 }

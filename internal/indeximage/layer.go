@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/pgzip"
 
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/image/layerfs"
@@ -80,8 +82,14 @@ func buildLayer(db, dbPath, out string) (*dbLayer, error) {
 	}
 	defer f.Close()
 	compressed := &hashWriter{h: sha256.New(), w: f}
-	zw, err := gzip.NewWriterLevel(compressed, gzip.DefaultCompression)
+	// pgzip compresses 1 MiB blocks on every core; each block depends only
+	// on its input and the previous block's tail, so the output is the
+	// same whatever the number of cores.
+	zw, err := pgzip.NewWriterLevel(compressed, pgzip.DefaultCompression)
 	if err != nil {
+		return nil, err
+	}
+	if err := zw.SetConcurrency(1<<20, 2*runtime.GOMAXPROCS(0)); err != nil {
 		return nil, err
 	}
 	uncompressed := &hashWriter{h: sha256.New(), w: zw}

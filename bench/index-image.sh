@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Index image benchmark against Debian's docker-registry on loopback:
+# `opm index add --from-index` of one bundle image onto an index image whose
+# database holds >=300 and >=5,000 bundles (renamed copies of the corpus),
+# as BenchmarkIndexImageAddOne in internal/index runs it (the same library
+# calls as the command, minus process start). Prints, per add: wall time,
+# MB the registry served and received, the database layer, and how much the
+# image grew beyond one database layer after all the adds (0: the previous
+# database layer is replaced, never stacked).
+# Usage: bench/index-image.sh   (RUNS=N adds per size, default 5; SIZES=300 or 5000 for one size)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+RUNS=${RUNS:-5}
+command -v docker-registry >/dev/null || { echo "bench: docker-registry not found (Debian: apt-get install -y docker-registry)" >&2; exit 2; }
+[ -d ../shared/corpus/real ] || { echo "bench: no corpus at ../shared/corpus/real" >&2; exit 2; }
+filter='BenchmarkIndexImageAddOne'
+if [ -n "${SIZES:-}" ]; then filter="$filter/bundles=${SIZES}\$"; fi
+
+go test -tags 'containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub' \
+  -count=1 -run '^$' -bench "$filter" -benchtime "${RUNS}x" -timeout 60m ./internal/index |
+awk '
+  /^Benchmark/ {
+    size = $1; sub(/.*bundles=/, "", size); sub(/-[0-9]+$/, "", size)
+    for (i = 3; i < NF; i += 2) v[$(i+1)] = $i
+    printf "index of %d bundles (%d adds): %.2f s per add; pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; peak RSS %.0f MB\n",
+      v["bundles-in-db"], $2, v["ns/op"] / 1e9, v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], v["peak-RSS-MB"]
+    next
+  }
+  /synthetic database|database .* MB, layer/ { sub(/^ */, ""); print "  " $0 }
+'
