@@ -622,3 +622,49 @@ func mustField(t *testing.T, doc, field string) string {
 	require.NoError(t, json.Unmarshal([]byte(doc), &m), doc)
 	return string(m[field])
 }
+
+// TestIndexImageFromUpstreamStyleImage: an index image built the upstream
+// way — buildah from a generated index.Dockerfile and a database upstream
+// opm wrote — works as --from-index, and its ADD layer (nothing but the
+// database) is replaced, not stacked upon.
+func TestIndexImageFromUpstreamStyleImage(t *testing.T) {
+	isolate(t)
+	needCorpus(t)
+	refDB, err := filepath.Abs("../../../shared/reference/index/etcd.replaces.db")
+	require.NoError(t, err)
+	if _, err := os.Stat(refDB); err != nil {
+		t.Skipf("skipping: reference databases not available: %v", err)
+	}
+	buildah := registrytest.RequireTool(t, "buildah")
+	reg := startRegistry(t)
+	c := testClient(t)
+	base := fakeBinaryImage(t, image.Platform{OS: "linux", Architecture: "amd64"})
+	pushImage(t, c, base, reg.ref("opm:fake"))
+	bundles := pushBundles(t, c, reg.Addr, "pelorus-operator", "0.0.1")
+
+	ctxDir := t.TempDir()
+	_, dockerfile, err := indeximage.Generate(ctxDir, refDB, "", reg.ref("opm:fake"))
+	require.NoError(t, err)
+	tag := reg.ref("upstream-style:1")
+	t.Cleanup(func() { _ = exec.Command(buildah, "rmi", "-f", tag).Run() })
+	for _, args := range [][]string{
+		{"bud", "--isolation", "chroot", "--tls-verify=false", "--layers=false", "-f", dockerfile, "-t", tag, ctxDir},
+		{"push", "--tls-verify=false", tag},
+	} {
+		out, err := exec.Command(buildah, args...).CombinedOutput()
+		require.NoError(t, err, "buildah %s: %s", strings.Join(args, " "), out)
+	}
+	upstream := layerDigests(t, c, tag)
+	require.Len(t, upstream, 3, "the base layers and buildah's ADD layer")
+
+	r := opm(t, "index", "add", "--use-http", "-o", "json", "-b", bundles[0], "-f", tag, "-t", reg.ref("idx:2"))
+	require.Equal(t, 0, r.code, r.errOut)
+	res := decodeImageOut(t, r.out)
+	assert.Equal(t, 1, res.ReplacedLayers, "buildah's database layer is replaced")
+	got := layerDigests(t, c, reg.ref("idx:2"))
+	assert.Equal(t, append(imageDigests(t, base), res.DatabaseLayer), got)
+	r = opm(t, "index", "inspect", "--use-http", reg.ref("idx:2"))
+	require.Equal(t, 0, r.code, r.errOut)
+	assert.Contains(t, r.out, "etcd (default channel singlenamespace-alpha)")
+	assert.Contains(t, r.out, "pelorus-operator")
+}
