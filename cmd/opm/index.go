@@ -224,7 +224,7 @@ func runIndexAdd(ctx context.Context, a *app, opts *indexAddOptions) error {
 	}
 
 	opener := &bundleOpener{imageOpts: opts.Image}
-	pulled, cleanup, err := pullWithTool(ctx, a, pullTool, opts.Bundles)
+	pulled, cleanup, err := pullWithTool(ctx, a, pullTool, opts.Bundles, opts.Image)
 	defer cleanup()
 	if err != nil {
 		return &ExitError{Code: exitFailed, Err: err}

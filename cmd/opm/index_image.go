@@ -128,7 +128,12 @@ func runIndexImage(ctx context.Context, a *app, o *indexImageOptions, change fun
 			return nil, &ExitError{Code: exitFailed, Err: fmt.Errorf("--build-tool: %w", err)}
 		}
 		r.Stdout, r.Stderr = a.streams.ErrOut, a.streams.ErrOut
-		if err := r.Build(ctx, dockerfile, o.Tag, dir); err != nil {
+		args := r.BuildArgs(dockerfile, o.Tag, dir)
+		if build == containertools.Podman && (o.Image.UseHTTP || o.Image.SkipTLSVerify) {
+			// The FROM image may be on a plain-HTTP or self-signed registry too.
+			args = append([]string{args[0], "--tls-verify=false"}, args[1:]...)
+		}
+		if err := r.Run(ctx, dir, args...); err != nil {
 			return nil, interrupted(ctx, err)
 		}
 		return &indexImageOutput{Built: o.Tag}, nil
@@ -195,7 +200,7 @@ func shortDigest(d string) string {
 // and saves each to an archive in a temporary directory, so that bundles
 // come from the tool's storage and configuration. It returns, per argument,
 // the archive to read. cleanup removes the archives.
-func pullWithTool(ctx context.Context, a *app, tool containertools.Tool, args []string) (map[string]string, func(), error) {
+func pullWithTool(ctx context.Context, a *app, tool containertools.Tool, args []string, opts image.Options) (map[string]string, func(), error) {
 	if tool == "" {
 		return nil, func() {}, nil
 	}
@@ -218,7 +223,11 @@ func pullWithTool(ctx context.Context, a *app, tool containertools.Tool, args []
 		if err != nil || ref.Transport != image.TransportRegistry {
 			continue // archives and layouts are read directly
 		}
-		if err := r.Run(ctx, "", "pull", ref.Name); err != nil {
+		pull := []string{"pull", ref.Name}
+		if tool == containertools.Podman && (opts.UseHTTP || opts.SkipTLSVerify) {
+			pull = []string{"pull", "--tls-verify=false", ref.Name}
+		}
+		if err := r.Run(ctx, "", pull...); err != nil {
 			return nil, cleanup, err
 		}
 		file := filepath.Join(dir, fmt.Sprintf("bundle-%d.tar", i))

@@ -668,3 +668,47 @@ func TestIndexImageFromUpstreamStyleImage(t *testing.T) {
 	assert.Contains(t, r.out, "etcd (default channel singlenamespace-alpha)")
 	assert.Contains(t, r.out, "pelorus-operator")
 }
+
+// TestIndexAddPullTool: -p podman pulls the bundle image into podman's
+// storage and opm reads it from there; the index records the reference.
+func TestIndexAddPullTool(t *testing.T) {
+	isolate(t)
+	needCorpus(t)
+	podman := registrytest.RequireTool(t, "podman")
+	reg := startRegistry(t)
+	c := testClient(t)
+	bundles := pushBundles(t, c, reg.Addr, "etcd", "0.6.1")
+	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", bundles[0]).Run() })
+	t.Chdir(t.TempDir())
+	r := opm(t, "index", "add", "--use-http", "-p", "podman", "-b", bundles[0], "--generate")
+	require.Equal(t, 0, r.code, r.errOut)
+	r = opm(t, "index", "inspect", "-o", "json", "database/index.db")
+	require.Equal(t, 0, r.code, r.errOut)
+	assert.Contains(t, r.out, `"bundlePath": "`+bundles[0]+`"`)
+}
+
+// TestIndexAddBuildTool: -u podman builds the index image from the
+// generated Dockerfile in a temporary directory; nothing is left behind.
+func TestIndexAddBuildTool(t *testing.T) {
+	isolate(t)
+	podman := registrytest.RequireTool(t, "podman")
+	reg := startRegistry(t)
+	c := testClient(t)
+	valid, err := filepath.Abs(validBundle)
+	require.NoError(t, err)
+	pushImage(t, c, fakeBinaryImage(t, image.Platform{OS: "linux", Architecture: "amd64"}), reg.ref("opm:fake"))
+	work := t.TempDir()
+	t.Chdir(work)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	tag := "localhost/opm-index-build-test:1"
+	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", tag).Run() })
+	r := opm(t, "index", "add", "--use-http", "-u", "podman", "-b", valid, "-i", reg.ref("opm:fake"), "-t", tag)
+	require.Equal(t, 0, r.code, r.errOut)
+	assert.Contains(t, r.errOut, "built "+tag)
+	out, err := exec.Command(podman, "image", "inspect", "--format", "{{index .Labels \""+indeximage.DatabaseLabel+"\"}} {{.Config.Entrypoint}}", tag).CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Equal(t, "/database/index.db [/bin/opm]", strings.TrimSpace(string(out)))
+	assert.Empty(t, dirEntries(t, work))
+	assert.Empty(t, dirEntries(t, tmp))
+}
