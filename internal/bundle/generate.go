@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/opmkit/opm/internal/atomicfile"
 )
 
 // GenerateOptions says what `opm bundle generate` writes.
@@ -159,7 +161,7 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := writeFileAtomic(res.AnnotationsFile, data); err != nil {
+		if err := writeFile(res.AnnotationsFile, data); err != nil {
 			return nil, err
 		}
 	}
@@ -174,7 +176,7 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 	if err != nil {
 		rel = res.BundleDir
 	}
-	if err := writeFileAtomic(res.Dockerfile, Dockerfile(ann, filepath.ToSlash(rel))); err != nil {
+	if err := writeFile(res.Dockerfile, Dockerfile(ann, filepath.ToSlash(rel))); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -341,36 +343,11 @@ func copyManifests(from, to string) error {
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(filepath.Join(to, e.Name()), data); err != nil {
+		if err := writeFile(filepath.Join(to, e.Name()), data); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// writeFileAtomic writes through a temporary file and a rename, so an
-// interrupted run never leaves half a file.
-func writeFileAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 func abs(p string) string {
@@ -388,4 +365,12 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// writeFile writes data atomically, creating the directory as needed.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(path, data)
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/opmkit/opm/internal/atomicfile"
 )
 
 // ImageSet is an opened image reference with every image it holds: one image
@@ -87,17 +89,7 @@ func (c *Client) OpenAll(ctx context.Context, ref Ref) (*ImageSet, error) {
 }
 
 func (c *Client) openAll(ctx context.Context, ref Ref) (*ImageSet, error) {
-	var (
-		src source
-		raw []byte
-		mt  string
-		err error
-	)
-	if ref.Transport == TransportRegistry {
-		src, raw, mt, err = c.openRegistry(ctx, ref)
-	} else {
-		src, raw, mt, err = c.openLocal(ctx, ref)
-	}
+	src, raw, mt, err := c.openSource(ctx, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +269,7 @@ func writeLayoutList(ctx context.Context, dir, tag string, idx v1.ImageIndex) er
 	}
 	layoutFile := filepath.Join(dir, "oci-layout")
 	if _, err := os.Stat(layoutFile); errors.Is(err, fs.ErrNotExist) {
-		if err := atomicWrite(layoutFile, []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
+		if err := atomicfile.WriteFile(layoutFile, []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
 			return err
 		}
 	}
@@ -352,5 +344,5 @@ func (c *Client) writeOCIArchiveList(ctx context.Context, dst Ref, idx v1.ImageI
 	if err := writeLayoutList(ctx, dir, dst.Tag, idx); err != nil {
 		return err
 	}
-	return replaceFile(dst.Path, func(w io.Writer) error { return tarDir(ctx, w, dir) })
+	return atomicfile.Write(dst.Path, func(w io.Writer) error { return tarDir(ctx, w, dir) })
 }

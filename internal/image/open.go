@@ -57,18 +57,16 @@ func (c *Client) OpenString(ctx context.Context, s string) (*Image, error) {
 	return c.Open(ctx, ref)
 }
 
-func (c *Client) open(ctx context.Context, ref Ref) (*Image, error) {
-	var (
-		src source
-		raw []byte
-		mt  string
-		err error
-	)
+// openSource opens ref's transport and reads its top-level manifest.
+func (c *Client) openSource(ctx context.Context, ref Ref) (src source, raw []byte, mediaType string, err error) {
 	if ref.Transport == TransportRegistry {
-		src, raw, mt, err = c.openRegistry(ctx, ref)
-	} else {
-		src, raw, mt, err = c.openLocal(ctx, ref)
+		return c.openRegistry(ctx, ref)
 	}
+	return c.openLocal(ctx, ref)
+}
+
+func (c *Client) open(ctx context.Context, ref Ref) (*Image, error) {
+	src, raw, mt, err := c.openSource(ctx, ref)
 	if err != nil {
 		return nil, err
 	}

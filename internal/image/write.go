@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/opmkit/opm/internal/atomicfile"
 )
 
 // Write stores img at dst: a registry push, an OCI layout (oci:DIR[:TAG],
@@ -76,39 +78,16 @@ func writeLayout(ctx context.Context, dir, tag string, img v1.Image) error {
 	}
 	layoutFile := filepath.Join(dir, "oci-layout")
 	if _, err := os.Stat(layoutFile); errors.Is(err, fs.ErrNotExist) {
-		if err := atomicWrite(layoutFile, []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
+		if err := atomicfile.WriteFile(layoutFile, []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
 			return err
 		}
 	}
-	layers, err := img.Layers()
-	if err != nil {
-		return err
-	}
-	for _, l := range layers {
-		d, err := l.Digest()
-		if err != nil {
-			return err
-		}
-		size, err := l.Size()
-		if err != nil {
-			return err
-		}
-		if err := writeBlob(ctx, dir, d, size, l.Compressed); err != nil {
-			return fmt.Errorf("layer %s: %w", d, err)
-		}
-	}
-	rawCfg, err := img.RawConfigFile()
-	if err != nil {
+	if err := writeImageBlobs(ctx, dir, img); err != nil {
 		return err
 	}
 	rawManifest, err := img.RawManifest()
 	if err != nil {
 		return err
-	}
-	for _, blob := range [][]byte{rawCfg, rawManifest} {
-		if err := writeBlobBytes(ctx, dir, blob); err != nil {
-			return err
-		}
 	}
 	mt, err := img.MediaType()
 	if err != nil {
@@ -143,7 +122,7 @@ func updateIndex(dir string, desc v1.Descriptor) error {
 	if err != nil {
 		return err
 	}
-	return atomicWrite(path, raw)
+	return atomicfile.WriteFile(path, raw)
 }
 
 func writeBlobBytes(ctx context.Context, dir string, b []byte) error {
@@ -197,22 +176,6 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-func atomicWrite(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // writeOCIArchive writes a layout into a temporary directory beside the
 // archive, tars it into a temporary file and renames that over FILE.
 func (c *Client) writeOCIArchive(ctx context.Context, dst Ref, img v1.Image) error {
@@ -224,7 +187,7 @@ func (c *Client) writeOCIArchive(ctx context.Context, dst Ref, img v1.Image) err
 	if err := writeLayout(ctx, dir, dst.Tag, img); err != nil {
 		return err
 	}
-	return replaceFile(dst.Path, func(w io.Writer) error { return tarDir(ctx, w, dir) })
+	return atomicfile.Write(dst.Path, func(w io.Writer) error { return tarDir(ctx, w, dir) })
 }
 
 // tarDir writes the files under dir to w, sorted, with fixed metadata.
@@ -289,7 +252,7 @@ func writeDockerArchive(ctx context.Context, dst Ref, img v1.Image) error {
 			return err
 		}
 	}
-	return replaceFile(dst.Path, func(w io.Writer) error {
+	return atomicfile.Write(dst.Path, func(w io.Writer) error {
 		return tarball.Write(ref, img, ctxWriter{ctx, w})
 	})
 }
@@ -304,21 +267,4 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return c.w.Write(p)
-}
-
-// replaceFile writes path through a temporary file in the same directory.
-func replaceFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/opmkit/opm/internal/atomicfile"
 )
 
 // DefaultDockerfile is the file name --generate writes, as upstream.
@@ -53,7 +55,7 @@ func Generate(dir, db, dockerfile, binaryImage string) (dbOut, dockerfileOut str
 	if err := copyFile(db, dbOut); err != nil {
 		return "", "", fmt.Errorf("write %s: %w", dbOut, err)
 	}
-	if err := replaceFile(dockerfile, func(w io.Writer) error {
+	if err := atomicfile.Write(dockerfile, func(w io.Writer) error {
 		_, err := w.Write(Dockerfile(binaryImage))
 		return err
 	}); err != nil {
@@ -68,28 +70,8 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	defer in.Close()
-	return replaceFile(dst, func(w io.Writer) error {
+	return atomicfile.Write(dst, func(w io.Writer) error {
 		_, err := io.Copy(w, in)
 		return err
 	})
-}
-
-func replaceFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
