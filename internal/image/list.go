@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -247,31 +247,14 @@ func (c *Client) WriteList(ctx context.Context, idx v1.ImageIndex, dst Ref) (v1.
 }
 
 func (c *Client) pushList(ctx context.Context, idx v1.ImageIndex, dst Ref) error {
-	ep, err := c.pushEndpoint(dst)
-	if err != nil {
-		return err
-	}
-	opts, cred, err := c.remoteOptions(ctx, ep)
-	if err != nil {
-		return err
-	}
-	if err := remote.WriteIndex(ep.ref, idx, opts...); err != nil {
-		return registryError("push", ep, cred, err)
-	}
-	return nil
+	return c.pushWith(ctx, dst, func(ref name.Reference, opts []remote.Option) error { return remote.WriteIndex(ref, idx, opts...) })
 }
 
 // writeLayoutList writes every image's blobs, the list blob, and one
 // index.json entry for the list (tagged when tag is set).
 func writeLayoutList(ctx context.Context, dir, tag string, idx v1.ImageIndex) error {
-	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755); err != nil {
+	if err := initLayout(dir); err != nil {
 		return err
-	}
-	layoutFile := filepath.Join(dir, "oci-layout")
-	if _, err := os.Stat(layoutFile); errors.Is(err, fs.ErrNotExist) {
-		if err := atomicfile.WriteFile(layoutFile, []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
-			return err
-		}
 	}
 	im, err := idx.IndexManifest()
 	if err != nil {

@@ -53,6 +53,12 @@ func (c *Client) Write(ctx context.Context, img v1.Image, dst Ref) (v1.Hash, err
 }
 
 func (c *Client) push(ctx context.Context, img v1.Image, dst Ref) error {
+	return c.pushWith(ctx, dst, func(ref name.Reference, opts []remote.Option) error { return remote.Write(ref, img, opts...) })
+}
+
+// pushWith runs write (remote.Write or remote.WriteIndex) against dst's
+// registry with the client's transport and credentials.
+func (c *Client) pushWith(ctx context.Context, dst Ref, write func(name.Reference, []remote.Option) error) error {
 	ep, err := c.pushEndpoint(dst)
 	if err != nil {
 		return err
@@ -61,7 +67,7 @@ func (c *Client) push(ctx context.Context, img v1.Image, dst Ref) error {
 	if err != nil {
 		return err
 	}
-	if err := remote.Write(ep.ref, img, opts...); err != nil {
+	if err := write(ep.ref, opts); err != nil {
 		return registryError("push", ep, cred, err)
 	}
 	return nil
@@ -69,18 +75,24 @@ func (c *Client) push(ctx context.Context, img v1.Image, dst Ref) error {
 
 const refNameAnnotation = "org.opencontainers.image.ref.name"
 
-// writeLayout adds img to the OCI layout at dir, replacing any image with the
-// same tag. Blobs go through a temporary file renamed into place, so an
-// interrupted write leaves no partial blob behind.
-func writeLayout(ctx context.Context, dir, tag string, img v1.Image) error {
+// initLayout makes dir an OCI layout if it is not one yet.
+func initLayout(dir string) error {
 	if err := os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755); err != nil {
 		return err
 	}
 	layoutFile := filepath.Join(dir, "oci-layout")
 	if _, err := os.Stat(layoutFile); errors.Is(err, fs.ErrNotExist) {
-		if err := atomicfile.WriteFile(layoutFile, []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
-			return err
-		}
+		return atomicfile.WriteFile(layoutFile, []byte(`{"imageLayoutVersion":"1.0.0"}`))
+	}
+	return nil
+}
+
+// writeLayout adds img to the OCI layout at dir, replacing any image with the
+// same tag. Blobs go through a temporary file renamed into place, so an
+// interrupted write leaves no partial blob behind.
+func writeLayout(ctx context.Context, dir, tag string, img v1.Image) error {
+	if err := initLayout(dir); err != nil {
+		return err
 	}
 	if err := writeImageBlobs(ctx, dir, img); err != nil {
 		return err
