@@ -92,7 +92,7 @@ func (c *Client) LookupCredentials(repo string) (Credentials, error) {
 	for i, p := range AuthFiles(c.opts.AuthFile) {
 		raw, err := os.ReadFile(p)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && !(i == 0 && c.opts.AuthFile != "") {
+			if errors.Is(err, fs.ErrNotExist) && (i != 0 || c.opts.AuthFile == "") {
 				continue
 			}
 			return Credentials{}, fmt.Errorf("read credentials file: %w", err)

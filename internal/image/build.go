@@ -40,7 +40,7 @@ func cleanLayerPath(p string) (string, error) {
 	}
 	for _, part := range strings.Split(p, "/") {
 		if part == ".." {
-			return "", fmt.Errorf("layer path %q contains ..", p)
+			return "", fmt.Errorf("layer path %q contains a .. element", p)
 		}
 	}
 	return c, nil

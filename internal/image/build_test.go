@@ -102,7 +102,7 @@ func TestBuildBundleImageDeterministic(t *testing.T) {
 		t.Errorf("entries:\n got %s\nwant %s", got, want)
 	}
 	cf, _ := a.ConfigFile()
-	if cf.Config.Labels[labelPackage] != "etcd" || cf.OS != "linux" || cf.Architecture != "amd64" || !cf.Created.Time.Equal(Epoch) {
+	if cf.Config.Labels[labelPackage] != "etcd" || cf.OS != "linux" || cf.Architecture != "amd64" || !cf.Created.Equal(Epoch) {
 		t.Errorf("config: %+v", cf)
 	}
 }

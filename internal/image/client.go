@@ -215,7 +215,7 @@ func (c *Client) remoteOptions(ctx context.Context, ep endpoint) ([]remote.Optio
 	if err != nil {
 		return nil, Credentials{}, err
 	}
-	var auth authn.Authenticator = authn.Anonymous
+	auth := authn.Anonymous
 	if !cred.Empty() {
 		auth = authn.FromConfig(authn.AuthConfig{Username: cred.Username, Password: cred.Password, IdentityToken: cred.IdentityToken})
 	}

@@ -49,7 +49,7 @@ func (im *Image) findFlattened(ctx context.Context, want string) ([]byte, int, e
 	if err != nil {
 		return nil, -1, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	data, err := f.ReadFile(want)
 	if err != nil {
 		return nil, -1, fmt.Errorf("find %s in %s: %w", want, im.Ref, err)
@@ -62,7 +62,7 @@ func (im *Image) scanLayer(ctx context.Context, i int, want string) (data []byte
 	if err != nil {
 		return nil, false, false, err
 	}
-	defer lr.Close()
+	defer func() { _ = lr.Close() }()
 	digest := lr.Digest()
 	parents := map[string]bool{}
 	for d := path.Dir(want); d != "."; d = path.Dir(d) {

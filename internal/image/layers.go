@@ -71,7 +71,7 @@ func (im *Image) FS(ctx context.Context) (*FS, error) {
 	f := NewFS(im.c.opts)
 	for i := range im.Manifest.Layers {
 		if err := im.applyLayer(ctx, f, i); err != nil {
-			f.Close()
+			_ = f.Close()
 			return nil, fmt.Errorf("read filesystem of %s: %w", im.Ref, err)
 		}
 	}
@@ -83,7 +83,7 @@ func (im *Image) applyLayer(ctx context.Context, f *FS, i int) error {
 	if err != nil {
 		return err
 	}
-	defer lr.Close()
+	defer func() { _ = lr.Close() }()
 	if err := f.ApplyLayer(ctx, lr, lr.Digest()); err != nil {
 		return err
 	}

@@ -72,7 +72,7 @@ func (c *Client) open(ctx context.Context, ref Ref) (*Image, error) {
 	}
 	im := &Image{Ref: ref, c: c, src: src}
 	if err := im.load(ctx, raw, mt); err != nil {
-		src.close()
+		_ = src.close()
 		return nil, err
 	}
 	return im, nil
@@ -259,7 +259,7 @@ func (c *Client) OpenFS(ctx context.Context, ref Ref) (*FS, map[string]string, e
 	if err != nil {
 		return nil, nil, err
 	}
-	defer im.Close()
+	defer func() { _ = im.Close() }()
 	f, err := im.FS(ctx)
 	if err != nil {
 		return nil, nil, err

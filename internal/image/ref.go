@@ -109,7 +109,7 @@ func ParseReference(s string) (Ref, error) {
 		// tag, so paths cannot contain colons.
 		path, tag, _ := strings.Cut(rest, ":")
 		if path == "" {
-			return Ref{}, fmt.Errorf("image reference %q: missing path after %s:", s, t)
+			return Ref{}, fmt.Errorf("image reference %q: no path after %q", s, string(t)+":")
 		}
 		r := Ref{Transport: t, Path: path, input: s}
 		switch t {

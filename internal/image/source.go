@@ -135,7 +135,7 @@ func (c *Client) openLocal(ctx context.Context, r Ref) (source, []byte, string, 
 	s := &localSource{src: src}
 	m, mt, err := s.manifest(ctx, "")
 	if err != nil {
-		src.Close()
+		_ = src.Close()
 		return nil, nil, "", err
 	}
 	return s, m, mt, nil

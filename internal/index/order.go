@@ -3,7 +3,6 @@ package index
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -204,4 +203,3 @@ func sameMinor(a, b Version) bool {
 }
 
 // itoa is strconv.Itoa, kept short for messages.
-func itoa(i int) string { return strconv.Itoa(i) }

@@ -43,7 +43,7 @@ func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
 
 func (w *writer) close() {
 	for _, s := range w.stmts {
-		s.Close()
+		_ = s.Close()
 	}
 }
 

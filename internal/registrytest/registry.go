@@ -40,8 +40,10 @@ type Registry struct {
 	Dir string
 
 	cmd    *exec.Cmd
-	exited chan error
-	output *syncBuffer
+	exited chan struct{} // closed once the process has exited
+	// waitErr is the process's exit status; read it after exited is closed.
+	waitErr error
+	output  *syncBuffer
 }
 
 type config struct {
@@ -160,16 +162,16 @@ http:
 	if err := r.cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", bin, err)
 	}
-	exited := make(chan error, 1)
+	exited := make(chan struct{})
 	r.exited = exited
-	go func() { exited <- r.cmd.Wait() }()
+	go func() { r.waitErr = r.cmd.Wait(); close(exited) }()
 
 	client := r.Client()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		select {
-		case err := <-exited:
-			return fmt.Errorf("%s exited early (%v): %s", bin, err, r.output.String())
+		case <-exited:
+			return fmt.Errorf("%s exited early (%v): %s", bin, r.waitErr, r.output.String())
 		default:
 		}
 		resp, err := client.Get(r.URL() + "/v2/")
@@ -258,7 +260,7 @@ func freePort() (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 

@@ -62,7 +62,7 @@ func NewReader(rc io.ReadCloser, want Expect, max int64) (*Reader, error) {
 			rc.Close()
 			return nil, Errorf(want.Digest, "", "bad gzip stream: %v", err)
 		}
-		lr.decomp, lr.closer = zr, func() { zr.Close() }
+		lr.decomp, lr.closer = zr, func() { _ = zr.Close() }
 	case bytes.HasPrefix(head, zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
 		if err != nil {

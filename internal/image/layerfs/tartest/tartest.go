@@ -51,7 +51,7 @@ func Make(t testing.TB, entries ...Entry) []byte {
 		if e.NoBody {
 			// Leave the writer mid-entry: the archive ends here, as a hostile
 			// or truncated one would. Return the bytes written so far.
-			tw.Flush()
+			_ = tw.Flush()
 			return buf.Bytes()
 		}
 		if typ == tar.TypeReg {
