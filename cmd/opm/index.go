@@ -236,24 +236,8 @@ func runIndexAdd(ctx context.Context, a *app, opts *indexAddOptions) error {
 	addOpts := index.AddOptions{Mode: mode, Permissive: opts.Permissive, OverwriteLatest: opts.OverwriteLatest}
 
 	if opts.Database == "" {
-		var res *index.AddResult
-		out, err := runIndexImage(ctx, a, &opts.indexImageOptions, func(db *index.DB) error {
-			var err error
-			res, err = db.Add(ctx, loaded, addOpts)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if opts.Output == outputJSON {
-			return writeJSON(a.streams.Out, struct {
-				*index.AddResult
-				indexImageOutput
-			}{res, *out})
-		}
-		writeAddResult(a, out.target(), res)
-		writeImageOutput(a, out)
-		return nil
+		return changeIndexImage(ctx, a, &opts.indexImageOptions, opts.Output,
+			func(db *index.DB) (*index.AddResult, error) { return db.Add(ctx, loaded, addOpts) }, writeAddResult)
 	}
 
 	db, created, err := openOrCreate(opts.Database)
@@ -394,24 +378,8 @@ func runIndexRm(ctx context.Context, a *app, opts *indexRmOptions) error {
 		if _, _, err := opts.check(""); err != nil {
 			return err
 		}
-		var res *index.RemoveResult
-		out, err := runIndexImage(ctx, a, &opts.indexImageOptions, func(db *index.DB) error {
-			var err error
-			res, err = db.RemovePackages(ctx, opts.Operators)
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		if opts.Output == outputJSON {
-			return writeJSON(a.streams.Out, struct {
-				*index.RemoveResult
-				indexImageOutput
-			}{res, *out})
-		}
-		writeRemoveResult(a, out.target(), res)
-		writeImageOutput(a, out)
-		return nil
+		return changeIndexImage(ctx, a, &opts.indexImageOptions, opts.Output,
+			func(db *index.DB) (*index.RemoveResult, error) { return db.RemovePackages(ctx, opts.Operators) }, writeRemoveResult)
 	}
 	if _, _, err := opts.check(opts.Database); err != nil {
 		return err

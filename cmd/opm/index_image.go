@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -160,6 +161,47 @@ func relTo(dir, p string) string {
 		return r
 	}
 	return p
+}
+
+// changeIndexImage runs change (an add or a remove) on the index image's
+// database through runIndexImage and renders its result with the image
+// summary: text on stderr, or one JSON document holding both.
+func changeIndexImage[R any](ctx context.Context, a *app, o *indexImageOptions, output string,
+	change func(*index.DB) (R, error), write func(*app, string, R)) error {
+	var res R
+	out, err := runIndexImage(ctx, a, o, func(db *index.DB) error {
+		var err error
+		res, err = change(db)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if output == outputJSON {
+		return writeJSON(a.streams.Out, mergeJSON(res, out))
+	}
+	write(a, out.target(), res)
+	writeImageOutput(a, out)
+	return nil
+}
+
+// mergeJSON puts the fields of two JSON objects into one, as the embedded
+// structs of the original output did.
+func mergeJSON(a, b any) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	for _, v := range []any{a, b} {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		var part map[string]json.RawMessage
+		if json.Unmarshal(raw, &part) == nil {
+			for k, x := range part {
+				m[k] = x
+			}
+		}
+	}
+	return m
 }
 
 func writeImageOutput(a *app, out *indexImageOutput) {
