@@ -299,6 +299,10 @@ func decodeImageOut(t *testing.T, out string) indeximage.Result {
 	t.Helper()
 	var o imageOut
 	require.NoError(t, json.Unmarshal([]byte(out), &o), out)
+	// One document holds the image summary and the add or remove result.
+	var keys map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(out), &keys))
+	require.Contains(t, keys, "packages", out)
 	return o.Image
 }
 
