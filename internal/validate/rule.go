@@ -152,7 +152,12 @@ func (c *Context) ReportAs(sev Severity, obj *bundle.Object, field, msg, hint st
 // ReportFile records a finding against a file that is not an object
 // (annotations.yaml, a file that did not parse, ...).
 func (c *Context) ReportFile(file string, line int, field, msg, hint string) {
-	c.findings = append(c.findings, Finding{Rule: c.rule.ID, Severity: c.rule.Severity, File: file, Line: line, Field: field, Message: msg, Hint: hint})
+	c.ReportFileAs(c.rule.Severity, file, line, field, msg, hint)
+}
+
+// ReportFileAs is ReportFile with another severity.
+func (c *Context) ReportFileAs(sev Severity, file string, line int, field, msg, hint string) {
+	c.findings = append(c.findings, Finding{Rule: c.rule.ID, Severity: sev, File: file, Line: line, Field: field, Message: msg, Hint: hint})
 }
 
 // csvObj is the CSV's object, for Report.

@@ -355,8 +355,7 @@ func init() {
 			case size > maxBundleSize:
 				c.ReportFile(bundle.ManifestsDir+"/", 0, "", fmt.Sprintf("compressed manifests are %s, over OLM's 1 MiB limit", humanBytes(size)), c.rule.Fix)
 			case float64(size) > bundleSizeWarning*maxBundleSize:
-				c.ReportFile(bundle.ManifestsDir+"/", 0, "", fmt.Sprintf("compressed manifests are %s, %.0f%% of OLM's 1 MiB limit", humanBytes(size), 100*float64(size)/maxBundleSize), c.rule.Fix)
-				c.findings[len(c.findings)-1].Severity = Warning
+				c.ReportFileAs(Warning, bundle.ManifestsDir+"/", 0, "", fmt.Sprintf("compressed manifests are %s, %.0f%% of OLM's 1 MiB limit", humanBytes(size), 100*float64(size)/maxBundleSize), c.rule.Fix)
 			}
 		})
 }

@@ -144,7 +144,7 @@ func init() {
 		"Add the missing keys under `annotations:` (opm bundle generate writes them all).",
 		func(c *Context, a *bundle.Annotations) {
 			for _, k := range a.NonString {
-				c.ReportFile(a.File, a.Doc.LineOf(annotationPath(k)), annotationPath(k), fmt.Sprintf("annotation %s is not a string", k), "quote the value")
+				reportAnnotation(c, a, annotationPath(k), fmt.Sprintf("annotation %s is not a string", k), "quote the value")
 			}
 			if bundle.MapAt(a.Doc.Value, "annotations") == nil {
 				c.ReportFile(a.File, a.Doc.Line, "annotations", "the file has no `annotations:` mapping", "put the keys under a top-level `annotations:` key")
@@ -171,10 +171,10 @@ func init() {
 			case bundle.MediaTypeRegistryV1:
 			case bundle.MediaTypeHelm, bundle.MediaTypePlain:
 				if c.CSV != nil {
-					c.ReportFile(a.File, a.Doc.LineOf(f), f, fmt.Sprintf("media type is %q but the bundle holds a ClusterServiceVersion", v), "use registry+v1 for a CSV bundle")
+					reportAnnotation(c, a, f, fmt.Sprintf("media type is %q but the bundle holds a ClusterServiceVersion", v), "use registry+v1 for a CSV bundle")
 				}
 			default:
-				c.ReportFile(a.File, a.Doc.LineOf(f), f, fmt.Sprintf("unknown media type %q", v), "use registry+v1")
+				reportAnnotation(c, a, f, fmt.Sprintf("unknown media type %q", v), "use registry+v1")
 			}
 		})
 
@@ -190,7 +190,7 @@ func init() {
 				}
 				if strings.Trim(strings.TrimPrefix(v, "/"), "/") != kv[1] {
 					f := annotationPath(kv[0])
-					c.ReportFile(a.File, a.Doc.LineOf(f), f, fmt.Sprintf("%s is %q but the bundle keeps them in %s/", kv[0], v, kv[1]), fmt.Sprintf("set it to %s/", kv[1]))
+					reportAnnotation(c, a, f, fmt.Sprintf("%s is %q but the bundle keeps them in %s/", kv[0], v, kv[1]), fmt.Sprintf("set it to %s/", kv[1]))
 				}
 			}
 		})
@@ -206,11 +206,11 @@ func init() {
 			}
 			f := annotationPath(bundle.AnnotationPackage)
 			if strings.TrimSpace(v) == "" {
-				c.ReportFile(a.File, a.Doc.LineOf(f), f, "package name is empty", "set it to the operator's package name")
+				reportAnnotation(c, a, f, "package name is empty", "set it to the operator's package name")
 				return
 			}
 			if msgs := dns1123Label(v); len(msgs) > 0 {
-				c.ReportFile(a.File, a.Doc.LineOf(f), f, fmt.Sprintf("package name %q is not a valid name: %s", v, strings.Join(msgs, "; ")), "use lower case letters, digits and '-'")
+				reportAnnotation(c, a, f, fmt.Sprintf("package name %q is not a valid name: %s", v, strings.Join(msgs, "; ")), "use lower case letters, digits and '-'")
 			}
 		})
 
@@ -226,16 +226,16 @@ func init() {
 			f := annotationPath(bundle.AnnotationChannels)
 			chs := bundle.SplitChannels(v)
 			if len(chs) == 0 {
-				c.ReportFile(a.File, a.Doc.LineOf(f), f, "channel list is empty", "list at least one channel, e.g. stable")
+				reportAnnotation(c, a, f, "channel list is empty", "list at least one channel, e.g. stable")
 				return
 			}
 			if len(chs) != len(strings.Split(v, ",")) {
-				c.ReportFile(a.File, a.Doc.LineOf(f), f, fmt.Sprintf("channel list %q has an empty entry", v), "remove the stray comma")
+				reportAnnotation(c, a, f, fmt.Sprintf("channel list %q has an empty entry", v), "remove the stray comma")
 			}
 			seen := map[string]bool{}
 			for _, ch := range chs {
 				if seen[ch] {
-					c.ReportFile(a.File, a.Doc.LineOf(f), f, fmt.Sprintf("channel %q is listed twice", ch), "list each channel once")
+					reportAnnotation(c, a, f, fmt.Sprintf("channel %q is listed twice", ch), "list each channel once")
 				}
 				seen[ch] = true
 			}
@@ -251,18 +251,22 @@ func init() {
 			f := annotationPath(bundle.AnnotationDefaultChannel)
 			switch {
 			case has && strings.TrimSpace(def) == "":
-				c.ReportFile(a.File, a.Doc.LineOf(f), f, "default channel is empty", "set it to one of: "+strings.Join(chs, ", "))
+				reportAnnotation(c, a, f, "default channel is empty", "set it to one of: "+strings.Join(chs, ", "))
 			case has && len(chs) > 0 && !contains(chs, strings.TrimSpace(def)):
-				c.ReportFile(a.File, a.Doc.LineOf(f), f, fmt.Sprintf("default channel %q is not one of the bundle's channels (%s)", def, strings.Join(chs, ", ")),
+				reportAnnotation(c, a, f, fmt.Sprintf("default channel %q is not one of the bundle's channels (%s)", def, strings.Join(chs, ", ")),
 					fmt.Sprintf("set it to one of: %s, or add %q to the channels", strings.Join(chs, ", "), def))
 			case !has && len(chs) > 1:
 				c.ReportFile(a.File, a.Doc.LineOf("annotations"), f, fmt.Sprintf("no default channel, and the bundle is in %d channels (%s)", len(chs), strings.Join(chs, ", ")),
 					"add "+bundle.AnnotationDefaultChannel+": "+chs[0]+" (or whichever users should get)")
 			case !has && len(chs) == 1:
-				c.ReportFile(a.File, a.Doc.LineOf("annotations"), f, fmt.Sprintf("no default channel annotation; tools will use the only channel, %q", chs[0]), "add "+bundle.AnnotationDefaultChannel+": "+chs[0])
-				c.findings[len(c.findings)-1].Severity = Info
+				c.ReportFileAs(Info, a.File, a.Doc.LineOf("annotations"), f, fmt.Sprintf("no default channel annotation; tools will use the only channel, %q", chs[0]), "add "+bundle.AnnotationDefaultChannel+": "+chs[0])
 			}
 		})
+}
+
+// reportAnnotation reports a finding at an annotations.yaml field.
+func reportAnnotation(c *Context, a *bundle.Annotations, field, msg, hint string) {
+	c.ReportFile(a.File, a.Doc.LineOf(field), field, msg, hint)
 }
 
 // annotationPath is the field path of an annotation key (which holds dots).
