@@ -124,7 +124,7 @@ func TestRules(t *testing.T) {
 			mutate: replace(annFile, "channels.v1: stable,fast", `channels.v1: ""`)},
 		{name: "default channel elsewhere (real: infinispan, aqua)", rule: "annotations-default-channel", sev: Error, msg: `"beta" is not one of`, hint: "stable, fast",
 			mutate: replace(annFile, "default.v1: stable", "default.v1: beta")},
-		{name: "no default with two channels", rule: "annotations-default-channel", sev: Error, msg: "no default channel",
+		{name: "no default with two channels", rule: "annotations-default-channel", sev: Warning, msg: "no default channel",
 			mutate: replace(annFile, "  operators.operatorframework.io.bundle.channel.default.v1: stable\n", "")},
 		{name: "api version", rule: "csv-api-version", sev: Error, field: "apiVersion",
 			mutate: replace(csvFile, "operators.coreos.com/v1alpha1", "operators.coreos.com/v1")},
