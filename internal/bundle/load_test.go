@@ -24,7 +24,7 @@ func TestLoadSyntaxErrorIsNotMissingCSV(t *testing.T) {
 	require.True(t, errors.As(err, &se), "got %v", err)
 	assert.Equal(t, "manifests/a.clusterserviceversion.yaml", se.File)
 	assert.Equal(t, 4, se.Line, "the line of the unclosed bracket")
-	assert.Contains(t, err.Error(), "fix the syntax errors above first", "the missing CSV is blamed on the syntax error, not reported alone")
+	assert.Contains(t, err.Error(), "the CSV may be in a file with a syntax error: fix those first", "the missing CSV is blamed on the syntax error, not reported alone")
 }
 
 func TestLoadReadsAllFormatsAndDocuments(t *testing.T) {

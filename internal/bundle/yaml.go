@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -42,7 +43,7 @@ var parserErrors = []string{
 	"found incompatible YAML document", "found duplicate %TAG directive",
 }
 
-func syntaxError(file string, err error) *SyntaxError {
+func syntaxError(file string, data []byte, err error) *SyntaxError {
 	msg := err.Error()
 	line := 0
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
@@ -57,7 +58,41 @@ func syntaxError(file string, err error) *SyntaxError {
 			}
 		}
 	}
+	if line == 0 {
+		// yaml.v3's reader errors (bad UTF-8, control characters) carry
+		// no position: find the byte ourselves.
+		if l, what := badByte(data); l > 0 {
+			line = l
+			msg += ": " + what
+		}
+	}
 	return &SyntaxError{File: file, Line: line, Msg: msg}
+}
+
+// badByte finds the first byte YAML refuses outright: one that is not
+// UTF-8, or a control character other than tab, line feed and carriage
+// return. It returns its line and what it is, or 0.
+func badByte(data []byte) (int, string) {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return line, fmt.Sprintf("byte 0x%02x at column %d is not UTF-8 (save the file as UTF-8)", data[i], col)
+		case r == '\n':
+			line, col = line+1, 0
+		case r == '\t' || r == '\r' || r == 0xFEFF:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85):
+			name := fmt.Sprintf("U+%04X", r)
+			if r == 0 {
+				name = "NUL (U+0000)"
+			}
+			return line, fmt.Sprintf("control character %s at column %d (remove it; binary data or a UTF-16 file shows this)", name, col)
+		}
+		i += size
+		col++
+	}
+	return 0, ""
 }
 
 // Document is one YAML document of a file, decoded into JSON-compatible values
@@ -140,7 +175,7 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 			break
 		}
 		if err != nil {
-			return nil, syntaxError(file, err)
+			return nil, syntaxError(file, data, err)
 		}
 		if len(n.Content) == 0 {
 			continue

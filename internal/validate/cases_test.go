@@ -170,3 +170,50 @@ func TestIndexRefusals(t *testing.T) {
 		assert.NoError(t, CheckForIndex(name, b, err).Err(), name)
 	}
 }
+
+// messageCase: a fixture, the rule that must report it, text its message
+// must hold (and must not), and the line it must point at (0: any).
+type messageCase struct {
+	fixture, rule, want, not string
+	file                     string
+	lineOf                   string // text on the line the finding must point at
+}
+
+func TestMisleadingMessages(t *testing.T) {
+	const svc = "manifests/widget-operator-metrics.service.yaml"
+	cases := []messageCase{
+		{fixture: "annotations-empty", rule: "annotations-missing", want: "metadata/annotations.yaml is empty", not: "missing", file: annFile},
+		{fixture: "service-miscased", rule: "manifest-object", want: `mis-cased key "ApiVersion"`, not: "object has no", file: svc},
+		{fixture: "csv-miscased", rule: "manifest-object", want: `mis-cased key "ApiVersion"`, not: "object has no", file: csvFile},
+		{fixture: "nul-byte", rule: "yaml-syntax", want: "NUL (U+0000) at column", file: svc, lineOf: "- name: met"},
+		{fixture: "latin1", rule: "yaml-syntax", want: "byte 0xe9 at column 6 is not UTF-8", file: svc, lineOf: "# Caf"},
+		{fixture: "csv-types", rule: "csv-field-type", want: "metadata.name is a number (123), not a string", file: csvFile, lineOf: "name: 123"},
+		{fixture: "csv-types", rule: "csv-field-type", want: "spec.version is a mapping, not a string", file: csvFile, lineOf: "version:\n    major"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.fixture+"/"+tc.rule, func(t *testing.T) {
+			m := caseFS(t, tc.fixture)
+			rep := check(t, m, Options{})
+			var f *Finding
+			for _, g := range findingsOf(rep, tc.rule) {
+				if indexOf(g.Message, tc.want) >= 0 {
+					f = &g
+				}
+			}
+			require.NotNil(t, f, "no %s finding saying %q: %+v", tc.rule, tc.want, rep.Findings)
+			if tc.not != "" {
+				assert.NotContains(t, f.Message, tc.not)
+			}
+			assert.Equal(t, tc.file, f.File)
+			if tc.lineOf != "" {
+				assert.Equal(t, lineOf(t, m, tc.file, tc.lineOf), f.Line)
+			}
+			assert.NotEmpty(t, f.Hint)
+		})
+	}
+	// A wrong type is said once, by csv-field-type, never as "empty" or
+	// "missing" by the field's own rule.
+	rep := check(t, caseFS(t, "csv-types"), Options{})
+	assert.Empty(t, findingsOf(rep, "csv-name"), "%+v", rep.Findings)
+	assert.Empty(t, findingsOf(rep, "csv-version"), "%+v", rep.Findings)
+}

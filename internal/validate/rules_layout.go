@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,10 @@ func init() {
 					missing = append(missing, "metadata.name")
 				}
 				if len(missing) > 0 {
+					if msg, hint := misCased(o.Map(), missing); msg != "" {
+						c.Report(o, "", msg, hint)
+						continue
+					}
 					c.Report(o, "", "object has no "+strings.Join(missing, ", "), "add the missing fields")
 					continue
 				}
@@ -144,9 +149,16 @@ func init() {
 		Why:  "The annotations name the package and channels; without them the bundle cannot be built into an image or added to an index.",
 		Fix:  "Run `opm bundle generate -d manifests/ -p PACKAGE -c CHANNELS` to write it.",
 		check: func(c *Context) {
-			if c.Bundle.Annotations == nil {
-				c.ReportFile(bundle.AnnotationsFile, 0, "", "metadata/annotations.yaml is missing", "run `opm bundle generate -d manifests/ -p PACKAGE -c CHANNELS` to write it")
+			if c.Bundle.Annotations != nil {
+				return
 			}
+			for _, name := range c.Bundle.Empty {
+				if stem := strings.TrimSuffix(name, path.Ext(name)); stem == bundle.MetadataDir+"/annotations" {
+					c.ReportFile(name, 0, "", name+" is empty (no YAML document in it)", "fill it in: `opm bundle generate -d manifests/ -p PACKAGE -c CHANNELS` writes it")
+					return
+				}
+			}
+			c.ReportFile(bundle.AnnotationsFile, 0, "", "metadata/annotations.yaml is missing", "run `opm bundle generate -d manifests/ -p PACKAGE -c CHANNELS` to write it")
 		}})
 
 	annotationsRule("annotations-required", Error,
@@ -314,4 +326,25 @@ func describeValue(v any, keys ...string) string {
 		return strconv.Quote(s)
 	}
 	return fmt.Sprint(x)
+}
+
+// misCased explains missing top-level fields that are present with other
+// letter case (ApiVersion:, Kind:): Kubernetes field names are
+// case-sensitive, so the object has no apiVersion although the key is there.
+func misCased(m map[string]any, missing []string) (msg, hint string) {
+	var found, want []string
+	for _, field := range missing {
+		top, _, _ := strings.Cut(field, ".")
+		for k := range m {
+			if k != top && strings.EqualFold(k, top) {
+				found = append(found, fmt.Sprintf("%q", k))
+				want = append(want, top)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return "", ""
+	}
+	return fmt.Sprintf("mis-cased key %s: Kubernetes field names are case-sensitive, so %s is unset", strings.Join(found, ", "), strings.Join(want, ", ")),
+		"write " + strings.Join(want, ", ") + " exactly"
 }

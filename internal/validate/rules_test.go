@@ -128,7 +128,7 @@ func TestRules(t *testing.T) {
 			mutate: replace(annFile, "  operators.operatorframework.io.bundle.channel.default.v1: stable\n", "")},
 		{name: "api version", rule: "csv-api-version", sev: Error, field: "apiVersion",
 			mutate: replace(csvFile, "operators.coreos.com/v1alpha1", "operators.coreos.com/v1")},
-		{name: "field type", rule: "csv-field-type", sev: Error, field: "spec.maturity", msg: "must be a string",
+		{name: "field type", rule: "csv-field-type", sev: Error, field: "spec.maturity", msg: "spec.maturity is a list, not a string",
 			mutate: replace(csvFile, "maturity: stable", "maturity: [stable]")},
 		{name: "name not dns", rule: "csv-name", sev: Error, field: "metadata.name",
 			mutate: replace(csvFile, "name: widget-operator.v1.2.0", "name: Widget_Operator.v1.2.0")},
