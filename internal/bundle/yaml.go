@@ -476,7 +476,8 @@ func childNode(n *yaml.Node, seg string) (*yaml.Node, int) {
 	if n.Kind != yaml.MappingNode {
 		return nil, 0
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	// The last entry of a key given twice is the one Kubernetes keeps.
+	for i := len(n.Content) - 2; i >= 0; i -= 2 {
 		if n.Content[i].Value == seg {
 			return n.Content[i+1], n.Content[i].Line
 		}

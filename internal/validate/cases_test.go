@@ -217,3 +217,11 @@ func TestMisleadingMessages(t *testing.T) {
 	assert.Empty(t, findingsOf(rep, "csv-name"), "%+v", rep.Findings)
 	assert.Empty(t, findingsOf(rep, "csv-version"), "%+v", rep.Findings)
 }
+
+func TestFindingsPointAtTheKeyKubernetesKeeps(t *testing.T) {
+	m := caseFS(t, "csv-name-twice")
+	got := findingsOf(check(t, m, Options{}), "csv-name-convention")
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0].Message, "widget-operator.v1.3.0")
+	assert.Equal(t, lineOf(t, m, csvFile, "name: widget-operator.v1.3.0"), got[0].Line, "the line of the value the message quotes")
+}
