@@ -225,7 +225,7 @@ type FieldTypeError struct {
 }
 
 func (e FieldTypeError) Error() string {
-	return fmt.Sprintf("%s: must be a %s, not a %s", e.Field, e.Want, e.Got)
+	return fmt.Sprintf("%s is a %s, not a %s", e.Field, e.Got, e.Want)
 }
 
 // decodeCSV builds the typed view of obj. Type mismatches are collected one

@@ -322,7 +322,23 @@ func ParseCSVFile(name string, data []byte) (*Bundle, error) {
 		}
 	}
 	if b.CSV == nil {
-		return b, fmt.Errorf("%s: %w (the file has no document with kind: %s)", name, ErrNoCSV, CSVKind)
+		if len(b.Objects) == 0 {
+			return b, fmt.Errorf("%s: %w (the file holds no YAML document)", name, ErrNoCSV)
+		}
+		// Say what the file is instead: a CRD given to csv lint is a
+		// mistaken argument, not a CSV without a kind.
+		var kinds []string
+		for _, o := range b.Objects {
+			k := o.Kind
+			if k == "" {
+				k = "a document without kind"
+			}
+			if o.Name != "" {
+				k += " " + o.Name
+			}
+			kinds = append(kinds, k)
+		}
+		return b, fmt.Errorf("%s: %w: the file holds %s, and no document with kind: %s", name, ErrNoCSV, strings.Join(kinds, ", "), CSVKind)
 	}
 	return b, nil
 }

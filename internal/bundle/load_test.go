@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -143,4 +144,17 @@ func TestLineOf(t *testing.T) {
 	assert.Equal(t, 7, d.LineOf("spec.installModes[1].type"))
 	assert.Equal(t, 3, d.LineOf(`metadata.annotations["olm.skipRange"]`))
 	assert.Equal(t, 5, d.LineOf("spec.installModes[9]"), "an unresolved path points at the deepest part found")
+}
+
+func TestParseCSVFileSaysWhatTheFileIs(t *testing.T) {
+	for file, want := range map[string]string{
+		"testdata/messages/widgets.crd.yaml": "the file holds CustomResourceDefinition widgets.example.com, and no document with kind: ClusterServiceVersion",
+		"testdata/messages/empty.yaml":       "the file holds no YAML document",
+	} {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		_, err = ParseCSVFile(file, data)
+		require.ErrorIs(t, err, ErrNoCSV)
+		assert.Contains(t, err.Error(), want)
+	}
 }
