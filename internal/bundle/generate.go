@@ -96,24 +96,29 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 	}
 
 	pkg := opts.Package
-	if pkg == "" && opts.Upstream {
-		return nil, errors.New("no package name: give -p/--package (opm does not guess it from the directory or the CSV name)")
-	}
-	if pkg == "" && existing[AnnotationPackage] != "" {
+	if pkg == "" && !opts.Upstream && existing[AnnotationPackage] != "" {
 		pkg = existing[AnnotationPackage]
 		res.Notes = append(res.Notes, fmt.Sprintf("package %q taken from %s", pkg, res.AnnotationsFile))
-	}
-	if pkg == "" {
-		hint := ""
-		if csvName != "" {
-			hint = fmt.Sprintf(" (the CSV is %s; its name is not taken for the package)", csvName)
-		}
-		return nil, fmt.Errorf("no package name: give -p/--package; %s holds none%s", res.AnnotationsFile, hint)
 	}
 	channels := opts.Channels
 	if len(channels) == 0 && existing[AnnotationChannels] != "" {
 		channels = SplitChannels(existing[AnnotationChannels])
 		res.Notes = append(res.Notes, fmt.Sprintf("channels %s taken from %s", strings.Join(channels, ","), res.AnnotationsFile))
+	}
+	if pkg == "" {
+		// Upstream guessed the package from the directory layout, and opm
+		// once from the CSV name; both named packages nobody chose.
+		where := "(opm does not guess it from the directory or the CSV name)"
+		if !opts.Upstream {
+			where = fmt.Sprintf("(%s holds none, and the CSV name is not taken for it)", res.AnnotationsFile)
+			if csvName != "" {
+				where = fmt.Sprintf("(%s holds none, and the CSV name %s is not taken for it)", res.AnnotationsFile, csvName)
+			}
+		}
+		if len(channels) == 0 {
+			return nil, fmt.Errorf("no package name and no channels: give -p/--package and -c/--channels %s", where)
+		}
+		return nil, fmt.Errorf("no package name: give -p/--package %s", where)
 	}
 	if len(channels) == 0 {
 		return nil, errors.New("no channels: give -c/--channels (e.g. --channels stable)")
