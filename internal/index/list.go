@@ -101,6 +101,24 @@ func (d *DB) ListBundles(ctx context.Context, pkg string) ([]BundleRow, error) {
 	if err := d.checkPackage(ctx, pkg); err != nil {
 		return nil, err
 	}
+	// Bundle columns are read once per bundle, not per channel entry: they
+	// sit after the csv and bundle blobs, so each read walks those pages.
+	type bundleCols struct{ skipRange, path, version string }
+	cols := map[string]bundleCols{}
+	err := queryEach(ctx, d.sql, `SELECT name, skiprange, bundlepath, version FROM operatorbundle
+		WHERE name IN (SELECT operatorbundle_name FROM channel_entry WHERE ?1 = '' OR package_name = ?1)`, []any{pkg}, func(s scanner) error {
+		var name string
+		var skipRange, path, version sql.NullString
+		if err := s.Scan(&name, &skipRange, &path, &version); err != nil {
+			return err
+		}
+		cols[name] = bundleCols{skipRange.String, path.String, version.String}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read index %s: list bundles: %w", d.path, err)
+	}
+
 	type key struct{ pkg, ch, b string }
 	rows := map[key]*BundleRow{}
 	replDepth := map[key]int64{}
@@ -108,23 +126,26 @@ func (d *DB) ListBundles(ctx context.Context, pkg string) ([]BundleRow, error) {
 	// A channel holds several entries per bundle. Upstream's render (and so
 	// its list and render-graph) read the edges from them: an entry pointing
 	// at an entry of the same depth is a skip, one pointing further down is
-	// the replaces edge (the one nearest the head wins).
-	err := queryEach(ctx, d.sql, `SELECT e.package_name, e.channel_name, e.operatorbundle_name, e.depth, r.operatorbundle_name, r.depth,
-		ob.skiprange, ob.bundlepath, ob.version
+	// the replaces edge (the one nearest the head wins). Entries of names
+	// that are not bundles in the index (skipped versions) have no row.
+	err = queryEach(ctx, d.sql, `SELECT e.package_name, e.channel_name, e.operatorbundle_name, e.depth, r.operatorbundle_name, r.depth
 		FROM channel_entry e
-		JOIN operatorbundle ob ON ob.name = e.operatorbundle_name
 		LEFT JOIN channel_entry r ON r.entry_id = e.replaces
 		WHERE ?1 = '' OR e.package_name = ?1
 		ORDER BY e.entry_id`, []any{pkg}, func(s scanner) error {
 		var k key
 		var dep, toDepth sql.NullInt64
-		var to, skipRange, path, version sql.NullString
-		if err := s.Scan(&k.pkg, &k.ch, &k.b, &dep, &to, &toDepth, &skipRange, &path, &version); err != nil {
+		var to sql.NullString
+		if err := s.Scan(&k.pkg, &k.ch, &k.b, &dep, &to, &toDepth); err != nil {
 			return err
+		}
+		c, ok := cols[k.b]
+		if !ok {
+			return nil
 		}
 		r := rows[k]
 		if r == nil {
-			r = &BundleRow{Package: k.pkg, Channel: k.ch, Bundle: k.b, SkipRange: skipRange.String, Image: path.String, Version: version.String}
+			r = &BundleRow{Package: k.pkg, Channel: k.ch, Bundle: k.b, SkipRange: c.skipRange, Image: c.path, Version: c.version}
 			rows[k] = r
 			order = append(order, k)
 		}
