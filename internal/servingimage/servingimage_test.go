@@ -489,6 +489,7 @@ func TestMakeServingImage(t *testing.T) {
 	hostBusybox(t)
 	dir := filepath.Join(t.TempDir(), "layout")
 	cmd := exec.Command("make", "-C", "../..", "serving-image", "IMAGE=oci:"+dir+":test", "PLATFORMS=linux/amd64", "VERSION=v0.0.1-test")
+	cmd.Env = append(os.Environ(), "SERVING_OUT="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make serving-image: %v\n%s", err, out)
 	}
@@ -556,4 +557,36 @@ func gunzip(t *testing.T, r io.Reader) io.Reader {
 		t.Fatal(err)
 	}
 	return zr
+}
+
+// TestMakeServingImageNeedsCrossCompiler: a platform asked for whose C
+// compiler is missing fails before anything is built, naming the packages.
+func TestMakeServingImageNeedsCrossCompiler(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("skipping: checks the arm64 cross compiler message from an amd64 host, this is %s", runtime.GOARCH)
+	}
+	// A PATH with what the script needs up to its compiler check, and no cross compiler.
+	bin := t.TempDir()
+	for _, tool := range []string{"bash", "dirname", "dpkg", "git", "go", "gcc"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skipf("skipping: %s not found", tool)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script, err := filepath.Abs("../../hack/make-serving-image")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(bin, "bash"), script, "oci:"+t.TempDir()+":x", "linux/amd64,linux/arm64")
+	cmd.Env = append(os.Environ(), "PATH="+bin, "VERSION=v1.0.0", "COMMIT=abc", "DATE=2026-01-01T00:00:00Z", "SERVING_OUT="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("succeeded without a cross compiler:\n%s", out)
+	}
+	if !strings.Contains(string(out), "apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross") || strings.Contains(string(out), "building") {
+		t.Errorf("want a failure naming the packages before any build, got:\n%s", out)
+	}
 }
