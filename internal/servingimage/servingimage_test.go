@@ -476,6 +476,48 @@ func TestRunWithPodman(t *testing.T) {
 	if !strings.Contains(out, "fakeopm as=opm args=registry serve --database /database/index.db") {
 		t.Errorf("default command: %s", out)
 	}
+
+	// An index image on top (a database layer, as opm index add writes),
+	// started the way `operator-sdk run bundle` starts it: command sh -c
+	// SCRIPT, working directory /tmp, any UID.
+	b, err := Build(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := image.NewLayerBuilder()
+	if err := lb.AddFile("database/index.db", []byte("not really sqlite")); err != nil {
+		t.Fatal(err)
+	}
+	dbLayer, err := lb.Layer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, err := image.AppendLayer(b.Images[0], dbLayer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	indexRef := reg.Ref("opmkit/index:run")
+	idst, err := image.ParseReference(indexRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newClient(t).Write(context.Background(), index, idst); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "--force", indexRef).Run() })
+	sdkScript := `[[ -f /database/index.db ]] && cp /database/index.db /tmp/tmp.db; ` +
+		`opm registry add -d /tmp/tmp.db -b example.com/bundle:v1 --mode=semver --skip-tls-verify=false --use-http=false && ` +
+		`cat /tmp/tmp.db && echo && exec opm registry serve -d /tmp/tmp.db -p 50051`
+	out = run(t, podman, append(slices.Clone(base), "--user", "12345", "--workdir", "/tmp", "--entrypoint", "sh", indexRef, "-c", sdkScript)...)
+	for _, want := range []string{
+		"fakeopm as=opm args=registry add -d /tmp/tmp.db -b example.com/bundle:v1 --mode=semver",
+		"not really sqlite",
+		"fakeopm as=opm args=registry serve -d /tmp/tmp.db -p 50051",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("operator-sdk start-up script: output lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 // TestMakeServingImage runs `make serving-image` for linux/amd64, pushing to
