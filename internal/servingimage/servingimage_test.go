@@ -31,12 +31,24 @@ var (
 	arm64 = image.Platform{OS: "linux", Architecture: "arm64"}
 )
 
+// fakeDir holds the fake opm binaries; TestMain removes it.
+var fakeDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if fakeDir != "" {
+		_ = os.RemoveAll(fakeDir)
+	}
+	os.Exit(code)
+}
+
 // fakeOpm builds testdata/fakeopm for arch (static: no cgo) once per run.
 var fakeOpm = sync.OnceValues(func() (map[string]string, error) {
 	dir, err := os.MkdirTemp("", "servingimage-test-")
 	if err != nil {
 		return nil, err
 	}
+	fakeDir = dir
 	out := map[string]string{}
 	for _, arch := range []string{"amd64", "arm64"} {
 		bin := filepath.Join(dir, arch, "opm")
