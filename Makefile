@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/opmkit/opm/internal/version.Version=$(VERSION) \
            -X github.com/opmkit/opm/internal/version.Date=$(DATE)
 GO      ?= go
 
-.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot
+.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot serving-image
 
 build:
 	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o bin/opm ./cmd/opm
@@ -71,3 +71,13 @@ release-check: $(GORELEASER)
 # gcc-aarch64-linux-gnu). Nothing is published.
 release-snapshot: $(GORELEASER)
 	$(GORELEASER) release --snapshot --clean --skip=publish
+
+# opm's serving image (the default --binary-image of new index images), built
+# without a container daemon from static opm binaries and Debian's
+# busybox-static, pushed to IMAGE or written to IMAGE=oci:DIR:TAG. PLATFORMS
+# defaults to every linux platform whose C compiler is installed. See
+# docs/releasing.md.
+IMAGE ?=
+PLATFORMS ?=
+serving-image:
+	GO='$(GO)' TAGS='$(TAGS)' VERSION='$(VERSION)' COMMIT='$(COMMIT)' hack/make-serving-image '$(IMAGE)' '$(PLATFORMS)'
