@@ -142,7 +142,7 @@ func mdText(s string) string {
 	return b.String()
 }
 
-const generatedNote = "<!-- Generated from opm's command tree by `make docs` (cmd/opm/docgen_test.go). Do not edit. -->\n\n"
+const generatedNote = "<!-- Generated from opm's command tree by `make docs` (internal/cmd/root/docgen_test.go). Do not edit. -->\n\n"
 
 // markdownReference renders every command's page, keyed by file name.
 func markdownReference(root *cobra.Command) map[string]string {
@@ -295,7 +295,7 @@ func manPages(root *cobra.Command) map[string]string {
 func manPage(c *cobra.Command) string {
 	var b strings.Builder
 	name := manName(c)
-	fmt.Fprintf(&b, ".\\\" Generated from opm's command tree (cmd/opm/docgen_test.go). Do not edit.\n")
+	fmt.Fprintf(&b, ".\\\" Generated from opm's command tree (internal/cmd/root/docgen_test.go). Do not edit.\n")
 	fmt.Fprintf(&b, ".TH %q 1 \"\" \"opm\" \"opm manual\"\n", strings.ToUpper(name))
 	fmt.Fprintf(&b, ".SH NAME\n%s \\- %s\n", roffEscape(name), roffEscape(c.Short))
 
