@@ -7,7 +7,10 @@ package cmdtest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,11 +25,21 @@ import (
 
 // Runner runs opm commands. Env is the whole environment the commands see
 // (OPM_*, XDG_CONFIG_HOME, HOME, NO_COLOR, TERM); change it between runs.
-// Registry clients, containers tools, temporary directories and the
-// working directory are still the process's.
+//
+// Runs are in-process unless Dir is set: the working directory, and what
+// the libraries read from the environment (TMPDIR, PATH, registry auth),
+// belong to the whole test process. A test that needs its own sets Dir
+// (and ProcEnv), and each run is then a child process: the test binary
+// itself, running opm (see Main). That keeps such tests parallel, where
+// t.Chdir and t.Setenv would make them serial.
 type Runner struct {
 	t   testing.TB
 	Env map[string]string
+	// Dir, when set, is the working directory of a child-process run.
+	Dir string
+	// ProcEnv is added to a child process's environment (TMPDIR, PATH);
+	// PATH defaults to the test process's.
+	ProcEnv map[string]string
 	// TTY makes stdout and stderr pretend to be terminals.
 	TTY bool
 	// Configure, when set, adjusts the factory before each run (a fake
@@ -43,7 +56,7 @@ func New(t testing.TB) *Runner {
 		"XDG_CONFIG_HOME": dir,
 		"HOME":            dir,
 		"TERM":            "xterm-256color",
-	}}
+	}, ProcEnv: map[string]string{}}
 }
 
 // ConfigFile is where the runner's default config file goes.
@@ -60,6 +73,9 @@ type Result struct {
 // Run runs opm with args (without the program name).
 func (r *Runner) Run(args ...string) Result {
 	r.t.Helper()
+	if r.Dir != "" {
+		return r.runChild(args)
+	}
 	s, _, out, errOut := iostreams.Test()
 	s.OutTTY, s.ErrTTY = r.TTY, r.TTY
 	f := factory.NewWithEnv(s, r.Env)
@@ -67,6 +83,54 @@ func (r *Runner) Run(args ...string) Result {
 		r.Configure(f)
 	}
 	code := root.Run(context.Background(), f, args)
+	return Result{code, out.String(), errOut.String()}
+}
+
+// childEnv tells a test binary started by runChild to be opm. It is not
+// an OPM_* variable, which opm would refuse as unknown.
+const childEnv = "CMDTEST_RUN_OPM"
+
+// Main is the TestMain of packages whose tests use Runner.Dir: in a child
+// process it runs opm with the arguments, else the tests.
+func Main(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		code := root.Run(ctx, factory.New(iostreams.System()), os.Args[1:])
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+func (r *Runner) runChild(args []string) Result {
+	r.t.Helper()
+	if r.TTY {
+		r.t.Fatal("cmdtest: a child-process run (Dir set) has no terminal")
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = r.Dir
+	env := map[string]string{"PATH": os.Getenv("PATH")}
+	for k, v := range r.Env {
+		env[k] = v
+	}
+	for k, v := range r.ProcEnv {
+		env[k] = v
+	}
+	env[childEnv] = "1"
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			r.t.Fatalf("cmdtest: run opm %s: %v", strings.Join(args, " "), err)
+		}
+		code = ee.ExitCode()
+	}
 	return Result{code, out.String(), errOut.String()}
 }
 

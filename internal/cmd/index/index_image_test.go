@@ -332,14 +332,15 @@ func dirEntries(t *testing.T, dir string) []string {
 }
 
 func TestIndexImageChain(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
 	needCorpus(t)
 	reg := startRegistry(t)
 	c := testClient(t)
 	work := t.TempDir()
-	t.Chdir(work)
+	o.Dir = work
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	o.ProcEnv["TMPDIR"] = tmp
 
 	base := fakeBinaryImage(t, image.Platform{OS: "linux", Architecture: "amd64"})
 	pushImage(t, c, base, reg.ref("opm:fake"))
@@ -451,11 +452,12 @@ func TestIndexImageChain(t *testing.T) {
 }
 
 func TestIndexImageMultiArch(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
 	needCorpus(t)
 	reg := startRegistry(t)
 	c := testClient(t)
-	t.Chdir(t.TempDir())
+	o.Dir = t.TempDir()
 
 	// A two-platform base built and pushed with go-containerregistry alone.
 	plats := []v1.Platform{{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}}
@@ -525,6 +527,7 @@ func TestIndexImageMultiArch(t *testing.T) {
 }
 
 func TestIndexImageFailuresWriteNothing(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
 	reg := startRegistry(t)
 	c := testClient(t)
@@ -534,9 +537,9 @@ func TestIndexImageFailuresWriteNothing(t *testing.T) {
 	require.NoError(t, err)
 	_, v2 := twoVersions(t)
 	work := t.TempDir()
-	t.Chdir(work)
+	o.Dir = work
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	o.ProcEnv["TMPDIR"] = tmp
 
 	pushImage(t, c, fakeBinaryImage(t, image.Platform{}), reg.ref("opm:fake"))
 	r := o.Run("index", "add", "--use-http", "-b", valid, "-i", reg.ref("opm:fake"), "-t", reg.ref("idx:1"))
@@ -586,12 +589,13 @@ func TestIndexImageFailuresWriteNothing(t *testing.T) {
 }
 
 func TestIndexGenerate(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
 	v1dir, v2dir := twoVersions(t)
 	bad, err := filepath.Abs(syntaxBundle)
 	require.NoError(t, err)
 	work := t.TempDir()
-	t.Chdir(work)
+	o.Dir = work
 	r := o.Run("index", "add", "-b", v1dir+","+v2dir, "--generate", "-i", "example.com/opm:v1.73.0", "-o", "json")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.JSONEq(t, `{"database": "database/index.db", "dockerfile": "index.Dockerfile"}`, mustField(t, r.Out, "generated"))
@@ -613,11 +617,11 @@ CMD ["registry", "serve", "--database", "/database/index.db"]
 	r = o.Run("index", "add", "-b", v1dir, "--generate", "-d", "custom.Dockerfile")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.Equal(t, []string{"custom.Dockerfile", "database", "index.Dockerfile"}, dirEntries(t, work))
-	before, err := os.ReadFile("database/index.db")
+	before, err := os.ReadFile(filepath.Join(work, "database/index.db"))
 	require.NoError(t, err)
 	r = o.Run("index", "add", "-b", bad, "--generate")
 	assert.Equal(t, 1, r.Code)
-	after, err := os.ReadFile("database/index.db")
+	after, err := os.ReadFile(filepath.Join(work, "database/index.db"))
 	require.NoError(t, err)
 	assert.Equal(t, before, after)
 	assert.Equal(t, []string{"index.db"}, dirEntries(t, filepath.Join(work, "database")))
@@ -680,6 +684,7 @@ func TestIndexImageFromUpstreamStyleImage(t *testing.T) {
 // TestIndexAddPullTool: -p podman pulls the bundle image into podman's
 // storage and opm reads it from there; the index records the reference.
 func TestIndexAddPullTool(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
 	needCorpus(t)
 	podman := registrytest.RequireTool(t, "podman")
@@ -687,7 +692,7 @@ func TestIndexAddPullTool(t *testing.T) {
 	c := testClient(t)
 	bundles := pushBundles(t, c, reg.Addr, "etcd", "0.6.1")
 	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", bundles[0]).Run() })
-	t.Chdir(t.TempDir())
+	o.Dir = t.TempDir()
 	r := o.Run("index", "add", "--use-http", "-p", "podman", "-b", bundles[0], "--generate")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	r = o.Run("index", "inspect", "-o", "json", "database/index.db")
@@ -698,6 +703,7 @@ func TestIndexAddPullTool(t *testing.T) {
 // TestIndexAddBuildTool: -u podman builds the index image from the
 // generated Dockerfile in a temporary directory; nothing is left behind.
 func TestIndexAddBuildTool(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
 	podman := registrytest.RequireTool(t, "podman")
 	reg := startRegistry(t)
@@ -706,9 +712,9 @@ func TestIndexAddBuildTool(t *testing.T) {
 	require.NoError(t, err)
 	pushImage(t, c, fakeBinaryImage(t, image.Platform{OS: "linux", Architecture: "amd64"}), reg.ref("opm:fake"))
 	work := t.TempDir()
-	t.Chdir(work)
+	o.Dir = work
 	tmp := t.TempDir()
-	t.Setenv("TMPDIR", tmp)
+	o.ProcEnv["TMPDIR"] = tmp
 	tag := "localhost/opm-index-build-test:1"
 	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", tag).Run() })
 	r := o.Run("index", "add", "--use-http", "-u", "podman", "-b", valid, "-i", reg.ref("opm:fake"), "-t", tag)

@@ -103,14 +103,16 @@ func TestBundleBuildPushValidateRealRegistry(t *testing.T) {
 // A bundle image built by podman or buildah from the bundle.Dockerfile
 // opm writes validates the same as the directory (and as opm's own build).
 func TestBundleBuildWithImageBuilder(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"podman", "buildah"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			o := cmdtest.New(t)
 			src := corpusBundle(t)
 			registrytest.RequireTool(t, name)
 			work := t.TempDir()
 			require.NoError(t, os.CopyFS(filepath.Join(work, "etcd"), os.DirFS(src)))
-			t.Chdir(work)
+			o.Dir = work
 			tag := fmt.Sprintf("localhost/opm-test/etcd-bundle:%s-%d", name, os.Getpid())
 			outside := tag + "-outside"
 			t.Cleanup(func() { _ = exec.Command(name, "rmi", "--force", tag, outside).Run() })
@@ -118,7 +120,7 @@ func TestBundleBuildWithImageBuilder(t *testing.T) {
 			r := o.Run("bundle", "build", "-d", "etcd", "-t", tag, "-b", name)
 			require.Equal(t, exit.OK, r.Code, r.ErrOut)
 			assert.Contains(t, r.ErrOut, "built "+tag+" with "+name)
-			df, err := os.ReadFile("bundle.Dockerfile")
+			df, err := os.ReadFile(filepath.Join(work, "bundle.Dockerfile"))
 			require.NoError(t, err, "bundle.Dockerfile is written in the working directory, as upstream")
 			assert.Contains(t, string(df), "COPY etcd/manifests /manifests/")
 			assert.Contains(t, string(df), "LABEL operators.operatorframework.io.bundle.package.v1=etcd")
@@ -126,15 +128,16 @@ func TestBundleBuildWithImageBuilder(t *testing.T) {
 			// Out of the tool's storage, through an OCI layout.
 			layout := "oci:" + filepath.Join(work, "layout") + ":0.9.4"
 			tool(t, name, "push", "--quiet", tag, layout)
-			want := validateFindings(t, "etcd")
+			etcd := filepath.Join(work, "etcd")
+			want := validateFindings(t, etcd)
 			assert.Equal(t, want, validateFindings(t, layout))
 			ours := "oci:" + filepath.Join(work, "ours") + ":0.9.4"
-			build(t, "-d", "etcd", "-t", ours)
+			build(t, "-d", etcd, "-t", ours)
 			assert.Equal(t, validateFindings(t, ours), validateFindings(t, layout))
 
 			// A bundle outside the working directory: the Dockerfile is
 			// temporary and nothing is written into the bundle.
-			t.Chdir(t.TempDir())
+			o.Dir = t.TempDir()
 			r = o.Run("bundle", "build", "-d", filepath.Join(work, "etcd"), "-t", outside, "-b", name)
 			require.Equal(t, exit.OK, r.Code, r.ErrOut)
 			assert.Contains(t, r.ErrOut, "temporary bundle.Dockerfile")

@@ -174,9 +174,14 @@ func TestBundleBuildUsageErrors(t *testing.T) {
 }
 
 func TestBundleBuildMissingTool(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
-	t.Setenv("PATH", t.TempDir())
-	r := o.Run("bundle", "build", "-d", validBundle, "-t", "example.com/b:1", "-b", "buildah")
+	// A child process, whose PATH holds no container tool.
+	o.Dir = t.TempDir()
+	o.ProcEnv["PATH"] = t.TempDir()
+	valid, err := filepath.Abs(validBundle)
+	require.NoError(t, err)
+	r := o.Run("bundle", "build", "-d", valid, "-t", "example.com/b:1", "-b", "buildah")
 	assert.Equal(t, exit.Usage, r.Code)
 	assert.Contains(t, r.ErrOut, "buildah not found in PATH: install it or drop --image-builder")
 }
