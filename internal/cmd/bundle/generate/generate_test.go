@@ -18,18 +18,18 @@ const (
 )
 
 func TestBundleGenerate(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(filepath.Join(dir, "b"), os.DirFS(validBundle)))
 	require.NoError(t, os.RemoveAll(filepath.Join(dir, "b/metadata")))
-	wd, _ := os.Getwd()
-	require.NoError(t, os.Chdir(dir))
-	t.Cleanup(func() { _ = os.Chdir(wd) })
+	// Paths relative to the working directory: runs are child processes.
+	o.Dir = dir
 
 	r := o.Run("bundle", "generate", "-d", "b/manifests", "-p", "example-operator", "-c", "stable,fast", "-e", "stable")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "wrote b/metadata/annotations.yaml")
-	df, err := os.ReadFile("bundle.Dockerfile")
+	df, err := os.ReadFile(filepath.Join(dir, "bundle.Dockerfile"))
 	require.NoError(t, err)
 	assert.Contains(t, string(df), "COPY b/manifests /manifests/")
 

@@ -328,19 +328,13 @@ func TestBundleValidateImageProgress(t *testing.T) {
 	assert.NotContains(t, r.ErrOut, "pulled")
 }
 
-func mustAbs(t *testing.T, p string) string {
-	t.Helper()
-	abs, err := filepath.Abs(p)
-	require.NoError(t, err)
-	return abs
-}
-
 func TestBundleValidateFromFiles(t *testing.T) {
+	t.Parallel()
 	o := cmdtest.New(t)
-	valid, bad := mustAbs(t, validBundle), mustAbs(t, syntaxBundle)
-	t.Chdir(t.TempDir())
-	cmdtest.CopyDir(t, valid, "good")
-	cmdtest.CopyDir(t, bad, "bad")
+	// Paths relative to the working directory: runs are child processes.
+	o.Dir = t.TempDir()
+	cmdtest.CopyDir(t, validBundle, filepath.Join(o.Dir, "good"))
+	cmdtest.CopyDir(t, syntaxBundle, filepath.Join(o.Dir, "bad"))
 
 	r := o.Run("bundle", "validate", "--from-files", "good/manifests/example-operator.clusterserviceversion.yaml", "notes.txt")
 	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
