@@ -53,7 +53,7 @@ completions:
 
 man:
 	@rm -rf build/man && mkdir -p build/man
-	MAN_DIR=$(CURDIR)/build/man $(GO) test -tags '$(TAGS)' -count=1 -run '^TestManPages$$' ./cmd/opm
+	MAN_DIR=$(CURDIR)/build/man $(GO) test -tags '$(TAGS)' -count=1 -run '^TestManPages$$' ./internal/cmd/root
 	@ls build/man
 
 # Releases (goreleaser; see docs/releasing.md). goreleaser takes minutes to
