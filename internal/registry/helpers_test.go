@@ -94,3 +94,11 @@ func (s *server) stop(t testing.TB) error {
 		return nil
 	}
 }
+
+func newClient(addr string) (*grpc.ClientConn, error) {
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+}
+
+// cleanupBench removes what benchmarks built for the whole process.
+func cleanupBench() {}
