@@ -100,5 +100,8 @@ func newClient(addr string) (*grpc.ClientConn, error) {
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
 }
 
-// cleanupBench removes what benchmarks built for the whole process.
-func cleanupBench() {}
+// cleanupBenchFn removes what benchmarks built for the whole process (set
+// by bench_test.go).
+var cleanupBenchFn = func() {}
+
+func cleanupBench() { cleanupBenchFn() }

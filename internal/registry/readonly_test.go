@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -30,6 +32,9 @@ func TestMain(m *testing.M) {
 		}
 		fmt.Printf("bundles=%d\n", n)
 		os.Exit(0)
+	}
+	if db := os.Getenv(serveHelperEnv); db != "" {
+		os.Exit(serveHelper(db))
 	}
 	code := m.Run()
 	cleanupBench()
@@ -147,4 +152,18 @@ func TestServesReadOnlyDirectoryAsOtherUser(t *testing.T) {
 	if after := listDir(t, roDir); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Errorf("files beside the database changed: %v -> %v", before, after)
 	}
+}
+
+// serveHelper serves db until SIGTERM or SIGINT, printing the address on
+// stdout and the log on stderr, as a CatalogSource pod's process would.
+func serveHelper(db string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	err := Serve(ctx, Options{DB: db, Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		OnServing: func(a net.Addr) { fmt.Println(a.String()) }})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }

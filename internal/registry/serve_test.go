@@ -280,3 +280,18 @@ func openRef(t testing.TB, name string) *SQLite {
 	t.Cleanup(func() { b.Close() })
 	return b
 }
+
+// TestSIGTERMStopsGracefully runs the server as its own process, the way a
+// pod does, and stops it with SIGTERM: exit status 0 and the stop line.
+func TestSIGTERMStopsGracefully(t *testing.T) {
+	p := startServerProcess(t, refDB(t, "etcd.replaces.db"))
+	if err := Probe(context.Background(), ProbeOptions{Addr: p.addr, ConnectTimeout: 5 * time.Second}); err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	if err := p.terminate(t); err != nil {
+		t.Fatalf("after SIGTERM: %v\n%s", err, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), `msg="stopped serving registry"`) || !strings.Contains(p.stderr.String(), "reason=signal") {
+		t.Errorf("no stop line:\n%s", p.stderr.String())
+	}
+}
