@@ -11,7 +11,7 @@ import (
 
 // TestStreamsAreSorted: upstream streams in whatever order its SQL returns
 // (or, for ListBundles, Go map order); opm sends packages by name, bundles
-// by package, channel and name, and channel entries by package, channel,
+// by name, package and channel, and channel entries by package, channel,
 // bundle and replaced bundle (docs/compatibility.md).
 func TestStreamsAreSorted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "index.db")
@@ -39,14 +39,14 @@ func TestStreamsAreSorted(t *testing.T) {
 
 	var keys []string
 	err = b.ListBundles(ctx, func(x *api.Bundle) error {
-		keys = append(keys, x.PackageName+"\x00"+x.ChannelName+"\x00"+x.CsvName)
+		keys = append(keys, x.CsvName+"\x00"+x.PackageName+"\x00"+x.ChannelName)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(keys) != 2*(7+9+75) || !sort.StringsAreSorted(keys) {
-		t.Errorf("ListBundles: %d messages, sorted %v; want %d sorted by package, channel, name", len(keys), sort.StringsAreSorted(keys), 2*(7+9+75))
+		t.Errorf("ListBundles: %d messages, sorted %v; want %d sorted by name, package, channel", len(keys), sort.StringsAreSorted(keys), 2*(7+9+75))
 	}
 
 	var entries []string

@@ -39,6 +39,9 @@ type SQLite struct {
 	// name to its rows' rowids (ascending), built once at open.
 	props map[string][]int64
 	deps  map[string][]int64
+	// providers maps an olm.gvk property value to the bundles that have it,
+	// for the queries by API (same reason: no index on properties.value).
+	providers map[string][]string
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -77,6 +80,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		return nil, err
 	}
 	if s.deps, err = s.rowidsByBundle(ctx, "dependencies"); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.providers, err = s.providersByAPI(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -153,6 +160,41 @@ func (s *SQLite) rowidsByBundle(ctx context.Context, table string) (map[string][
 		return nil, fmt.Errorf("open index %s: read %s: %w", s.path, table, err)
 	}
 	return out, nil
+}
+
+func (s *SQLite) providersByAPI(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT value, operatorbundle_name FROM properties
+		WHERE type = ? AND value IS NOT NULL AND operatorbundle_name IS NOT NULL ORDER BY 1, 2`, gvkType)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: read properties: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var value, name string
+		if err := rows.Scan(&value, &name); err != nil {
+			return nil, fmt.Errorf("open index %s: read properties: %w", s.path, err)
+		}
+		out[value] = append(out[value], name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("open index %s: read properties: %w", s.path, err)
+	}
+	return out, nil
+}
+
+// providerArgs is the SQL list "(?,?,…)" of the bundles providing g and its
+// arguments; false when none does.
+func (s *SQLite) providerArgs(g GVK) (string, []any, bool) {
+	names := s.providers[gvkValue(g)]
+	if len(names) == 0 {
+		return "", nil, false
+	}
+	args := make([]any, len(names))
+	for i, n := range names {
+		args[i] = n
+	}
+	return "(?" + strings.Repeat(",?", len(names)-1) + ")", args, true
 }
 
 // Stats counts packages and the bundles in channels.
@@ -477,14 +519,17 @@ func nullString(r sql.NullString) string { return r.String }
 // GetChannelEntriesThatProvide sends every channel entry whose bundle
 // provides the API.
 func (s *SQLite) GetChannelEntriesThatProvide(ctx context.Context, g GVK, send func(*api.ChannelEntry) error) error {
+	notFound := &NotFoundError{fmt.Sprintf("no channel entries found that provide %s %s %s", g.Group, g.Version, g.Kind)}
+	in, args, ok := s.providerArgs(g)
+	if !ok {
+		return notFound
+	}
 	n, err := s.sendEntries(ctx, "entries that provide "+g.Kind, send, nullString,
 		`SELECT DISTINCT e.package_name, e.channel_name, e.operatorbundle_name, r.operatorbundle_name
-		FROM channel_entry e
-		JOIN properties p ON p.operatorbundle_name = e.operatorbundle_name
-		LEFT JOIN channel_entry r ON r.entry_id = e.replaces
-		WHERE p.type = ? AND p.value = ? ORDER BY 1, 2, 3, 4`, gvkType, gvkValue(g))
+		FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
+		WHERE e.operatorbundle_name IN `+in+` ORDER BY 1, 2, 3, 4`, args...)
 	if err == nil && n == 0 {
-		err = &NotFoundError{fmt.Sprintf("no channel entries found that provide %s %s %s", g.Group, g.Version, g.Kind)}
+		err = notFound
 	}
 	return err
 }
@@ -492,19 +537,22 @@ func (s *SQLite) GetChannelEntriesThatProvide(ctx context.Context, g GVK, send f
 // GetLatestChannelEntriesThatProvide sends, per package and channel, the
 // entry nearest the head whose bundle provides the API.
 func (s *SQLite) GetLatestChannelEntriesThatProvide(ctx context.Context, g GVK, send func(*api.ChannelEntry) error) error {
+	notFound := &NotFoundError{fmt.Sprintf("no channel entries found that provide %s %s %s", g.Group, g.Version, g.Kind)}
+	in, args, ok := s.providerArgs(g)
+	if !ok {
+		return notFound
+	}
 	// SQLite takes the bare columns of a MIN() aggregate from the row holding
 	// the minimum.
 	n, err := s.sendEntries(ctx, "latest entries that provide "+g.Kind, send, nullString,
 		`SELECT package_name, channel_name, bundle, replaced FROM (
 			SELECT e.package_name, e.channel_name, e.operatorbundle_name AS bundle, r.operatorbundle_name AS replaced, MIN(e.depth)
-			FROM channel_entry e
-			JOIN properties p ON p.operatorbundle_name = e.operatorbundle_name
-			LEFT JOIN channel_entry r ON r.entry_id = e.replaces
-			WHERE p.type = ? AND p.value = ?
+			FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
+			WHERE e.operatorbundle_name IN `+in+`
 			GROUP BY e.package_name, e.channel_name)
-		ORDER BY 1, 2`, gvkType, gvkValue(g))
+		ORDER BY 1, 2`, args...)
 	if err == nil && n == 0 {
-		err = &NotFoundError{fmt.Sprintf("no channel entries found that provide %s %s %s", g.Group, g.Version, g.Kind)}
+		err = notFound
 	}
 	return err
 }
@@ -512,26 +560,29 @@ func (s *SQLite) GetLatestChannelEntriesThatProvide(ctx context.Context, g GVK, 
 // GetDefaultBundleThatProvides answers the bundle nearest the head of a
 // default channel that provides the API (the first package by name).
 func (s *SQLite) GetDefaultBundleThatProvides(ctx context.Context, g GVK) (*api.Bundle, error) {
+	notFound := &NotFoundError{fmt.Sprintf("no entry found that provides %s %s %s", g.Group, g.Version, g.Kind)}
+	in, args, ok := s.providerArgs(g)
+	if !ok {
+		return nil, notFound
+	}
 	var r bundleRow
 	var pkg, ch sql.NullString
 	var depth sql.NullInt64
 	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.bundle, ob.bundlepath, ob.version, ob.skiprange, e.package_name, e.channel_name, MIN(e.depth)
 		FROM channel_entry e
 		JOIN operatorbundle ob ON ob.name = e.operatorbundle_name
-		JOIN properties p ON p.operatorbundle_name = e.operatorbundle_name
 		JOIN package pk ON pk.name = e.package_name
-		WHERE p.type = ? AND p.value = ? AND pk.default_channel = e.channel_name
-		GROUP BY e.package_name, e.channel_name ORDER BY e.package_name, e.channel_name LIMIT 1`, gvkType, gvkValue(g)).
+		WHERE e.operatorbundle_name IN `+in+` AND pk.default_channel = e.channel_name
+		GROUP BY e.package_name, e.channel_name ORDER BY e.package_name, e.channel_name LIMIT 1`, args...).
 		Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange, &pkg, &ch, &depth)
-	notFound := &NotFoundError{fmt.Sprintf("no entry found that provides %s %s %s", g.Group, g.Version, g.Kind)}
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound
 	}
 	if err != nil {
 		return nil, s.wrap("default bundle that provides "+g.Kind, err)
 	}
-	// A bundle whose manifests the index does not hold (semver modes keep
-	// only channel heads') is not an answer.
+	// A bundle whose manifests the index does not hold (upstream's semver
+	// modes keep only channel heads') is not an answer.
 	if !r.content.Valid {
 		return nil, notFound
 	}
@@ -578,20 +629,45 @@ FROM member m
 JOIN operatorbundle ob ON ob.name = m.name
 LEFT JOIN skipping k ON k.package_name = m.package_name AND k.channel_name = m.channel_name AND k.name = m.name
 WHERE ob.version IS NOT NULL AND ob.bundlepath IS NOT NULL AND m.channel_name IS NOT NULL
-ORDER BY m.package_name, m.channel_name, ob.name`
+ORDER BY ob.name, m.package_name, m.channel_name`
 
-// ListBundles sends one message per bundle and channel, ordered by package,
-// channel and bundle name, without manifests; it reads row by row.
+// ListBundles sends one message per bundle and channel, ordered by bundle
+// name, package and channel, without manifests. It reads three cursors side
+// by side (bundles, properties and dependencies, each ordered by bundle
+// name) and holds only the current bundle's rows.
 func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) error {
 	rows, err := s.db.QueryContext(ctx, listBundlesQuery)
 	if err != nil {
 		return s.wrap("list bundles", err)
 	}
 	defer rows.Close()
+	props, err := s.openByBundle(ctx, "properties")
+	if err != nil {
+		return err
+	}
+	defer props.close()
+	deps, err := s.openByBundle(ctx, "dependencies")
+	if err != nil {
+		return err
+	}
+	defer deps.close()
+
+	var cur string
+	var curProps, curDeps []typedRow
 	for rows.Next() {
 		var pkg, ch, name, path, version, skipRange, replaces, skips sql.NullString
 		if err := rows.Scan(&pkg, &ch, &name, &path, &version, &skipRange, &replaces, &skips); err != nil {
 			return s.wrap("list bundles", err)
+		}
+		if name.String != cur || curProps == nil {
+			cur = name.String
+			if curProps, err = props.rowsOf(cur); err != nil {
+				return err
+			}
+			if curDeps, err = deps.rowsOf(cur); err != nil {
+				return err
+			}
+			curProps, curDeps = distinct(curProps), distinct(curDeps)
 		}
 		b := &api.Bundle{
 			CsvName: name.String, PackageName: pkg.String, ChannelName: ch.String,
@@ -600,23 +676,14 @@ func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) 
 		if skips.Valid {
 			b.Skips = strings.Split(skips.String, ",")
 		}
-		props, err := s.typedRows(ctx, "properties", s.props[name.String], "", "", false)
-		if err != nil {
-			return err
-		}
-		deps, err := s.typedRows(ctx, "dependencies", s.deps[name.String], "", "", false)
-		if err != nil {
-			return err
-		}
-		props, deps = distinct(props), distinct(deps)
-		for _, p := range props {
+		for _, p := range curProps {
 			b.Properties = append(b.Properties, &api.Property{Type: p.typ, Value: p.value})
 		}
-		for _, d := range deps {
+		for _, d := range curDeps {
 			b.Dependencies = append(b.Dependencies, &api.Dependency{Type: d.typ, Value: d.value})
 		}
-		b.ProvidedApis = gvks(props, false)
-		b.RequiredApis = gvks(deps, true)
+		b.ProvidedApis = gvks(curProps, false)
+		b.RequiredApis = gvks(curDeps, true)
 		if err := send(b); err != nil {
 			return err
 		}
@@ -624,8 +691,79 @@ func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) 
 	if err := rows.Err(); err != nil {
 		return s.wrap("list bundles", err)
 	}
+	if err := props.err(); err != nil {
+		return err
+	}
+	return deps.err()
+}
+
+// byBundle walks the (type, value) rows of properties or dependencies in
+// bundle name order, rowid order within a bundle.
+type byBundle struct {
+	s     *SQLite
+	table string
+	rows  *sql.Rows
+	// next is the row read ahead, valid while more.
+	next struct {
+		name string
+		row  typedRow
+		ok   bool // type and value not NULL
+	}
+	more bool
+	fail error
+}
+
+func (s *SQLite) openByBundle(ctx context.Context, table string) (*byBundle, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT operatorbundle_name, type, value FROM `+table+`
+		WHERE operatorbundle_name IS NOT NULL ORDER BY operatorbundle_name, rowid`)
+	if err != nil {
+		return nil, s.wrap("read "+table, err)
+	}
+	c := &byBundle{s: s, table: table, rows: rows}
+	c.advance()
+	return c, nil
+}
+
+func (c *byBundle) advance() {
+	c.more = c.fail == nil && c.rows.Next()
+	if !c.more {
+		return
+	}
+	var name, typ, value sql.NullString
+	if err := c.rows.Scan(&name, &typ, &value); err != nil {
+		c.fail, c.more = c.s.wrap("read "+c.table, err), false
+		return
+	}
+	c.next.name, c.next.row, c.next.ok = name.String, typedRow{typ.String, value.String}, typ.Valid && value.Valid
+}
+
+// rowsOf returns the rows of bundle name, skipping those of names before
+// it. Names must be asked for in ascending order. Never nil on success.
+func (c *byBundle) rowsOf(name string) ([]typedRow, error) {
+	out := []typedRow{}
+	for c.more && c.next.name < name {
+		c.advance()
+	}
+	for c.more && c.next.name == name {
+		if c.next.ok {
+			out = append(out, c.next.row)
+		}
+		c.advance()
+	}
+	return out, c.err()
+}
+
+func (c *byBundle) err() error {
+	if c.fail != nil {
+		return c.fail
+	}
+	if err := c.rows.Err(); err != nil {
+		return c.s.wrap("read "+c.table, err)
+	}
 	return nil
 }
+
+func (c *byBundle) close() { c.rows.Close() }
 
 func distinct(rows []typedRow) []typedRow {
 	seen := map[typedRow]bool{}
