@@ -162,7 +162,8 @@ func BenchmarkMethods(b *testing.B) {
 		}},
 		{"GetBundleForChannel", func(i int) error {
 			k := keys.channels[pick(i, len(keys.channels))]
-			_, err := c.GetBundleForChannel(ctx, &api.GetBundleInChannelRequest{PkgName: k[0], ChannelName: k[1]})
+			_, err := c.GetBundleForChannel(ctx, //nolint:staticcheck // the deprecated method is measured on purpose
+				&api.GetBundleInChannelRequest{PkgName: k[0], ChannelName: k[1]})
 			return err
 		}},
 		{"GetChannelEntriesThatReplace", func(i int) error {

@@ -95,7 +95,7 @@ func Probe(ctx context.Context, opts ProbeOptions) error {
 	if err != nil {
 		return &ProbeError{ProbeInvalidOptions, fmt.Sprintf("probe %s: %v", opts.Addr, err)}
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 
 	cctx, cancel := context.WithTimeout(ctx, opts.ConnectTimeout)
 	defer cancel()

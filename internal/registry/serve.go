@@ -78,7 +78,7 @@ func Serve(ctx context.Context, opts Options) (err error) {
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		defer s.Close()
+		defer func() { _ = s.Close() }() // read-only: closing loses nothing
 		b, source = s, opts.DB
 	}
 	stats, err := b.Stats(ctx)
