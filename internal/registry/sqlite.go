@@ -42,6 +42,11 @@ type SQLite struct {
 	// providers maps an olm.gvk property value to the bundles that have it,
 	// for the queries by API (same reason: no index on properties.value).
 	providers map[string][]string
+	// entries maps a bundle name to its channel_entry ids and replacedBy an
+	// entry id to the ids of the entries that replace (or skip) it: the
+	// table has no index on either column.
+	entries    map[string][]int64
+	replacedBy map[int64][]int64
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -84,6 +89,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		return nil, err
 	}
 	if s.providers, err = s.providersByAPI(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.readEntries(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -183,18 +192,68 @@ func (s *SQLite) providersByAPI(ctx context.Context) (map[string][]string, error
 	return out, nil
 }
 
-// providerArgs is the SQL list "(?,?,…)" of the bundles providing g and its
-// arguments; false when none does.
+// providerArgs is the SQL list "(?,?,…)" of the channel entries of the
+// bundles providing g, and its arguments; false when there are none.
 func (s *SQLite) providerArgs(g GVK) (string, []any, bool) {
-	names := s.providers[gvkValue(g)]
-	if len(names) == 0 {
+	var ids []int64
+	for _, n := range s.providers[gvkValue(g)] {
+		ids = append(ids, s.entries[n]...)
+	}
+	if len(ids) == 0 {
 		return "", nil, false
 	}
-	args := make([]any, len(names))
-	for i, n := range names {
-		args[i] = n
+	in, args := inList(ids)
+	return in, args, true
+}
+
+func (s *SQLite) readEntries(ctx context.Context) error {
+	s.entries, s.replacedBy = map[string][]int64{}, map[int64][]int64{}
+	rows, err := s.db.QueryContext(ctx, `SELECT entry_id, operatorbundle_name, replaces FROM channel_entry ORDER BY entry_id`)
+	if err != nil {
+		return fmt.Errorf("open index %s: read channel_entry: %w", s.path, err)
 	}
-	return "(?" + strings.Repeat(",?", len(names)-1) + ")", args, true
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var name sql.NullString
+		var replaces sql.NullInt64
+		if err := rows.Scan(&id, &name, &replaces); err != nil {
+			return fmt.Errorf("open index %s: read channel_entry: %w", s.path, err)
+		}
+		if name.Valid {
+			s.entries[name.String] = append(s.entries[name.String], id)
+		}
+		if replaces.Valid {
+			s.replacedBy[replaces.Int64] = append(s.replacedBy[replaces.Int64], id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("open index %s: read channel_entry: %w", s.path, err)
+	}
+	return nil
+}
+
+// inList is the SQL list "(?,?,…)" of ids and its arguments. Long lists go
+// as one JSON array argument, under sqlite's limit on arguments.
+func inList(ids []int64) (string, []any) {
+	if len(ids) > 500 {
+		b, _ := json.Marshal(ids)
+		return "(SELECT value FROM json_each(?))", []any{string(b)}
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return "(?" + strings.Repeat(",?", max(len(ids)-1, 0)) + ")", args
+}
+
+// replacers are the ids of the entries that replace or skip any of ids.
+func (s *SQLite) replacers(ids []int64) []int64 {
+	var out []int64
+	for _, id := range ids {
+		out = append(out, s.replacedBy[id]...)
+	}
+	return out
 }
 
 // Stats counts packages and the bundles in channels.
@@ -423,13 +482,19 @@ func splitManifests(content string) ([]string, string, error) {
 
 // GetBundle answers one bundle of a channel.
 func (s *SQLite) GetBundle(ctx context.Context, pkg, channel, csvName string) (*api.Bundle, error) {
+	notFound := &NotFoundError{fmt.Sprintf("no entry found for %s %s %s", pkg, channel, csvName)}
+	ids := s.entries[csvName]
+	if len(ids) == 0 {
+		return nil, notFound
+	}
+	in, args := inList(ids)
 	var r bundleRow
 	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.bundle, ob.bundlepath, ob.version, ob.skiprange
 		FROM channel_entry e JOIN operatorbundle ob ON ob.name = e.operatorbundle_name
-		WHERE e.package_name = ? AND e.channel_name = ? AND e.operatorbundle_name = ?
-		ORDER BY e.entry_id LIMIT 1`, pkg, channel, csvName).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
+		WHERE e.entry_id IN `+in+` AND e.package_name = ? AND e.channel_name = ?
+		ORDER BY e.entry_id LIMIT 1`, append(args, pkg, channel)...).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &NotFoundError{fmt.Sprintf("no entry found for %s %s %s", pkg, channel, csvName)}
+		return nil, notFound
 	}
 	if err != nil {
 		return nil, s.wrap("bundle "+csvName, err)
@@ -478,12 +543,17 @@ func (s *SQLite) sendEntries(ctx context.Context, what string, send func(*api.Ch
 // GetChannelEntriesThatReplace sends the entries whose bundle replaces (or
 // skips) csvName.
 func (s *SQLite) GetChannelEntriesThatReplace(ctx context.Context, csvName string, send func(*api.ChannelEntry) error) error {
+	notFound := &NotFoundError{fmt.Sprintf("no channel entries found that replace %s", csvName)}
+	ids := s.replacers(s.entries[csvName])
+	if len(ids) == 0 {
+		return notFound
+	}
+	in, args := inList(ids)
 	n, err := s.sendEntries(ctx, "entries that replace "+csvName, send, func(sql.NullString) string { return csvName },
-		`SELECT DISTINCT e.package_name, e.channel_name, e.operatorbundle_name, NULL
-		FROM channel_entry e JOIN channel_entry r ON r.entry_id = e.replaces
-		WHERE r.operatorbundle_name = ? ORDER BY 1, 2, 3`, csvName)
+		`SELECT DISTINCT package_name, channel_name, operatorbundle_name, NULL
+		FROM channel_entry WHERE entry_id IN `+in+` ORDER BY 1, 2, 3`, args...)
 	if err == nil && n == 0 {
-		err = &NotFoundError{fmt.Sprintf("no channel entries found that replace %s", csvName)}
+		err = notFound
 	}
 	return err
 }
@@ -491,15 +561,24 @@ func (s *SQLite) GetChannelEntriesThatReplace(ctx context.Context, csvName strin
 // GetBundleThatReplaces answers the bundle of the channel that replaces
 // csvName.
 func (s *SQLite) GetBundleThatReplaces(ctx context.Context, csvName, pkg, channel string) (*api.Bundle, error) {
+	notFound := &NotFoundError{fmt.Sprintf("no entry found for %s %s", pkg, channel)}
+	own := s.entries[csvName]
+	next := s.replacers(own)
+	if len(next) == 0 {
+		return nil, notFound
+	}
+	inOwn, args := inList(own)
+	inNext, nextArgs := inList(next)
 	var r bundleRow
 	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.bundle, ob.bundlepath, ob.version, ob.skiprange
 		FROM channel_entry e
 		JOIN channel_entry n ON n.replaces = e.entry_id
 		JOIN operatorbundle ob ON ob.name = n.operatorbundle_name
-		WHERE e.operatorbundle_name = ? AND e.package_name = ? AND e.channel_name = ?
-		ORDER BY e.entry_id, n.entry_id LIMIT 1`, csvName, pkg, channel).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
+		WHERE e.entry_id IN `+inOwn+` AND n.entry_id IN `+inNext+` AND e.package_name = ? AND e.channel_name = ?
+		ORDER BY e.entry_id, n.entry_id LIMIT 1`, append(append(args, nextArgs...), pkg, channel)...).
+		Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, &NotFoundError{fmt.Sprintf("no entry found for %s %s", pkg, channel)}
+		return nil, notFound
 	}
 	if err != nil {
 		return nil, s.wrap("bundle that replaces "+csvName, err)
@@ -527,7 +606,7 @@ func (s *SQLite) GetChannelEntriesThatProvide(ctx context.Context, g GVK, send f
 	n, err := s.sendEntries(ctx, "entries that provide "+g.Kind, send, nullString,
 		`SELECT DISTINCT e.package_name, e.channel_name, e.operatorbundle_name, r.operatorbundle_name
 		FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
-		WHERE e.operatorbundle_name IN `+in+` ORDER BY 1, 2, 3, 4`, args...)
+		WHERE e.entry_id IN `+in+` ORDER BY 1, 2, 3, 4`, args...)
 	if err == nil && n == 0 {
 		err = notFound
 	}
@@ -548,7 +627,7 @@ func (s *SQLite) GetLatestChannelEntriesThatProvide(ctx context.Context, g GVK, 
 		`SELECT package_name, channel_name, bundle, replaced FROM (
 			SELECT e.package_name, e.channel_name, e.operatorbundle_name AS bundle, r.operatorbundle_name AS replaced, MIN(e.depth)
 			FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
-			WHERE e.operatorbundle_name IN `+in+`
+			WHERE e.entry_id IN `+in+`
 			GROUP BY e.package_name, e.channel_name)
 		ORDER BY 1, 2`, args...)
 	if err == nil && n == 0 {
@@ -565,19 +644,26 @@ func (s *SQLite) GetDefaultBundleThatProvides(ctx context.Context, g GVK) (*api.
 	if !ok {
 		return nil, notFound
 	}
-	var r bundleRow
-	var pkg, ch sql.NullString
+	// Choose by name first and read the chosen row after: reading the
+	// manifests of every candidate row would walk their overflow pages.
+	var name, pkg, ch sql.NullString
 	var depth sql.NullInt64
-	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.bundle, ob.bundlepath, ob.version, ob.skiprange, e.package_name, e.channel_name, MIN(e.depth)
+	err := s.db.QueryRowContext(ctx, `SELECT ob.name, e.package_name, e.channel_name, MIN(e.depth)
 		FROM channel_entry e
 		JOIN operatorbundle ob ON ob.name = e.operatorbundle_name
 		JOIN package pk ON pk.name = e.package_name
-		WHERE e.operatorbundle_name IN `+in+` AND pk.default_channel = e.channel_name
+		WHERE e.entry_id IN `+in+` AND pk.default_channel = e.channel_name
 		GROUP BY e.package_name, e.channel_name ORDER BY e.package_name, e.channel_name LIMIT 1`, args...).
-		Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange, &pkg, &ch, &depth)
+		Scan(&name, &pkg, &ch, &depth)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound
 	}
+	if err != nil {
+		return nil, s.wrap("default bundle that provides "+g.Kind, err)
+	}
+	var r bundleRow
+	err = s.db.QueryRowContext(ctx, `SELECT name, bundle, bundlepath, version, skiprange FROM operatorbundle WHERE name = ?`, name.String).
+		Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
 	if err != nil {
 		return nil, s.wrap("default bundle that provides "+g.Kind, err)
 	}
