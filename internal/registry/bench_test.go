@@ -244,6 +244,7 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // listen), over the 5,000-bundle database.
 func BenchmarkStartup(b *testing.B) {
 	path := benchDB(b)
+	var took []time.Duration
 	for i := 0; i < b.N; i++ {
 		lis, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -264,7 +265,7 @@ func BenchmarkStartup(b *testing.B) {
 		if err := Probe(context.Background(), ProbeOptions{Addr: lis.Addr().String()}); err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64(time.Since(start))/float64(time.Millisecond), "ms-to-serving")
+		took = append(took, time.Since(start))
 		b.StopTimer()
 		cancel()
 		if err := <-done; err != nil {
@@ -272,6 +273,8 @@ func BenchmarkStartup(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "p50-ms-to-serving")
 	b.ReportMetric(float64(benchBundles), "bundles")
 }
 
