@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/opmkit/opm/internal/version.Version=$(VERSION) \
            -X github.com/opmkit/opm/internal/version.Date=$(DATE)
 GO      ?= go
 
-.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot serving-image
+.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot serving-image proto
 
 build:
 	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o bin/opm ./cmd/opm
@@ -39,6 +39,13 @@ fuzz:
 # Regenerate the generated parts of docs/.
 docs:
 	UPDATE_DOCS=1 $(GO) test -tags '$(TAGS)' -count=1 -run 'Docs$$' ./...
+
+# Regenerate internal/registry/api from registry.proto (protoc from Debian's
+# protobuf-compiler; the pinned protoc-gen-go and protoc-gen-go-grpc are
+# installed into GOPATH/bin when missing). TestGeneratedCodeIsCurrent fails
+# while the committed code is stale.
+proto:
+	hack/proto.sh
 
 # Shell completions and man pages (section 1) from the command tree, into
 # build/ (the release archives ship them). Run with an empty environment so
