@@ -54,4 +54,3 @@ func firstDiff(got, want []byte) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-

@@ -1,0 +1,151 @@
+package fbc
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// snapshotQueries read what a reader of an index sees, independent of row
+// ids and of how channel_entry rows are laid out.
+var snapshotQueries = map[string]string{
+	"packages": `SELECT name, IFNULL(default_channel, '') FROM package`,
+	"channels": `SELECT package_name, name, head_operatorbundle_name FROM channel`,
+	"members":  `SELECT DISTINCT e.package_name, e.channel_name, e.operatorbundle_name FROM channel_entry e JOIN operatorbundle b ON b.name = e.operatorbundle_name`,
+	"edges": `SELECT DISTINCT e.package_name, e.channel_name, e.operatorbundle_name, r.operatorbundle_name
+		FROM channel_entry e JOIN channel_entry r ON r.entry_id = e.replaces`,
+	"bundles":      `SELECT name, bundlepath, version, IFNULL(skiprange, ''), csv IS NOT NULL AND length(csv) > 0, bundle IS NOT NULL AND length(bundle) > 0 FROM operatorbundle`,
+	"csvs":         `SELECT name, json(CAST(csv AS TEXT)) FROM operatorbundle WHERE csv IS NOT NULL AND length(csv) > 0`,
+	"objects":      `SELECT name, CAST(bundle AS TEXT) FROM operatorbundle WHERE bundle IS NOT NULL AND length(bundle) > 0`,
+	"properties":   `SELECT DISTINCT operatorbundle_name, type, value FROM properties`,
+	"dependencies": `SELECT DISTINCT operatorbundle_name, type, value FROM dependencies`,
+	"provided":     `SELECT DISTINCT operatorbundle_name, group_name, version, kind FROM api_provider`,
+	"required":     `SELECT DISTINCT operatorbundle_name, group_name, version, kind FROM api_requirer`,
+	"images":       `SELECT DISTINCT operatorbundle_name, image FROM related_image`,
+	"requiredDeps": `SELECT DISTINCT operatorbundle_name, json_extract(value, '$.group'), json_extract(value, '$.version'), json_extract(value, '$.kind') FROM dependencies WHERE type = 'olm.gvk'`,
+}
+
+func snapshot(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	out := map[string][]string{}
+	for name, q := range snapshotQueries {
+		rows, err := db.QueryContext(context.Background(), q)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]sql.NullString, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			var parts []string
+			for _, v := range vals {
+				parts = append(parts, v.String)
+			}
+			if name == "objects" {
+				// A catalog keeps a bundle's manifests sorted, not in
+				// file order: compare them as a set.
+				objs := strings.Split(strings.TrimSpace(parts[1]), "\n")
+				sort.Strings(objs)
+				parts[1] = strings.Join(objs, "|")
+			}
+			out[name] = append(out[name], strings.Join(parts, " | "))
+		}
+		rows.Close()
+		sort.Strings(out[name])
+	}
+	return out
+}
+
+// TestRoundTripReferences: sqlite → FBC → sqlite keeps packages, default
+// channels, channels and heads, channel members and upgrade edges, bundle
+// rows, properties, dependencies, APIs and related images of every
+// reference database.
+func TestRoundTripReferences(t *testing.T) {
+	for _, dbPath := range referenceDBs(t) {
+		name := strings.TrimSuffix(filepath.Base(dbPath), ".db")
+		t.Run(name, func(t *testing.T) {
+			src := copyDB(t, dbPath)
+			c, _ := renderDB(t, src, RenderOptions{})
+			dst := filepath.Join(t.TempDir(), "index.db")
+			if err := ToIndex(context.Background(), c, dst, ToIndexOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			want, got := snapshot(t, src), snapshot(t, dst)
+			// Upstream kept required APIs only as olm.gvk dependencies;
+			// opm also fills api_requirer, as its index add does
+			// (docs/compatibility.md).
+			want["required"] = union(want["required"], want["requiredDeps"])
+			// And the catalog read back renders the same.
+			again, _ := renderDB(t, dst, RenderOptions{})
+			var a, b bytes.Buffer
+			if err := Write(&a, c, FormatJSON); err != nil {
+				t.Fatal(err)
+			}
+			if err := Write(&b, again, FormatJSON); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Errorf("catalog → index → catalog changed the catalog: %s", firstDiff(b.Bytes(), a.Bytes()))
+			}
+			for q := range snapshotQueries {
+				if d := diffLists(want[q], got[q]); d != "" {
+					t.Errorf("%s differ:\n%s", q, d)
+				}
+			}
+		})
+	}
+}
+
+func diffLists(want, got []string) string {
+	w, g := map[string]bool{}, map[string]bool{}
+	for _, x := range want {
+		w[x] = true
+	}
+	for _, x := range got {
+		g[x] = true
+	}
+	var b strings.Builder
+	n := 0
+	for _, x := range want {
+		if !g[x] && n < 5 {
+			fmt.Fprintf(&b, "  lost:  %.300s\n", x)
+			n++
+		}
+	}
+	for _, x := range got {
+		if !w[x] && n < 10 {
+			fmt.Fprintf(&b, "  added: %.300s\n", x)
+			n++
+		}
+	}
+	return b.String()
+}
+
+func union(a, b []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range append(append([]string{}, a...), b...) {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
