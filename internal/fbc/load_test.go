@@ -84,7 +84,7 @@ func TestLoadIndexIgnore(t *testing.T) {
 func TestLoadErrorsNameFileAndLine(t *testing.T) {
 	cases := []struct {
 		name, file, data, want string
-		line              int
+		line                   int
 	}{
 		{"json syntax", "c.json", "{\"schema\":\"olm.package\",\"name\":\"a\"}\n{\"schema\": olm.bundle}\n", "JSON syntax error", 2},
 		{"json truncated", "c.json", "{\"schema\":\"olm.package\",\n\"name\":\"a\"\n", "ends inside a value", 3},
