@@ -202,11 +202,14 @@ func (c *Catalog) addBlob(pos Position, raw []byte) error {
 		Package any `json:"package"`
 		Name    any `json:"name"`
 	}
-	if err := json.Unmarshal(raw, &head); err != nil {
-		return fail("%v", err)
+	schema, known := sniffSchema(raw)
+	if !known {
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return fail("%v", err)
+		}
+		schema, _ = head.Schema.(string)
 	}
-	schema, ok := head.Schema.(string)
-	if !ok || schema == "" {
+	if schema == "" {
 		if head.Schema == nil {
 			return fail("the blob has no schema (every catalog object needs one, e.g. schema: olm.bundle)")
 		}
@@ -256,8 +259,44 @@ func (c *Catalog) addBlob(pos Position, raw []byte) error {
 	return nil
 }
 
+// sniffSchema reads the schema of a blob that starts with it (as every
+// blob opm and upstream write does) without decoding the rest; it says
+// whether it is one of the schemas decoded into their own types.
+func sniffSchema(raw []byte) (string, bool) {
+	i := 1
+	skip := func() {
+		for i < len(raw) && isSpace(raw[i]) {
+			i++
+		}
+	}
+	expect := func(s string) bool {
+		skip()
+		if !bytes.HasPrefix(raw[i:], []byte(s)) {
+			return false
+		}
+		i += len(s)
+		return true
+	}
+	if !expect(`"schema"`) || !expect(":") || !expect(`"`) {
+		return "", false
+	}
+	end := bytes.IndexByte(raw[i:], '"')
+	if end < 0 {
+		return "", false
+	}
+	s := string(raw[i : i+end])
+	switch s {
+	case SchemaPackage, SchemaChannel, SchemaBundle:
+		return s, true
+	}
+	return "", false
+}
+
 func compactProps(ps []Property) {
 	for i := range ps {
+		if bytes.IndexAny(ps[i].Value, " \t\r\n") < 0 {
+			continue // already compact
+		}
 		var b bytes.Buffer
 		if json.Compact(&b, ps[i].Value) == nil {
 			ps[i].Value = b.Bytes()

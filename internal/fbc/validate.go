@@ -327,8 +327,10 @@ func (v *checker) properties(b Bundle) {
 				bad(i, `write {"data": "<base64 of the manifest>"}`, "olm.bundle.object value: %v", err)
 				continue
 			}
-			var m map[string]any
-			if err := json.Unmarshal(o.Data, &m); err != nil || m["kind"] == nil {
+			var m struct {
+				Kind string `json:"kind"`
+			}
+			if err := json.Unmarshal(o.Data, &m); err != nil || m.Kind == "" {
 				bad(i, "encode the JSON of one Kubernetes object", "olm.bundle.object data is not a Kubernetes object in JSON")
 			}
 		case PropertyCSVMetadata:

@@ -53,6 +53,17 @@ func (d *DB) Import(ctx context.Context, pkgs []ImportPackage) error {
 		return fmt.Errorf("import into index %s: %w", d.path, err)
 	}
 	defer w.close()
+	// A large import needs the helper indexes from the start: each new
+	// channel_entry row makes sqlite look for rows replacing it.
+	entries := 0
+	for _, p := range pkgs {
+		for _, c := range p.Channels {
+			entries += 2 * len(c.Entries)
+		}
+	}
+	if err := w.ensureHelperIndexesFor(ctx, entries); err != nil {
+		return fmt.Errorf("import into index %s: %w", d.path, err)
+	}
 	var errs []error
 	for _, p := range pkgs {
 		if err := w.importPackage(ctx, p); err != nil {
@@ -65,6 +76,9 @@ func (d *DB) Import(ctx context.Context, pkgs []ImportPackage) error {
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
+	}
+	if err := w.finish(ctx); err != nil {
+		return fmt.Errorf("import into index %s: %w", d.path, err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("import into index %s: commit: %w", d.path, err)
