@@ -26,10 +26,20 @@ func FromIndex(ctx context.Context, db *index.DB, opts RenderOptions) (*Catalog,
 	if err != nil {
 		return nil, nil, fmt.Errorf("render index: %w", err)
 	}
+	// Chains start at the least depth of the whole database, as upstream
+	// read it (heads are at depth 0 in every database opm or upstream wrote).
+	tip := int64(-1)
+	for _, p := range pkgs {
+		for _, e := range p.Entries {
+			if tip < 0 || e.Depth < tip {
+				tip = e.Depth
+			}
+		}
+	}
 	c := &Catalog{}
 	var warnings []string
 	for _, p := range pkgs {
-		w, err := c.addIndexPackage(p, opts)
+		w, err := c.addIndexPackage(p, tip, opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("render index %s: package %s: %w", db.Path(), p.Name, err)
 		}
@@ -38,7 +48,7 @@ func FromIndex(ctx context.Context, db *index.DB, opts RenderOptions) (*Catalog,
 	return c, warnings, nil
 }
 
-func (c *Catalog) addIndexPackage(p *index.PackageDump, opts RenderOptions) ([]string, error) {
+func (c *Catalog) addIndexPackage(p *index.PackageDump, tip int64, opts RenderOptions) ([]string, error) {
 	var warnings []string
 	bundles := map[string]*index.BundleContent{}
 	for _, b := range p.Bundles {
@@ -72,7 +82,7 @@ func (c *Catalog) addIndexPackage(p *index.PackageDump, opts RenderOptions) ([]s
 		byChannel[e.Channel] = append(byChannel[e.Channel], e)
 	}
 	for _, ch := range p.Channels {
-		c.Channels = append(c.Channels, channelBlob(p.Name, ch.Name, byChannel[ch.Name], bundles))
+		c.Channels = append(c.Channels, channelBlob(p.Name, ch.Name, byChannel[ch.Name], tip, bundles))
 	}
 	for _, b := range p.Bundles {
 		blob, err := bundleBlob(b, opts)
@@ -85,24 +95,20 @@ func (c *Catalog) addIndexPackage(p *index.PackageDump, opts RenderOptions) ([]s
 }
 
 // channelBlob derives a channel's entries from its channel_entry rows the way
-// upstream read them: the chain starts at the entries of least depth (the
+// upstream read them: the chain starts at the entries at depth tip (the
 // head) and follows replaces; a bundle's replaces is the (greatest) name its
 // chain entries replace, and its skips are the names its other entries
 // replace, in entry order. Entries are sorted by bundle name.
-func channelBlob(pkg, name string, rows []index.EntryDump, bundles map[string]*index.BundleContent) Channel {
+func channelBlob(pkg, name string, rows []index.EntryDump, tip int64, bundles map[string]*index.BundleContent) Channel {
 	ch := Channel{Schema: SchemaChannel, Name: name, Package: pkg, Entries: []ChannelEntry{}}
 	byID := make(map[int64]index.EntryDump, len(rows))
-	minDepth := int64(-1)
 	for _, e := range rows {
 		byID[e.ID] = e
-		if minDepth < 0 || e.Depth < minDepth {
-			minDepth = e.Depth
-		}
 	}
 	chain := map[int64]bool{}
 	var stack []int64
 	for _, e := range rows {
-		if e.Depth == minDepth {
+		if e.Depth == tip {
 			stack = append(stack, e.ID)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -148,4 +149,63 @@ func union(a, b []string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestToIndexFillsAPIRequirer: an olm.gvk.required property becomes both an
+// olm.gvk dependency (what upstream's databases hold) and an api_requirer
+// row (what opm's index add writes too), with the plural from the CSV.
+func TestToIndexFillsAPIRequirer(t *testing.T) {
+	c := smallCatalog()
+	csv := `{"apiVersion":"operators.coreos.com/v1alpha1","kind":"ClusterServiceVersion","metadata":{"name":"op.v1.1.0"},"spec":{"customresourcedefinitions":{"required":[{"name":"gadgets.y.io","kind":"Gadget","version":"v2"}]}}}`
+	c.Bundles[1].Properties = append(c.Bundles[1].Properties,
+		mustProperty(PropertyGVKRequired, GVKValue{Group: "y.io", Kind: "Gadget", Version: "v2"}),
+		mustProperty(PropertyBundleObject, BundleObjectValue{Data: []byte(csv)}))
+	dst := filepath.Join(t.TempDir(), "index.db")
+	if err := ToIndex(context.Background(), c, dst, ToIndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s := snapshot(t, dst)
+	if got := strings.Join(s["required"], ";"); got != "op.v1.1.0 | y.io | v2 | Gadget" {
+		t.Errorf("api_requirer: %s", got)
+	}
+	if got := strings.Join(s["dependencies"], ";"); got != `op.v1.1.0 | olm.gvk | {"group":"y.io","kind":"Gadget","version":"v2"}` {
+		t.Errorf("dependencies: %s", got)
+	}
+	db, _ := sql.Open("sqlite3", "file:"+dst+"?mode=ro")
+	defer db.Close()
+	var plural string
+	if err := db.QueryRow(`SELECT plural FROM api WHERE kind = 'Gadget'`).Scan(&plural); err != nil || plural != "gadgets" {
+		t.Errorf("plural %q, %v", plural, err)
+	}
+}
+
+// TestToIndexRefusesExistingFile: the destination is never overwritten
+// unless forced, and a refused or failed conversion leaves nothing behind.
+func TestToIndexRefusesExistingFile(t *testing.T) {
+	dir := t.TempDir()
+	dst := filepath.Join(dir, "index.db")
+	if err := os.WriteFile(dst, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := ToIndex(context.Background(), smallCatalog(), dst, ToIndexOptions{}); err == nil {
+		t.Fatal("want an error for an existing file")
+	}
+	bad := smallCatalog()
+	bad.Channels[0].Entries = append(bad.Channels[0].Entries, ChannelEntry{Name: "op.v9.9.9"})
+	if err := ToIndex(context.Background(), bad, dst, ToIndexOptions{Force: true}); err == nil || !strings.Contains(err.Error(), "op.v9.9.9") {
+		t.Fatalf("want an error naming the missing bundle, got %v", err)
+	}
+	if data, _ := os.ReadFile(dst); string(data) != "mine" {
+		t.Fatal("failed conversion changed the destination")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
+	}
+	if err := ToIndex(context.Background(), smallCatalog(), dst, ToIndexOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if s := snapshot(t, dst); len(s["bundles"]) != 2 {
+		t.Errorf("bundles: %v", s["bundles"])
+	}
 }
