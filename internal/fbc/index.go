@@ -247,7 +247,7 @@ func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) 
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
 	if err := db.Import(ctx, pkgs); err != nil {
-		db.Close()
+		_ = db.Close()
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
 	if err := db.Close(); err != nil {
@@ -376,6 +376,9 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 			var v BundleObjectValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
 				return nil, fail("property olm.bundle.object: %v", err)
+			}
+			if v.Ref != "" && len(v.Data) == 0 {
+				return nil, fail("olm.bundle.object refers to file %q; opm reads only inline data (base64 in \"data\")", v.Ref)
 			}
 			c.Objects = append(c.Objects, v.Data)
 		default:

@@ -294,7 +294,7 @@ func sniffSchema(raw []byte) (string, bool) {
 
 func compactProps(ps []Property) {
 	for i := range ps {
-		if bytes.IndexAny(ps[i].Value, " \t\r\n") < 0 {
+		if !bytes.ContainsAny(ps[i].Value, " \t\r\n") {
 			continue // already compact
 		}
 		var b bytes.Buffer

@@ -152,6 +152,9 @@ type LabelValue struct {
 // BundleObjectValue is the value of olm.bundle.object: one manifest.
 type BundleObjectValue struct {
 	Data []byte `json:"data"`
+	// Ref names a file beside the catalog file instead of Data; opm does
+	// not read such references (Validate and ToIndex say so).
+	Ref string `json:"ref,omitempty"`
 }
 
 func mustProperty(typ string, v any) Property {

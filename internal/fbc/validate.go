@@ -327,6 +327,10 @@ func (v *checker) properties(b Bundle) {
 				bad(i, `write {"data": "<base64 of the manifest>"}`, "olm.bundle.object value: %v", err)
 				continue
 			}
+			if o.Ref != "" && len(o.Data) == 0 {
+				bad(i, "inline the manifest as base64 in data", "olm.bundle.object refers to file %q; opm reads only inline data", o.Ref)
+				continue
+			}
 			var m struct {
 				Kind string `json:"kind"`
 			}

@@ -63,7 +63,9 @@ func Write(w io.Writer, c *Catalog, format Format) error {
 			if err != nil {
 				return err
 			}
-			bw.WriteString("---\n")
+			if _, err := bw.WriteString("---\n"); err != nil {
+				return err
+			}
 			_, err = bw.Write(y)
 			return err
 		}
