@@ -13,6 +13,7 @@ import (
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/validate"
 )
 
 // FromIndex renders an index database as a file-based catalog, as upstream
@@ -221,8 +222,19 @@ type ToIndexOptions struct {
 	Force bool
 }
 
+// RenderIndexFile is FromIndex on the database file at path, opened read-only.
+func RenderIndexFile(ctx context.Context, path string, opts RenderOptions) (*Catalog, []string, error) {
+	db, err := index.OpenReadOnly(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer db.Close()
+	return FromIndex(ctx, db, opts)
+}
+
 // ToIndex writes the catalog as a new index database at path (schema 13, as
-// internal/index writes it). The database is built in a temporary file
+// internal/index writes it). A catalog with validation errors (Validate) is
+// refused. The database is built in a temporary file
 // beside path and renamed into place when complete, so path is never left
 // half-written; an existing file is refused unless opts.Force.
 func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) error {
@@ -275,8 +287,22 @@ func ToIndexDB(ctx context.Context, c *Catalog, db *index.DB) error {
 	return db.Import(ctx, pkgs)
 }
 
-// importPackages converts the catalog to index content.
+// importPackages converts a catalog that validates to index content.
 func importPackages(c *Catalog) ([]index.ImportPackage, error) {
+	var problems []string
+	for _, f := range Validate(c) {
+		if f.Severity == validate.Error {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Message, f.Rule))
+		}
+	}
+	if len(problems) > 0 {
+		more := ""
+		if len(problems) > 5 {
+			more = fmt.Sprintf("; and %d more", len(problems)-5)
+			problems = problems[:5]
+		}
+		return nil, fmt.Errorf("the catalog does not validate (opm validate lists every finding): %s%s", strings.Join(problems, "; "), more)
+	}
 	var out []index.ImportPackage
 	var errs []error
 	for _, name := range c.PackageNames() {

@@ -209,3 +209,25 @@ func TestToIndexRefusesExistingFile(t *testing.T) {
 		t.Errorf("bundles: %v", s["bundles"])
 	}
 }
+
+func TestRenderIndexFile(t *testing.T) {
+	c, _, err := RenderIndexFile(context.Background(), filepath.Join(sharedDir(t), "reference", "index", "etcd.replaces.db"), RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Bundles) != 6 {
+		t.Errorf("%d bundles", len(c.Bundles))
+	}
+}
+
+// TestToIndexRefusesInvalidCatalog: a bundle in no channel would silently
+// vanish from the database; ToIndex refuses the catalog instead.
+func TestToIndexRefusesInvalidCatalog(t *testing.T) {
+	c := smallCatalog()
+	c.Bundles = append(c.Bundles, Bundle{Schema: SchemaBundle, Name: "op.v2.0.0", Package: "op", Image: "x",
+		Properties: []Property{mustProperty(PropertyPackage, PackageValue{PackageName: "op", Version: "2.0.0"})}})
+	err := ToIndex(context.Background(), c, filepath.Join(t.TempDir(), "index.db"), ToIndexOptions{})
+	if err == nil || !strings.Contains(err.Error(), "catalog-bundle-channel") {
+		t.Fatalf("want a validation error, got %v", err)
+	}
+}
