@@ -70,7 +70,16 @@ func syntheticCatalog(b *testing.B) (*Catalog, string, string) {
 			return
 		}
 		synthErr = ToIndex(context.Background(), synthCat, filepath.Join(synthDir, "index.db"), ToIndexOptions{})
-		b.Logf("synthetic catalog: %d packages, %d bundles, built in %s", len(synthCat.Packages), len(synthCat.Bundles), time.Since(start).Round(time.Millisecond))
+		var size int64
+		_ = filepath.WalkDir(synthDir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".json") {
+				if st, err := d.Info(); err == nil {
+					size += st.Size()
+				}
+			}
+			return nil
+		})
+		b.Logf("synthetic catalog: %d packages, %d bundles, %.0f MB of JSON, built in %s", len(synthCat.Packages), len(synthCat.Bundles), float64(size)/1e6, time.Since(start).Round(time.Millisecond))
 	})
 	if synthErr != nil {
 		b.Fatal(synthErr)

@@ -2,6 +2,7 @@ package fbc
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -133,7 +134,7 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 	if opts.Migrate != MigrateCSVMetadata {
 		objs := propSet{}
 		for _, o := range c.Objects {
-			objs.addValue(PropertyBundleObject, BundleObjectValue{Data: o})
+			objs.addCompact(PropertyBundleObject, bundleObjectValue(o))
 		}
 		b.Properties = append(b.Properties, objs.sorted()...)
 	}
@@ -178,10 +179,17 @@ type propSet struct {
 }
 
 func (s *propSet) add(typ string, value []byte) {
-	var buf bytes.Buffer
-	if json.Compact(&buf, value) == nil {
-		value = buf.Bytes()
+	if bytes.ContainsAny(value, " \t\r\n") {
+		var buf bytes.Buffer
+		if json.Compact(&buf, value) == nil {
+			value = buf.Bytes()
+		}
 	}
+	s.addCompact(typ, value)
+}
+
+// addCompact is add for a value known to be compact JSON.
+func (s *propSet) addCompact(typ string, value []byte) {
 	k := typ + "\x00" + string(value)
 	if s.seen == nil {
 		s.seen = map[string]bool{}
@@ -195,7 +203,18 @@ func (s *propSet) add(typ string, value []byte) {
 
 func (s *propSet) addValue(typ string, v any) {
 	p := mustProperty(typ, v)
-	s.add(p.Type, p.Value)
+	s.addCompact(p.Type, p.Value)
+}
+
+// bundleObjectValue is the olm.bundle.object value of one manifest, as
+// json.Marshal(BundleObjectValue{Data: obj}) writes it, without the detour.
+func bundleObjectValue(obj []byte) []byte {
+	const head, tail = `{"data":"`, `"}`
+	out := make([]byte, len(head)+base64.StdEncoding.EncodedLen(len(obj))+len(tail))
+	copy(out, head)
+	base64.StdEncoding.Encode(out[len(head):], obj)
+	copy(out[len(out)-len(tail):], tail)
+	return out
 }
 
 func (s *propSet) sorted() []Property {

@@ -176,3 +176,12 @@ func keys(m map[string]any) []string {
 	}
 	return out
 }
+
+func TestBundleObjectValueIsMarshal(t *testing.T) {
+	for _, obj := range []string{"", "{}", `{"kind":"X","a":"<&>"}`, "\x00\xff"} {
+		want, _ := json.Marshal(BundleObjectValue{Data: []byte(obj)})
+		if got := bundleObjectValue([]byte(obj)); string(got) != string(want) {
+			t.Errorf("%q: got %s want %s", obj, got, want)
+		}
+	}
+}

@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/opmkit/opm/internal/bundle"
 )
@@ -66,6 +68,7 @@ func Load(fsys fs.FS) (*Catalog, error) {
 	c := &Catalog{}
 	var errs []error
 	ign := &ignorer{}
+	var files []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			errs = append(errs, &LoadError{File: p, Msg: err.Error()})
@@ -88,20 +91,49 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		}
 		switch strings.ToLower(path.Ext(p)) {
 		case ".json", ".yaml", ".yml":
+			files = append(files, p)
 		default:
 			c.Ignored = append(c.Ignored, p)
-			return nil
 		}
-		data, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			errs = append(errs, &LoadError{File: p, Msg: err.Error()})
-			return nil
-		}
-		errs = append(errs, c.loadFile(p, data)...)
 		return nil
 	})
 	if err != nil {
 		errs = append(errs, err)
+	}
+	// Parse the files in parallel, each into its own catalog, and merge
+	// them in walk order so the result does not depend on scheduling.
+	parts := make([]*Catalog, len(files))
+	partErrs := make([][]error, len(files))
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(files) {
+		workers = len(files)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				part := &Catalog{}
+				data, err := fs.ReadFile(fsys, files[i])
+				if err != nil {
+					partErrs[i] = []error{&LoadError{File: files[i], Msg: err.Error()}}
+				} else {
+					partErrs[i] = part.loadFile(files[i], data)
+				}
+				parts[i] = part
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, part := range parts {
+		c.Merge(part)
+		errs = append(errs, partErrs[i]...)
 	}
 	return c, errors.Join(errs...)
 }

@@ -2,7 +2,6 @@ package index
 
 import (
 	"bytes"
-	"encoding/json"
 )
 
 // API is one group/version/kind a bundle provides or requires, with its
@@ -98,15 +97,6 @@ func joinObjects(objs [][]byte) []byte {
 	for _, o := range objs {
 		b.Write(o)
 		b.WriteByte('\n')
-	}
-	return b.Bytes()
-}
-
-// compactJSON returns v compacted, or v itself when it is not JSON.
-func compactJSON(v []byte) []byte {
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		return v
 	}
 	return b.Bytes()
 }

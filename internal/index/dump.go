@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -102,7 +103,7 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 
 	bundles := map[string]*BundleContent{}
 	err = queryEach(ctx, d.sql, `SELECT name, csv, bundle, bundlepath, skiprange, version, replaces, skips,
-		CASE WHEN csv IS NULL OR json_valid(CAST(csv AS TEXT)) = 0 THEN NULL ELSE json_extract(CAST(csv AS TEXT), '$.spec.release') END
+		CASE WHEN csv IS NULL OR instr(csv, '"release"') = 0 OR json_valid(CAST(csv AS TEXT)) = 0 THEN NULL ELSE json_extract(CAST(csv AS TEXT), '$.spec.release') END
 		FROM operatorbundle ORDER BY name`, nil, func(s scanner) error {
 		var name string
 		var csv, objs []byte
@@ -116,8 +117,9 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 		}
 		b := &BundleContent{Name: name, Package: p, BundlePath: path.String, SkipRange: skipRange.String,
 			Version: version.String, Replaces: replaces.String, Release: release.String, Objects: splitObjects(objs)}
-		if len(strings.TrimSpace(string(csv))) > 0 {
-			b.CSV = compactJSON(csv)
+		// Writers store the CSV as compact JSON and a newline.
+		if csv = bytes.TrimSpace(csv); len(csv) > 0 {
+			b.CSV = csv
 		}
 		for _, k := range strings.Split(skips.String, ",") {
 			if k = strings.TrimSpace(k); k != "" {
