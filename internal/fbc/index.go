@@ -342,6 +342,31 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 		}
 		out = append(out, ip)
 	}
+	// Bundles without manifests (upstream's semver modes dropped them) take
+	// an API's plural from another bundle that has it: the api table holds
+	// one row per group/version/kind.
+	plurals := map[index.API]string{}
+	for _, ip := range out {
+		for _, b := range ip.Bundles {
+			for _, a := range append(append([]index.API{}, b.Provided...), b.Required...) {
+				k := index.API{Group: a.Group, Version: a.Version, Kind: a.Kind}
+				if a.Plural != "" && plurals[k] == "" {
+					plurals[k] = a.Plural
+				}
+			}
+		}
+	}
+	for _, ip := range out {
+		for _, b := range ip.Bundles {
+			for _, list := range [][]index.API{b.Provided, b.Required} {
+				for i, a := range list {
+					if a.Plural == "" {
+						list[i].Plural = plurals[index.API{Group: a.Group, Version: a.Version, Kind: a.Kind}]
+					}
+				}
+			}
+		}
+	}
 	return out, errors.Join(errs...)
 }
 
@@ -417,58 +442,55 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 	// The CSV, and plurals, from the manifests when the blob carries them.
 	plurals := map[GVKValue]string{}
 	for _, o := range c.Objects {
-		var obj map[string]any
+		var obj manifestHead
 		if err := json.Unmarshal(o, &obj); err != nil {
-			return nil, fail("an olm.bundle.object is not a JSON or YAML manifest: %v", err)
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				return nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
+			}
+			// A field of another type than OLM's: keep what did decode.
 		}
-		switch bundle.Str(obj, "kind") {
+		switch obj.Kind {
 		case bundle.CSVKind:
-			if c.CSV == nil {
-				c.CSV = o
-				if r := bundle.Str(obj, "spec", "replaces"); r != "" {
-					c.Replaces = r
+			if c.CSV != nil {
+				continue
+			}
+			c.CSV = o
+			if obj.Spec.Replaces != "" {
+				c.Replaces = obj.Spec.Replaces
+			}
+			var skips []string
+			for _, s := range obj.Spec.Skips {
+				if s != "" {
+					skips = append(skips, s)
 				}
-				var skips []string
-				for _, s := range bundle.Slice(obj, "spec", "skips") {
-					if s, ok := s.(string); ok && s != "" {
-						skips = append(skips, s)
+			}
+			if len(skips) > 0 {
+				c.Skips = skips
+			}
+			if sr := obj.Metadata.Annotations[bundle.AnnotationSkipRange]; sr != "" && c.SkipRange == "" {
+				c.SkipRange = sr
+			}
+			for _, d := range append(append([]crdDesc{}, obj.Spec.CRDs.Owned...), obj.Spec.CRDs.Required...) {
+				if plural, group, ok := strings.Cut(d.Name, "."); ok {
+					k := GVKValue{Group: group, Kind: d.Kind, Version: d.Version}
+					if plurals[k] == "" {
+						plurals[k] = plural
 					}
 				}
-				if len(skips) > 0 {
-					c.Skips = skips
-				}
-				if sr := bundle.Str(obj, "metadata", "annotations", bundle.AnnotationSkipRange); sr != "" && c.SkipRange == "" {
-					c.SkipRange = sr
-				}
-				for _, key := range []string{"owned", "required"} {
-					for _, d := range bundle.Slice(obj, "spec", "customresourcedefinitions", key) {
-						if plural, group, ok := strings.Cut(bundle.Str(d, "name"), "."); ok {
-							k := GVKValue{Group: group, Kind: bundle.Str(d, "kind"), Version: bundle.Str(d, "version")}
-							if plurals[k] == "" {
-								plurals[k] = plural
-							}
-						}
-					}
-				}
-				for _, key := range []string{"owned", "required"} {
-					for _, d := range bundle.Slice(obj, "spec", "apiservicedefinitions", key) {
-						k := GVKValue{Group: bundle.Str(d, "group"), Kind: bundle.Str(d, "kind"), Version: bundle.Str(d, "version")}
-						if plurals[k] == "" {
-							plurals[k] = bundle.Str(d, "name")
-						}
-					}
+			}
+			for _, d := range append(append([]apiDesc{}, obj.Spec.APIs.Owned...), obj.Spec.APIs.Required...) {
+				k := GVKValue{Group: d.Group, Kind: d.Kind, Version: d.Version}
+				if plurals[k] == "" {
+					plurals[k] = d.Name
 				}
 			}
 		case bundle.CRDKind:
-			group := bundle.Str(obj, "spec", "group")
-			kind := bundle.Str(obj, "spec", "names", "kind")
-			plural := bundle.Str(obj, "spec", "names", "plural")
-			versions := bundle.Slice(obj, "spec", "versions")
-			for _, v := range versions {
-				plurals[GVKValue{Group: group, Kind: kind, Version: bundle.Str(v, "name")}] = plural
+			for _, v := range obj.Spec.Versions {
+				plurals[GVKValue{Group: obj.Spec.Group, Kind: obj.Spec.Names.Kind, Version: v.Name}] = obj.Spec.Names.Plural
 			}
-			if v := bundle.Str(obj, "spec", "version"); v != "" {
-				plurals[GVKValue{Group: group, Kind: kind, Version: v}] = plural
+			if obj.Spec.Version != "" {
+				plurals[GVKValue{Group: obj.Spec.Group, Kind: obj.Spec.Names.Kind, Version: obj.Spec.Version}] = obj.Spec.Names.Plural
 			}
 		}
 	}
@@ -484,4 +506,48 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		}
 	}
 	return c, nil
+}
+
+// manifestHead is what ToIndex reads of a CSV or CRD manifest.
+type manifestHead struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		// CSV
+		Replaces string   `json:"replaces"`
+		Skips    []string `json:"skips"`
+		CRDs     struct {
+			Owned    []crdDesc `json:"owned"`
+			Required []crdDesc `json:"required"`
+		} `json:"customresourcedefinitions"`
+		APIs struct {
+			Owned    []apiDesc `json:"owned"`
+			Required []apiDesc `json:"required"`
+		} `json:"apiservicedefinitions"`
+		// CRD
+		Group string `json:"group"`
+		Names struct {
+			Kind   string `json:"kind"`
+			Plural string `json:"plural"`
+		} `json:"names"`
+		Versions []struct {
+			Name string `json:"name"`
+		} `json:"versions"`
+		Version string `json:"version"`
+	} `json:"spec"`
+}
+
+type crdDesc struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+}
+
+type apiDesc struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
 }
