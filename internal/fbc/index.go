@@ -1,6 +1,7 @@
 package fbc
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -442,6 +443,10 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 	// The CSV, and plurals, from the manifests when the blob carries them.
 	plurals := map[GVKValue]string{}
 	for _, o := range c.Objects {
+		// Only CSVs and CRDs matter here: skip parsing the others.
+		if !bytes.Contains(o, []byte(bundle.CSVKind)) && !bytes.Contains(o, []byte(bundle.CRDKind)) {
+			continue
+		}
 		var obj manifestHead
 		if err := json.Unmarshal(o, &obj); err != nil {
 			var te *json.UnmarshalTypeError
