@@ -229,7 +229,7 @@ func RenderIndexFile(ctx context.Context, path string, opts RenderOptions) (*Cat
 	if err != nil {
 		return nil, nil, err
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }() // read-only: nothing to lose
 	return FromIndex(ctx, db, opts)
 }
 
