@@ -160,6 +160,13 @@ func (c *converter) pathString(key string) string {
 	return b.String()
 }
 
+// DecodeDocuments splits data into its YAML (or, for a .json file name,
+// JSON) documents with their lines, the way bundle files are read; other
+// formats built from YAML files (file-based catalogs) share it.
+func DecodeDocuments(file string, data []byte) ([]Document, error) {
+	return decodeDocuments(file, data)
+}
+
 // decodeDocuments splits data into its YAML (or JSON, a YAML subset) documents.
 // Empty documents (a stray `---`) are dropped.
 func decodeDocuments(file string, data []byte) ([]Document, error) {

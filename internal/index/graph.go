@@ -241,7 +241,6 @@ func cycleError(pkg, channel string, path []string, byName map[string]*node) *Er
 // buildChannel builds one channel; ms are its members, ascending.
 func buildChannel(pkg, channel string, ms []*node, byName map[string]*node, mode Mode) (chanGraph, []*Error) {
 	head := ms[len(ms)-1]
-	g := chanGraph{Name: channel, Head: head.Name}
 
 	// The edges each member uses in this channel.
 	replacesOf := func(n *node) string { return n.Replaces }
@@ -263,6 +262,53 @@ func buildChannel(pkg, channel string, ms []*node, byName map[string]*node, mode
 		skipsOf = func(n *node) []string { return skips[n.Name] }
 	}
 
+	g, errs := layoutChannel(pkg, channel, head, byName, replacesOf, skipsOf)
+	if len(errs) > 0 {
+		return g, errs
+	}
+	reached := map[string]bool{}
+	for _, e := range g.Entries {
+		reached[e.Bundle] = true
+	}
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := ms[i]
+		if reached[m.Name] {
+			continue
+		}
+		if m.New {
+			errs = append(errs, &Error{Kind: KindPrune, Package: pkg, Bundle: m.Name, Channel: channel,
+				Msg: fmt.Sprintf("version %s is below the channel head %s (%s), and no bundle on the head's upgrade path replaces or skips it, so it would not be reachable (upstream: \"add prunes bundle\")",
+					m.Version, head.Name, head.Version),
+				Fix:   fmt.Sprintf("make a bundle on %s's upgrade path replace it or list it in spec.skips, or drop channel %s from its annotations", head.Name, channel),
+				Blame: []string{m.Name}})
+			continue
+		}
+		var blame []string
+		if head.New {
+			blame = []string{head.Name}
+		} else {
+			for _, x := range ms {
+				if x.New {
+					blame = append(blame, x.Name)
+				}
+			}
+		}
+		errs = append(errs, &Error{Kind: KindTwoHeads, Package: pkg, Bundle: head.Name, Channel: channel,
+			Msg: fmt.Sprintf("the channel would have two heads: %s (%s) and %s (%s), which %s does not reach through replaces or skips",
+				head.Name, head.Version, m.Name, m.Version, head.Name),
+			Fix:   twoHeadsFix(head, m, mode),
+			Blame: blame})
+	}
+	return g, errs
+}
+
+// layoutChannel writes one channel's entries in upstream's layout, starting
+// at head and following replacesOf and skipsOf: the head at depth 0, each
+// replaced bundle one depth further, and for every skipped name an entry of
+// its own plus a copy of the skipping bundle that replaces it. It also
+// refuses upgrade cycles.
+func layoutChannel(pkg, channel string, head *node, byName map[string]*node, replacesOf func(*node) string, skipsOf func(*node) []string) (chanGraph, []*Error) {
+	g := chanGraph{Name: channel, Head: head.Name}
 	g.Entries = append(g.Entries, entry{Bundle: head.Name, Replaces: -1, Depth: 0})
 	depth := 1
 	expanded := map[string]bool{}
@@ -337,41 +383,7 @@ func buildChannel(pkg, channel string, ms []*node, byName map[string]*node, mode
 	if err := checkEdgeCycles(pkg, &g, byName); err != nil {
 		return g, []*Error{err}
 	}
-
-	reached := map[string]bool{}
-	for _, e := range g.Entries {
-		reached[e.Bundle] = true
-	}
-	for i := len(ms) - 1; i >= 0; i-- {
-		m := ms[i]
-		if reached[m.Name] {
-			continue
-		}
-		if m.New {
-			errs = append(errs, &Error{Kind: KindPrune, Package: pkg, Bundle: m.Name, Channel: channel,
-				Msg: fmt.Sprintf("version %s is below the channel head %s (%s), and no bundle on the head's upgrade path replaces or skips it, so it would not be reachable (upstream: \"add prunes bundle\")",
-					m.Version, head.Name, head.Version),
-				Fix:   fmt.Sprintf("make a bundle on %s's upgrade path replace it or list it in spec.skips, or drop channel %s from its annotations", head.Name, channel),
-				Blame: []string{m.Name}})
-			continue
-		}
-		var blame []string
-		if head.New {
-			blame = []string{head.Name}
-		} else {
-			for _, x := range ms {
-				if x.New {
-					blame = append(blame, x.Name)
-				}
-			}
-		}
-		errs = append(errs, &Error{Kind: KindTwoHeads, Package: pkg, Bundle: head.Name, Channel: channel,
-			Msg: fmt.Sprintf("the channel would have two heads: %s (%s) and %s (%s), which %s does not reach through replaces or skips",
-				head.Name, head.Version, m.Name, m.Version, head.Name),
-			Fix:   twoHeadsFix(head, m, mode),
-			Blame: blame})
-	}
-	return g, errs
+	return g, nil
 }
 
 func twoHeadsFix(head, other *node, mode Mode) string {

@@ -74,6 +74,12 @@ const helperThreshold = 2000
 // enough to need them. Call it before any savepoint: a rollback to a savepoint
 // would drop them again.
 func (w *writer) ensureHelperIndexes(ctx context.Context) error {
+	return w.ensureHelperIndexesFor(ctx, 0)
+}
+
+// ensureHelperIndexesFor is ensureHelperIndexes when about adding more
+// channel entries are about to be written.
+func (w *writer) ensureHelperIndexesFor(ctx context.Context, adding int) error {
 	if w.helperIndexes {
 		return nil
 	}
@@ -81,7 +87,7 @@ func (w *writer) ensureHelperIndexes(ctx context.Context) error {
 	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM channel_entry`).Scan(&n); err != nil {
 		return fmt.Errorf("count channel entries: %w", err)
 	}
-	if n < helperThreshold {
+	if n+adding < helperThreshold {
 		return nil
 	}
 	for _, q := range helperIndexes {

@@ -26,6 +26,8 @@ func scopeText(r *Rule) string {
 		return "the CSV alone (runs in `opm csv lint` on any CSV file)"
 	case ScopeBundle:
 		return "a whole bundle (`opm bundle validate`, and `opm csv lint` when the CSV sits in a bundle)"
+	case ScopeCatalog:
+		return "a file-based catalog (`opm validate`)"
 	}
 	return "several bundles of one package validated in the same run"
 }

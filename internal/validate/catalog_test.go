@@ -38,12 +38,13 @@ func TestCatalogDocs(t *testing.T) {
 	t.Fatalf("%s is stale: run `make docs`", docsPath)
 }
 
+// Catalog rules are checked by internal/fbc (see its tests).
 func TestEveryRuleDocumented(t *testing.T) {
 	for _, r := range Rules() {
 		if r.What == "" || r.Why == "" || r.Fix == "" {
 			t.Errorf("rule %s lacks What, Why or Fix", r.ID)
 		}
-		if r.check == nil && r.checkPackage == nil && r != ruleYAMLSyntax && r != ruleNoCSV && r != ruleMultipleCSVs && r != ruleLoad {
+		if r.check == nil && r.checkPackage == nil && r.Scope != ScopeCatalog && r != ruleYAMLSyntax && r != ruleNoCSV && r != ruleMultipleCSVs && r != ruleLoad {
 			t.Errorf("rule %s has no check", r.ID)
 		}
 	}

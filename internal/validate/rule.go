@@ -20,10 +20,12 @@ const (
 	ScopeBundle
 	// ScopePackage rules compare the bundles of one package given together.
 	ScopePackage
+	// ScopeCatalog rules check a file-based catalog; internal/fbc runs them.
+	ScopeCatalog
 )
 
 func (s Scope) String() string {
-	return [...]string{"csv", "bundle", "package"}[s]
+	return [...]string{"csv", "bundle", "package", "catalog"}[s]
 }
 
 // Rule is one named check.

@@ -1,0 +1,257 @@
+package fbc
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/index"
+)
+
+// MigrateLevel says how much a rendered bundle is rewritten.
+type MigrateLevel string
+
+// Migrate levels (upstream's --migrate-level).
+const (
+	// MigrateNone keeps each manifest as an olm.bundle.object property.
+	MigrateNone MigrateLevel = "none"
+	// MigrateCSVMetadata replaces the olm.bundle.object properties by one
+	// olm.csv.metadata property summarising the CSV.
+	MigrateCSVMetadata MigrateLevel = "bundle-object-to-csv-metadata"
+)
+
+// ParseMigrateLevel accepts "", "none" or "bundle-object-to-csv-metadata".
+func ParseMigrateLevel(s string) (MigrateLevel, error) {
+	switch MigrateLevel(s) {
+	case "", MigrateNone:
+		return MigrateNone, nil
+	case MigrateCSVMetadata:
+		return MigrateCSVMetadata, nil
+	}
+	return "", fmt.Errorf("unknown migrate level %q: use none or %s", s, MigrateCSVMetadata)
+}
+
+// RenderOptions control how bundles become olm.bundle blobs.
+type RenderOptions struct {
+	Migrate MigrateLevel
+}
+
+// RenderBundle renders one bundle to its olm.bundle blob, exactly as the
+// same bundle shows in FromIndex after `index add`: image is the bundle's
+// image reference (stored as its bundle path); "" for a bundle from a
+// directory, which then is not listed among its related images.
+func RenderBundle(b *bundle.Bundle, image string, opts RenderOptions) (*Bundle, error) {
+	c, err := index.ContentOf(index.LoadedBundle{Bundle: b, BundlePath: image, Local: image == ""})
+	if err != nil {
+		return nil, fmt.Errorf("render bundle %s: %w", image, err)
+	}
+	blob, err := bundleBlob(c, opts)
+	if err != nil {
+		return nil, fmt.Errorf("render bundle %s: %w", image, err)
+	}
+	return blob, nil
+}
+
+// bundleBlob turns a bundle's index content into its olm.bundle blob, with
+// upstream's rules for rendering a sqlite index: properties deduplicated and
+// sorted by type then value, olm.gvk rebuilt for every provided API,
+// dependencies as olm.gvk.required / olm.package.required, an olm.package
+// when none is stored; then one olm.bundle.object per manifest, sorted by
+// value; related images sorted by image, named after the CSV's relatedImages.
+func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
+	b := &Bundle{Schema: SchemaBundle, Name: c.Name, Package: c.Package, Image: c.BundlePath}
+	set := propSet{}
+	gvks := map[GVKValue]bool{}
+	gvksReq := map[GVKValue]bool{}
+	hasPackage := false
+	for _, p := range c.Properties {
+		switch p.Type {
+		case PropertyGVK:
+			var v GVKValue
+			if err := json.Unmarshal(p.Value, &v); err != nil {
+				return nil, fmt.Errorf("bundle %s: property olm.gvk %s: %w", c.Name, p.Value, err)
+			}
+			gvks[v] = true
+		case PropertyPackage:
+			hasPackage = true
+			set.add(p.Type, p.Value)
+		default:
+			set.add(p.Type, p.Value)
+		}
+	}
+	for _, d := range c.Dependencies {
+		switch d.Type {
+		case PropertyGVK:
+			var v GVKValue
+			if err := json.Unmarshal(d.Value, &v); err != nil {
+				return nil, fmt.Errorf("bundle %s: dependency olm.gvk %s: %w", c.Name, d.Value, err)
+			}
+			gvksReq[v] = true
+		case PropertyPackage:
+			var v PackageValue
+			if err := json.Unmarshal(d.Value, &v); err != nil {
+				return nil, fmt.Errorf("bundle %s: dependency olm.package %s: %w", c.Name, d.Value, err)
+			}
+			set.addValue(PropertyPackageRequired, PackageRequiredValue{PackageName: v.PackageName, VersionRange: v.Version})
+		case PropertyLabel:
+			var v LabelValue
+			if err := json.Unmarshal(d.Value, &v); err != nil {
+				return nil, fmt.Errorf("bundle %s: dependency olm.label %s: %w", c.Name, d.Value, err)
+			}
+			set.addValue(PropertyLabelRequired, v)
+		default:
+			set.add(d.Type, d.Value)
+		}
+	}
+	if !hasPackage {
+		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version})
+	}
+	for _, a := range c.Provided {
+		gvks[GVKValue{Group: a.Group, Kind: a.Kind, Version: a.Version}] = true
+	}
+	for _, a := range c.Required {
+		gvksReq[GVKValue{Group: a.Group, Kind: a.Kind, Version: a.Version}] = true
+	}
+	for v := range gvks {
+		set.addValue(PropertyGVK, v)
+	}
+	for v := range gvksReq {
+		set.addValue(PropertyGVKRequired, v)
+	}
+	if opts.Migrate == MigrateCSVMetadata {
+		if len(c.CSV) > 0 {
+			m, err := csvMetadata(c.CSV)
+			if err != nil {
+				return nil, fmt.Errorf("bundle %s: %w", c.Name, err)
+			}
+			set.add(PropertyCSVMetadata, m)
+		}
+	}
+	b.Properties = set.sorted()
+	if opts.Migrate != MigrateCSVMetadata {
+		objs := propSet{}
+		for _, o := range c.Objects {
+			objs.addCompact(PropertyBundleObject, bundleObjectValue(o))
+		}
+		b.Properties = append(b.Properties, objs.sorted()...)
+	}
+
+	names := map[string]string{}
+	if len(c.CSV) > 0 {
+		var csv struct {
+			Spec struct {
+				RelatedImages []RelatedImage `json:"relatedImages"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(c.CSV, &csv); err == nil {
+			for _, ri := range csv.Spec.RelatedImages {
+				if _, ok := names[ri.Image]; !ok {
+					names[ri.Image] = ri.Name
+				}
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, img := range c.Images {
+		if img == "" || seen[img] {
+			continue
+		}
+		seen[img] = true
+		b.RelatedImages = append(b.RelatedImages, RelatedImage{Name: names[img], Image: img})
+	}
+	sort.Slice(b.RelatedImages, func(i, j int) bool {
+		x, y := b.RelatedImages[i], b.RelatedImages[j]
+		if x.Image != y.Image {
+			return x.Image < y.Image
+		}
+		return x.Name < y.Name
+	})
+	return b, nil
+}
+
+// propSet collects properties once each (by type and compact value).
+type propSet struct {
+	list []Property
+	seen map[string]bool
+}
+
+func (s *propSet) add(typ string, value []byte) {
+	if bytes.ContainsAny(value, " \t\r\n") {
+		var buf bytes.Buffer
+		if json.Compact(&buf, value) == nil {
+			value = buf.Bytes()
+		}
+	}
+	s.addCompact(typ, value)
+}
+
+// addCompact is add for a value known to be compact JSON.
+func (s *propSet) addCompact(typ string, value []byte) {
+	k := typ + "\x00" + string(value)
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	if s.seen[k] {
+		return
+	}
+	s.seen[k] = true
+	s.list = append(s.list, Property{Type: typ, Value: value})
+}
+
+func (s *propSet) addValue(typ string, v any) {
+	p := mustProperty(typ, v)
+	s.addCompact(p.Type, p.Value)
+}
+
+// bundleObjectValue is the olm.bundle.object value of one manifest, as
+// json.Marshal(BundleObjectValue{Data: obj}) writes it, without the detour.
+func bundleObjectValue(obj []byte) []byte {
+	const head, tail = `{"data":"`, `"}`
+	out := make([]byte, len(head)+base64.StdEncoding.EncodedLen(len(obj))+len(tail))
+	copy(out, head)
+	base64.StdEncoding.Encode(out[len(head):], obj)
+	copy(out[len(out)-len(tail):], tail)
+	return out
+}
+
+func (s *propSet) sorted() []Property {
+	sortProperties(s.list)
+	return s.list
+}
+
+func sortProperties(ps []Property) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		if ps[i].Type != ps[j].Type {
+			return ps[i].Type < ps[j].Type
+		}
+		return bytes.Compare(ps[i].Value, ps[j].Value) < 0
+	})
+}
+
+// csvMetadata summarises a CSV as the olm.csv.metadata value: the CSV's
+// annotations and the spec fields OLM shows before installing.
+func csvMetadata(csvJSON []byte) ([]byte, error) {
+	var csv map[string]any
+	if err := json.Unmarshal(csvJSON, &csv); err != nil {
+		return nil, fmt.Errorf("CSV is not JSON: %w", err)
+	}
+	spec := bundle.MapAt(csv, "spec")
+	out := map[string]any{}
+	if a := bundle.MapAt(csv, "metadata", "annotations"); len(a) > 0 {
+		out["annotations"] = a
+	}
+	copyKey := func(from, to string) {
+		if v, ok := spec[from]; ok && v != nil {
+			out[to] = v
+		}
+	}
+	copyKey("apiservicedefinitions", "apiServiceDefinitions")
+	copyKey("customresourcedefinitions", "crdDescriptions")
+	for _, k := range []string{"description", "displayName", "installModes", "keywords", "labels", "links", "maintainers", "maturity", "minKubeVersion", "nativeAPIs", "provider"} {
+		copyKey(k, k)
+	}
+	return json.Marshal(out)
+}

@@ -1,0 +1,558 @@
+package fbc
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/validate"
+)
+
+// FromIndex renders an index database as a file-based catalog, as upstream
+// `opm render` / `opm migrate` did (see docs/compatibility.md for where it
+// differs): per package an olm.package (default channel, icon of the default
+// channel's head), one olm.channel per channel and one olm.bundle per bundle.
+// Warnings say what was filled in, such as a default channel the database
+// lacks (upstream crashed there).
+func FromIndex(ctx context.Context, db *index.DB, opts RenderOptions) (*Catalog, []string, error) {
+	pkgs, err := db.Dump(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render index: %w", err)
+	}
+	// Chains start at the least depth of the whole database, as upstream
+	// read it (heads are at depth 0 in every database opm or upstream wrote).
+	tip := int64(-1)
+	for _, p := range pkgs {
+		for _, e := range p.Entries {
+			if tip < 0 || e.Depth < tip {
+				tip = e.Depth
+			}
+		}
+	}
+	c := &Catalog{}
+	var warnings []string
+	for _, p := range pkgs {
+		w, err := c.addIndexPackage(p, tip, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("render index %s: package %s: %w", db.Path(), p.Name, err)
+		}
+		warnings = append(warnings, w...)
+	}
+	return c, warnings, nil
+}
+
+func (c *Catalog) addIndexPackage(p *index.PackageDump, tip int64, opts RenderOptions) ([]string, error) {
+	var warnings []string
+	bundles := map[string]*index.BundleContent{}
+	for _, b := range p.Bundles {
+		bundles[b.Name] = b
+	}
+	pkg := Package{Schema: SchemaPackage, Name: p.Name, DefaultChannel: p.DefaultChannel}
+	heads := map[string]string{}
+	for _, ch := range p.Channels {
+		heads[ch.Name] = ch.Head
+	}
+	if _, ok := heads[pkg.DefaultChannel]; !ok && len(p.Channels) > 0 {
+		pkg.DefaultChannel = fallbackDefault(p, bundles)
+		why := "has no default channel"
+		if p.DefaultChannel != "" {
+			why = fmt.Sprintf("names default channel %q, which it does not have", p.DefaultChannel)
+		}
+		warnings = append(warnings, fmt.Sprintf("package %s %s in the index; using %s (the channel of its highest version)", p.Name, why, pkg.DefaultChannel))
+	}
+	if head := bundles[heads[pkg.DefaultChannel]]; head != nil && len(head.CSV) > 0 {
+		icon, warn := csvIcon(head)
+		pkg.Icon = icon
+		if warn != "" {
+			warnings = append(warnings, warn)
+		}
+	}
+	c.Packages = append(c.Packages, pkg)
+
+	// Entries by channel, in entry id order.
+	byChannel := map[string][]index.EntryDump{}
+	for _, e := range p.Entries {
+		byChannel[e.Channel] = append(byChannel[e.Channel], e)
+	}
+	for _, ch := range p.Channels {
+		c.Channels = append(c.Channels, channelBlob(p.Name, ch.Name, byChannel[ch.Name], tip, bundles))
+	}
+	for _, b := range p.Bundles {
+		blob, err := bundleBlob(b, opts)
+		if err != nil {
+			return nil, err
+		}
+		c.Bundles = append(c.Bundles, *blob)
+	}
+	return warnings, nil
+}
+
+// channelBlob derives a channel's entries from its channel_entry rows the way
+// upstream read them: the chain starts at the entries at depth tip (the
+// head) and follows replaces; a bundle's replaces is the (greatest) name its
+// chain entries replace, and its skips are the names its other entries
+// replace, in entry order. Entries are sorted by bundle name.
+func channelBlob(pkg, name string, rows []index.EntryDump, tip int64, bundles map[string]*index.BundleContent) Channel {
+	ch := Channel{Schema: SchemaChannel, Name: name, Package: pkg, Entries: []ChannelEntry{}}
+	byID := make(map[int64]index.EntryDump, len(rows))
+	for _, e := range rows {
+		byID[e.ID] = e
+	}
+	chain := map[int64]bool{}
+	var stack []int64
+	for _, e := range rows {
+		if e.Depth == tip {
+			stack = append(stack, e.ID)
+		}
+	}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		e, ok := byID[id]
+		if !ok || chain[id] {
+			continue
+		}
+		chain[id] = true
+		if e.Replaces != 0 {
+			stack = append(stack, e.Replaces)
+		}
+	}
+	entries := map[string]*ChannelEntry{}
+	var names []string
+	for _, e := range rows {
+		b := bundles[e.Bundle]
+		if b == nil {
+			continue // a skipped name, not a bundle of the index
+		}
+		ce := entries[e.Bundle]
+		if ce == nil {
+			ce = &ChannelEntry{Name: e.Bundle, SkipRange: b.SkipRange}
+			entries[e.Bundle] = ce
+			names = append(names, e.Bundle)
+		}
+		if e.Replaces == 0 {
+			continue
+		}
+		to, ok := byID[e.Replaces]
+		if !ok {
+			continue
+		}
+		if chain[e.ID] {
+			if to.Bundle > ce.Replaces {
+				ce.Replaces = to.Bundle
+			}
+		} else {
+			ce.Skips = append(ce.Skips, to.Bundle)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ch.Entries = append(ch.Entries, *entries[n])
+	}
+	return ch
+}
+
+// fallbackDefault picks a default channel for a package whose database has
+// none: its only channel, or the first channel (by name) holding its highest
+// version.
+func fallbackDefault(p *index.PackageDump, bundles map[string]*index.BundleContent) string {
+	if len(p.Channels) == 1 {
+		return p.Channels[0].Name
+	}
+	type cand struct {
+		v    index.Version
+		name string
+	}
+	var best *cand
+	for _, ch := range p.Channels {
+		b := bundles[ch.Head]
+		if b == nil {
+			continue
+		}
+		v, err := index.ParseVersion(b.Version, b.Release)
+		if err != nil {
+			continue
+		}
+		if best == nil || v.Compare(best.v) > 0 {
+			best = &cand{v, ch.Name}
+		}
+	}
+	if best != nil {
+		return best.name
+	}
+	return p.Channels[0].Name
+}
+
+// csvIcon is the package icon upstream took from a CSV: its first icon, the
+// base64 data decoded (retried without spaces).
+func csvIcon(b *index.BundleContent) (*Icon, string) {
+	var csv struct {
+		Spec struct {
+			Icon []struct {
+				Data      string `json:"base64data"`
+				MediaType string `json:"mediatype"`
+			} `json:"icon"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(b.CSV, &csv); err != nil || len(csv.Spec.Icon) == 0 {
+		return nil, ""
+	}
+	ic := csv.Spec.Icon[0]
+	data, err := base64.StdEncoding.DecodeString(ic.Data)
+	if err != nil {
+		data, err = base64.StdEncoding.DecodeString(strings.ReplaceAll(ic.Data, " ", ""))
+		if err != nil {
+			return nil, fmt.Sprintf("package %s: the icon of %s is not base64 (%v); the package has no icon", b.Package, b.Name, err)
+		}
+	}
+	return &Icon{Data: data, MediaType: ic.MediaType}, ""
+}
+
+// ToIndexOptions control ToIndex.
+type ToIndexOptions struct {
+	// Force replaces an existing file at the destination.
+	Force bool
+}
+
+// RenderIndexFile is FromIndex on the database file at path, opened read-only.
+func RenderIndexFile(ctx context.Context, path string, opts RenderOptions) (*Catalog, []string, error) {
+	db, err := index.OpenReadOnly(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { _ = db.Close() }() // read-only: nothing to lose
+	return FromIndex(ctx, db, opts)
+}
+
+// ToIndex writes the catalog as a new index database at path (schema 13, as
+// internal/index writes it). A catalog with validation errors (Validate) is
+// refused. The database is built in a temporary file
+// beside path and renamed into place when complete, so path is never left
+// half-written; an existing file is refused unless opts.Force.
+func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) error {
+	if _, err := os.Lstat(path); err == nil && !opts.Force {
+		return fmt.Errorf("write index %s: %w; remove it or write elsewhere", path, os.ErrExist)
+	}
+	pkgs, err := importPackages(c)
+	if err != nil {
+		return fmt.Errorf("write index %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".opm-tmp-*")
+	if err != nil {
+		return fmt.Errorf("write index %s: %w", path, err)
+	}
+	tmp := f.Name()
+	f.Close()
+	os.Remove(tmp)
+	defer os.Remove(tmp)
+	defer os.Remove(tmp + "-journal")
+	db, err := index.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("write index %s: %w", path, err)
+	}
+	if err := db.Import(ctx, pkgs); err != nil {
+		_ = db.Close()
+		return fmt.Errorf("write index %s: %w", path, err)
+	}
+	if err := db.Close(); err != nil {
+		return fmt.Errorf("write index %s: %w", path, err)
+	}
+	if opts.Force {
+		err = os.Rename(tmp, path)
+	} else {
+		// Link, not rename: never replace a file that appeared meanwhile.
+		err = os.Link(tmp, path)
+	}
+	if err != nil {
+		return fmt.Errorf("write index %s: %w", path, err)
+	}
+	return nil
+}
+
+// ToIndexDB adds the catalog's packages to an open index database (none of
+// them may be in it yet).
+func ToIndexDB(ctx context.Context, c *Catalog, db *index.DB) error {
+	pkgs, err := importPackages(c)
+	if err != nil {
+		return fmt.Errorf("write index %s: %w", db.Path(), err)
+	}
+	return db.Import(ctx, pkgs)
+}
+
+// importPackages converts a catalog that validates to index content.
+func importPackages(c *Catalog) ([]index.ImportPackage, error) {
+	var problems []string
+	for _, f := range Validate(c) {
+		if f.Severity == validate.Error {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Message, f.Rule))
+		}
+	}
+	if len(problems) > 0 {
+		more := ""
+		if len(problems) > 5 {
+			more = fmt.Sprintf("; and %d more", len(problems)-5)
+			problems = problems[:5]
+		}
+		return nil, fmt.Errorf("the catalog does not validate (opm validate lists every finding): %s%s", strings.Join(problems, "; "), more)
+	}
+	var out []index.ImportPackage
+	var errs []error
+	for _, name := range c.PackageNames() {
+		pc := c.Package(name)
+		if len(pc.Packages) != 1 {
+			errs = append(errs, fmt.Errorf("package %q: %d olm.package blobs; exactly one is needed (opm validate tells more)", name, len(pc.Packages)))
+			continue
+		}
+		ip := index.ImportPackage{Name: name, DefaultChannel: pc.Packages[0].DefaultChannel}
+		// The channel entry of each bundle in the default channel (or the
+		// first channel), for the bundle's own replaces and skips.
+		firstEntry := map[string]ChannelEntry{}
+		chans := append([]Channel(nil), pc.Channels...)
+		sort.SliceStable(chans, func(i, j int) bool {
+			if (chans[i].Name == ip.DefaultChannel) != (chans[j].Name == ip.DefaultChannel) {
+				return chans[i].Name == ip.DefaultChannel
+			}
+			return chans[i].Name < chans[j].Name
+		})
+		for _, ch := range chans {
+			ic := index.ImportChannel{Name: ch.Name}
+			for _, e := range ch.Entries {
+				ic.Entries = append(ic.Entries, index.ImportEntry{Bundle: e.Name, Replaces: e.Replaces, Skips: e.Skips})
+				if _, ok := firstEntry[e.Name]; !ok {
+					firstEntry[e.Name] = e
+				}
+			}
+			ip.Channels = append(ip.Channels, ic)
+		}
+		for _, b := range pc.Bundles {
+			bc, err := bundleContent(b, firstEntry[b.Name])
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			ip.Bundles = append(ip.Bundles, bc)
+		}
+		out = append(out, ip)
+	}
+	// Bundles without manifests (upstream's semver modes dropped them) take
+	// an API's plural from another bundle that has it: the api table holds
+	// one row per group/version/kind.
+	plurals := map[index.API]string{}
+	for _, ip := range out {
+		for _, b := range ip.Bundles {
+			for _, a := range append(append([]index.API{}, b.Provided...), b.Required...) {
+				k := index.API{Group: a.Group, Version: a.Version, Kind: a.Kind}
+				if a.Plural != "" && plurals[k] == "" {
+					plurals[k] = a.Plural
+				}
+			}
+		}
+	}
+	for _, ip := range out {
+		for _, b := range ip.Bundles {
+			for _, list := range [][]index.API{b.Provided, b.Required} {
+				for i, a := range list {
+					if a.Plural == "" {
+						list[i].Plural = plurals[index.API{Group: a.Group, Version: a.Version, Kind: a.Kind}]
+					}
+				}
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// bundleContent converts an olm.bundle blob to what the index stores: the
+// inverse of bundleBlob.
+func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
+	fail := func(format string, args ...any) error {
+		where := b.Pos.File
+		if b.Pos.Line > 0 {
+			where = fmt.Sprintf("%s:%d", b.Pos.File, b.Pos.Line)
+		}
+		if where != "" {
+			where += ": "
+		}
+		return fmt.Errorf("%sbundle %s: %s", where, b.Name, fmt.Sprintf(format, args...))
+	}
+	c := &index.BundleContent{Name: b.Name, Package: b.Package, BundlePath: b.Image,
+		Replaces: entry.Replaces, Skips: entry.Skips, SkipRange: entry.SkipRange}
+	var provided, required []GVKValue
+	for _, p := range b.Properties {
+		switch p.Type {
+		case PropertyPackage:
+			var v PackageValue
+			if err := json.Unmarshal(p.Value, &v); err != nil {
+				return nil, fail("property olm.package: %v", err)
+			}
+			c.Version, c.Release = v.Version, v.Release
+			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+		case PropertyGVK:
+			var v GVKValue
+			if err := json.Unmarshal(p.Value, &v); err != nil {
+				return nil, fail("property olm.gvk: %v", err)
+			}
+			provided = append(provided, v)
+			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+		case PropertyGVKRequired:
+			var v GVKValue
+			if err := json.Unmarshal(p.Value, &v); err != nil {
+				return nil, fail("property olm.gvk.required: %v", err)
+			}
+			required = append(required, v)
+			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyGVK, Value: mustProperty(PropertyGVK, v).Value})
+		case PropertyPackageRequired:
+			var v PackageRequiredValue
+			if err := json.Unmarshal(p.Value, &v); err != nil {
+				return nil, fail("property olm.package.required: %v", err)
+			}
+			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyPackage,
+				Value: mustProperty(PropertyPackage, struct {
+					PackageName string `json:"packageName"`
+					Version     string `json:"version"`
+				}{v.PackageName, v.VersionRange}).Value})
+		case PropertyLabelRequired:
+			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyLabel, Value: p.Value})
+		case PropertyConstraint:
+			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: p.Type, Value: p.Value})
+		case PropertyBundleObject:
+			var v BundleObjectValue
+			if err := json.Unmarshal(p.Value, &v); err != nil {
+				return nil, fail("property olm.bundle.object: %v", err)
+			}
+			if v.Ref != "" && len(v.Data) == 0 {
+				return nil, fail("olm.bundle.object refers to file %q; opm reads only inline data (base64 in \"data\")", v.Ref)
+			}
+			c.Objects = append(c.Objects, v.Data)
+		default:
+			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+		}
+	}
+	if c.Version == "" {
+		return nil, fail("no olm.package property with a version")
+	}
+	// The CSV, and plurals, from the manifests when the blob carries them.
+	plurals := map[GVKValue]string{}
+	for _, o := range c.Objects {
+		// Only CSVs and CRDs matter here: skip parsing the others.
+		if !bytes.Contains(o, []byte(bundle.CSVKind)) && !bytes.Contains(o, []byte(bundle.CRDKind)) {
+			continue
+		}
+		var obj manifestHead
+		if err := json.Unmarshal(o, &obj); err != nil {
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				return nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
+			}
+			// A field of another type than OLM's: keep what did decode.
+		}
+		switch obj.Kind {
+		case bundle.CSVKind:
+			if c.CSV != nil {
+				continue
+			}
+			c.CSV = o
+			if obj.Spec.Replaces != "" {
+				c.Replaces = obj.Spec.Replaces
+			}
+			var skips []string
+			for _, s := range obj.Spec.Skips {
+				if s != "" {
+					skips = append(skips, s)
+				}
+			}
+			if len(skips) > 0 {
+				c.Skips = skips
+			}
+			if sr := obj.Metadata.Annotations[bundle.AnnotationSkipRange]; sr != "" && c.SkipRange == "" {
+				c.SkipRange = sr
+			}
+			for _, d := range append(append([]crdDesc{}, obj.Spec.CRDs.Owned...), obj.Spec.CRDs.Required...) {
+				if plural, group, ok := strings.Cut(d.Name, "."); ok {
+					k := GVKValue{Group: group, Kind: d.Kind, Version: d.Version}
+					if plurals[k] == "" {
+						plurals[k] = plural
+					}
+				}
+			}
+			for _, d := range append(append([]apiDesc{}, obj.Spec.APIs.Owned...), obj.Spec.APIs.Required...) {
+				k := GVKValue{Group: d.Group, Kind: d.Kind, Version: d.Version}
+				if plurals[k] == "" {
+					plurals[k] = d.Name
+				}
+			}
+		case bundle.CRDKind:
+			for _, v := range obj.Spec.Versions {
+				plurals[GVKValue{Group: obj.Spec.Group, Kind: obj.Spec.Names.Kind, Version: v.Name}] = obj.Spec.Names.Plural
+			}
+			if obj.Spec.Version != "" {
+				plurals[GVKValue{Group: obj.Spec.Group, Kind: obj.Spec.Names.Kind, Version: obj.Spec.Version}] = obj.Spec.Names.Plural
+			}
+		}
+	}
+	for _, v := range provided {
+		c.Provided = append(c.Provided, index.API{Group: v.Group, Version: v.Version, Kind: v.Kind, Plural: plurals[v]})
+	}
+	for _, v := range required {
+		c.Required = append(c.Required, index.API{Group: v.Group, Version: v.Version, Kind: v.Kind, Plural: plurals[v]})
+	}
+	for _, ri := range b.RelatedImages {
+		if ri.Image != "" {
+			c.Images = append(c.Images, ri.Image)
+		}
+	}
+	return c, nil
+}
+
+// manifestHead is what ToIndex reads of a CSV or CRD manifest.
+type manifestHead struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Annotations map[string]string `json:"annotations"`
+	} `json:"metadata"`
+	Spec struct {
+		// CSV
+		Replaces string   `json:"replaces"`
+		Skips    []string `json:"skips"`
+		CRDs     struct {
+			Owned    []crdDesc `json:"owned"`
+			Required []crdDesc `json:"required"`
+		} `json:"customresourcedefinitions"`
+		APIs struct {
+			Owned    []apiDesc `json:"owned"`
+			Required []apiDesc `json:"required"`
+		} `json:"apiservicedefinitions"`
+		// CRD
+		Group string `json:"group"`
+		Names struct {
+			Kind   string `json:"kind"`
+			Plural string `json:"plural"`
+		} `json:"names"`
+		Versions []struct {
+			Name string `json:"name"`
+		} `json:"versions"`
+		Version string `json:"version"`
+	} `json:"spec"`
+}
+
+type crdDesc struct {
+	Name    string `json:"name"`
+	Kind    string `json:"kind"`
+	Version string `json:"version"`
+}
+
+type apiDesc struct {
+	Group   string `json:"group"`
+	Version string `json:"version"`
+	Kind    string `json:"kind"`
+	Name    string `json:"name"`
+}

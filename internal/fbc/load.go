@@ -1,0 +1,441 @@
+package fbc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/opmkit/opm/internal/bundle"
+)
+
+// IgnoreFile is the name of the files holding patterns of catalog files to
+// skip, relative to the directory they sit in.
+const IgnoreFile = ".indexignore"
+
+// LoadError is one problem with a catalog file, at a line when known.
+type LoadError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *LoadError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// LoadErrors splits an error from Load into its *LoadError parts (and any
+// others).
+func LoadErrors(err error) []error {
+	if err == nil {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// LoadDir loads the catalog in directory dir.
+func LoadDir(dir string) (*Catalog, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("load catalog %s: not a directory (give the catalog's root directory)", dir)
+	}
+	return Load(os.DirFS(dir))
+}
+
+// Load reads every JSON (.json: objects back to back) and YAML (.yaml, .yml:
+// documents separated by ---) file under fsys, at any depth, except files
+// matched by .indexignore patterns. Each object is one blob. Problems are
+// collected, each a *LoadError naming the file and line, and returned
+// joined together with the blobs that could be read: a caller that needs a
+// whole catalog must treat any error as fatal.
+func Load(fsys fs.FS) (*Catalog, error) {
+	c := &Catalog{}
+	var errs []error
+	ign := &ignorer{}
+	var files []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			errs = append(errs, &LoadError{File: p, Msg: err.Error()})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != "." && ign.match(p, true) {
+				return fs.SkipDir
+			}
+			if data, err := fs.ReadFile(fsys, path.Join(p, IgnoreFile)); err == nil {
+				ign.add(p, data)
+			}
+			return nil
+		}
+		if d.Name() == IgnoreFile || ign.match(p, false) {
+			return nil
+		}
+		switch strings.ToLower(path.Ext(p)) {
+		case ".json", ".yaml", ".yml":
+			files = append(files, p)
+		default:
+			c.Ignored = append(c.Ignored, p)
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	// Parse the files in parallel, each into its own catalog, and merge
+	// them in walk order so the result does not depend on scheduling.
+	parts := make([]*Catalog, len(files))
+	partErrs := make([][]error, len(files))
+	workers := runtime.GOMAXPROCS(0)
+	if workers > len(files) {
+		workers = len(files)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				part := &Catalog{}
+				data, err := fs.ReadFile(fsys, files[i])
+				if err != nil {
+					partErrs[i] = []error{&LoadError{File: files[i], Msg: err.Error()}}
+				} else {
+					partErrs[i] = part.loadFile(files[i], data)
+				}
+				parts[i] = part
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, part := range parts {
+		c.Merge(part)
+		errs = append(errs, partErrs[i]...)
+	}
+	return c, errors.Join(errs...)
+}
+
+// LoadFile reads one catalog file's blobs into c (name is used in messages
+// and positions).
+func (c *Catalog) LoadFile(name string, data []byte) error {
+	return errors.Join(c.loadFile(name, data)...)
+}
+
+func (c *Catalog) loadFile(name string, data []byte) []error {
+	var errs []error
+	add := func(line int, raw []byte) {
+		if err := c.addBlob(Position{File: name, Line: line}, raw); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if strings.EqualFold(path.Ext(name), ".json") {
+		if err := splitJSON(name, data, add); err != nil {
+			errs = append(errs, err)
+		}
+		return errs
+	}
+	docs, err := bundle.DecodeDocuments(name, data)
+	if err != nil {
+		var se *bundle.SyntaxError
+		if errors.As(err, &se) {
+			return []error{&LoadError{File: name, Line: se.Line, Msg: "YAML syntax error: " + se.Msg}}
+		}
+		return []error{&LoadError{File: name, Msg: err.Error()}}
+	}
+	for _, d := range docs {
+		raw, err := json.Marshal(d.Value)
+		if err != nil {
+			errs = append(errs, &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()})
+			continue
+		}
+		add(d.Line, raw)
+	}
+	return errs
+}
+
+// splitJSON calls f with each top-level JSON value of data and its line.
+func splitJSON(name string, data []byte, f func(line int, raw []byte)) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	line, counted := 1, int64(0)
+	lineAt := func(off int64) int {
+		if off > int64(len(data)) {
+			off = int64(len(data))
+		}
+		if off < counted {
+			return 1 + bytes.Count(data[:off], []byte("\n"))
+		}
+		line += bytes.Count(data[counted:off], []byte("\n"))
+		counted = off
+		return line
+	}
+	for {
+		start := dec.InputOffset()
+		for start < int64(len(data)) && isSpace(data[start]) {
+			start++
+		}
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			var se *json.SyntaxError
+			if errors.As(err, &se) {
+				return &LoadError{File: name, Line: lineAt(se.Offset), Msg: "JSON syntax error: " + se.Error()}
+			}
+			if errors.Is(err, io.ErrUnexpectedEOF) {
+				return &LoadError{File: name, Line: lineAt(int64(len(data))), Msg: "JSON syntax error: the file ends inside a value (an unclosed { or [)"}
+			}
+			return &LoadError{File: name, Line: lineAt(start), Msg: "JSON: " + err.Error()}
+		}
+		f(lineAt(start), raw)
+	}
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// addBlob decodes one blob by its schema.
+func (c *Catalog) addBlob(pos Position, raw []byte) error {
+	fail := func(format string, args ...any) error {
+		return &LoadError{File: pos.File, Line: pos.Line, Msg: fmt.Sprintf(format, args...)}
+	}
+	raw = bytes.TrimSpace(raw)
+	if bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	if len(raw) == 0 || raw[0] != '{' {
+		return fail("a catalog blob must be an object with a schema, not %s", jsonKind(raw))
+	}
+	var head struct {
+		Schema  any `json:"schema"`
+		Package any `json:"package"`
+		Name    any `json:"name"`
+	}
+	schema, known := sniffSchema(raw)
+	if !known {
+		if err := json.Unmarshal(raw, &head); err != nil {
+			return fail("%v", err)
+		}
+		schema, _ = head.Schema.(string)
+	}
+	if schema == "" {
+		if head.Schema == nil {
+			return fail("the blob has no schema (every catalog object needs one, e.g. schema: olm.bundle)")
+		}
+		return fail("schema must be a string")
+	}
+	decode := func(v any) error {
+		if err := json.Unmarshal(raw, v); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return fail("%s blob: field %s must be %s, not %s", schema, te.Field, te.Type.String(), te.Value)
+			}
+			return fail("%s blob: %v", schema, err)
+		}
+		return nil
+	}
+	switch schema {
+	case SchemaPackage:
+		var p Package
+		if err := decode(&p); err != nil {
+			return err
+		}
+		p.Pos = pos
+		compactProps(p.Properties)
+		c.Packages = append(c.Packages, p)
+	case SchemaChannel:
+		var ch Channel
+		if err := decode(&ch); err != nil {
+			return err
+		}
+		ch.Pos = pos
+		compactProps(ch.Properties)
+		c.Channels = append(c.Channels, ch)
+	case SchemaBundle:
+		var b Bundle
+		if err := decode(&b); err != nil {
+			return err
+		}
+		b.Pos = pos
+		compactProps(b.Properties)
+		c.Bundles = append(c.Bundles, b)
+	default:
+		m := Meta{Schema: schema, Blob: append(json.RawMessage(nil), raw...), Pos: pos}
+		m.Package, _ = head.Package.(string)
+		m.Name, _ = head.Name.(string)
+		c.Others = append(c.Others, m)
+	}
+	return nil
+}
+
+// sniffSchema reads the schema of a blob that starts with it (as every
+// blob opm and upstream write does) without decoding the rest; it says
+// whether it is one of the schemas decoded into their own types.
+func sniffSchema(raw []byte) (string, bool) {
+	i := 1
+	skip := func() {
+		for i < len(raw) && isSpace(raw[i]) {
+			i++
+		}
+	}
+	expect := func(s string) bool {
+		skip()
+		if !bytes.HasPrefix(raw[i:], []byte(s)) {
+			return false
+		}
+		i += len(s)
+		return true
+	}
+	if !expect(`"schema"`) || !expect(":") || !expect(`"`) {
+		return "", false
+	}
+	end := bytes.IndexByte(raw[i:], '"')
+	if end < 0 {
+		return "", false
+	}
+	s := string(raw[i : i+end])
+	switch s {
+	case SchemaPackage, SchemaChannel, SchemaBundle:
+		return s, true
+	}
+	return "", false
+}
+
+func compactProps(ps []Property) {
+	for i := range ps {
+		if !bytes.ContainsAny(ps[i].Value, " \t\r\n") {
+			continue // already compact
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, ps[i].Value) == nil {
+			ps[i].Value = b.Bytes()
+		}
+	}
+}
+
+func jsonKind(raw []byte) string {
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '[':
+		return "a list"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "a scalar"
+}
+
+// ignorer applies .indexignore files: gitignore-style patterns, each file's
+// relative to its own directory; a later match wins, "!" re-includes, a
+// trailing "/" matches directories only, a pattern without "/" matches a
+// name at any depth, "**" matches any number of directories.
+type ignorer struct {
+	rules []ignoreRule
+}
+
+type ignoreRule struct {
+	base    string // directory of the .indexignore, "." for the root
+	pattern string
+	negate  bool
+	dirOnly bool
+	anyDir  bool // no slash: match the name at any depth
+}
+
+func (ig *ignorer) add(dir string, data []byte) {
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		r := ignoreRule{base: dir}
+		if strings.HasPrefix(line, "!") {
+			r.negate = true
+			line = line[1:]
+		}
+		if strings.HasSuffix(line, "/") {
+			r.dirOnly = true
+			line = strings.TrimRight(line, "/")
+		}
+		r.anyDir = !strings.Contains(line, "/")
+		r.pattern = strings.TrimPrefix(line, "/")
+		if r.pattern != "" {
+			ig.rules = append(ig.rules, r)
+		}
+	}
+}
+
+func (ig *ignorer) match(p string, isDir bool) bool {
+	ignored := false
+	for _, r := range ig.rules {
+		rel := p
+		if r.base != "." {
+			if !strings.HasPrefix(p, r.base+"/") {
+				continue
+			}
+			rel = strings.TrimPrefix(p, r.base+"/")
+		}
+		if r.dirOnly && !isDir {
+			continue
+		}
+		var ok bool
+		if r.anyDir {
+			ok, _ = path.Match(r.pattern, path.Base(rel))
+		} else {
+			ok = globMatch(strings.Split(r.pattern, "/"), strings.Split(rel, "/"))
+		}
+		if ok {
+			ignored = !r.negate
+		}
+	}
+	return ignored
+}
+
+// globMatch matches path segments against pattern segments, "**" standing
+// for any number of segments.
+func globMatch(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(segs); i++ {
+				if globMatch(pat[1:], segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}

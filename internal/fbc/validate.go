@@ -1,0 +1,348 @@
+package fbc
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/validate"
+)
+
+// Validate checks a catalog against the catalog-* rules of internal/validate
+// and returns the findings, sorted by file and line. Load problems are not
+// included: turn them into findings with LoadFindings.
+func Validate(c *Catalog) []validate.Finding {
+	v := &checker{}
+	v.packages(c)
+	v.channels(c)
+	v.bundles(c)
+	sort.SliceStable(v.out, func(i, j int) bool {
+		a, b := v.out[i], v.out[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Rule < b.Rule
+	})
+	return v.out
+}
+
+// LoadFindings turns an error from Load into catalog-syntax findings.
+func LoadFindings(err error) []validate.Finding {
+	var out []validate.Finding
+	for _, e := range LoadErrors(err) {
+		f := validate.Finding{Rule: validate.RuleCatalogSyntax.ID, Severity: validate.Error, Message: e.Error(), Hint: validate.RuleCatalogSyntax.Fix}
+		var le *LoadError
+		if errors.As(e, &le) {
+			f.File, f.Line, f.Message = le.File, le.Line, le.Msg
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+type checker struct {
+	out []validate.Finding
+}
+
+func (v *checker) report(r *validate.Rule, pos Position, field, hint, format string, args ...any) {
+	v.reportAs(r, r.Severity, pos, field, hint, format, args...)
+}
+
+func (v *checker) reportAs(r *validate.Rule, sev validate.Severity, pos Position, field, hint, format string, args ...any) {
+	if hint == "" {
+		hint = r.Fix
+	}
+	v.out = append(v.out, validate.Finding{Rule: r.ID, Severity: sev, File: pos.File, Line: pos.Line, Field: field,
+		Message: fmt.Sprintf(format, args...), Hint: hint})
+}
+
+func (v *checker) packages(c *Catalog) {
+	seen := map[string]Position{}
+	channels := map[string]map[string]bool{}
+	for _, ch := range c.Channels {
+		if channels[ch.Package] == nil {
+			channels[ch.Package] = map[string]bool{}
+		}
+		channels[ch.Package][ch.Name] = true
+	}
+	for _, p := range c.Packages {
+		if p.Name == "" {
+			v.report(validate.RuleCatalogPackageUnique, p.Pos, "name", "", "an olm.package blob has no name")
+			continue
+		}
+		if first, dup := seen[p.Name]; dup {
+			v.report(validate.RuleCatalogPackageUnique, p.Pos, "name", "", "package %s is declared again (first at %s:%d)", p.Name, first.File, first.Line)
+			continue
+		}
+		seen[p.Name] = p.Pos
+		switch {
+		case p.DefaultChannel == "":
+			v.report(validate.RuleCatalogDefaultChannel, p.Pos, "defaultChannel", "", "package %s has no defaultChannel", p.Name)
+		case !channels[p.Name][p.DefaultChannel]:
+			v.report(validate.RuleCatalogDefaultChannel, p.Pos, "defaultChannel", hintChannels(channels[p.Name]),
+				"package %s: defaultChannel %q is not a channel of the package", p.Name, p.DefaultChannel)
+		}
+	}
+	missing := func(pkg, what string, pos Position) {
+		if _, ok := seen[pkg]; !ok {
+			v.report(validate.RuleCatalogPackageMissing, pos, "package", "", "%s names package %q, which has no olm.package blob", what, pkg)
+		}
+	}
+	for _, ch := range c.Channels {
+		missing(ch.Package, "channel "+ch.Name, ch.Pos)
+	}
+	for _, b := range c.Bundles {
+		missing(b.Package, "bundle "+b.Name, b.Pos)
+	}
+}
+
+func hintChannels(chs map[string]bool) string {
+	if len(chs) == 0 {
+		return "the package has no olm.channel blob: add one"
+	}
+	var names []string
+	for n := range chs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return "name one of: " + strings.Join(names, ", ")
+}
+
+func (v *checker) channels(c *Catalog) {
+	bundles := map[string]map[string]bool{}
+	for _, b := range c.Bundles {
+		if bundles[b.Package] == nil {
+			bundles[b.Package] = map[string]bool{}
+		}
+		bundles[b.Package][b.Name] = true
+	}
+	seen := map[[2]string]Position{}
+	for _, ch := range c.Channels {
+		key := [2]string{ch.Package, ch.Name}
+		if first, dup := seen[key]; dup {
+			v.report(validate.RuleCatalogChannelUnique, ch.Pos, "name", "", "channel %s of package %s is declared again (first at %s:%d)", ch.Name, ch.Package, first.File, first.Line)
+			continue
+		}
+		seen[key] = ch.Pos
+		if ch.Name == "" {
+			v.report(validate.RuleCatalogChannelUnique, ch.Pos, "name", "", "an olm.channel blob of package %s has no name", ch.Package)
+		}
+		inChannel := map[string]bool{}
+		for i, e := range ch.Entries {
+			field := fmt.Sprintf("entries[%d]", i)
+			if e.Name == "" {
+				v.report(validate.RuleCatalogChannelBundle, ch.Pos, field+".name", "", "channel %s: entry %d has no name", ch.Name, i)
+				continue
+			}
+			if inChannel[e.Name] {
+				v.report(validate.RuleCatalogChannelUnique, ch.Pos, field+".name", "", "channel %s lists %s twice", ch.Name, e.Name)
+			}
+			inChannel[e.Name] = true
+			if !bundles[ch.Package][e.Name] {
+				v.report(validate.RuleCatalogChannelBundle, ch.Pos, field+".name", "", "channel %s lists %s, which is not a bundle of package %s", ch.Name, e.Name, ch.Package)
+			}
+			if e.SkipRange != "" {
+				if _, err := semver.ParseRange(e.SkipRange); err != nil {
+					v.report(validate.RuleCatalogProperty, ch.Pos, field+".skipRange", "write a semver range such as '>=1.0.0 <1.2.0'", "channel %s, entry %s: skipRange %q is not a valid range: %v", ch.Name, e.Name, e.SkipRange, err)
+				}
+			}
+		}
+		// Edges, heads and cycles.
+		adj := map[string][]string{}
+		replaced := map[string]bool{}
+		for i, e := range ch.Entries {
+			targets := append([]string{}, e.Skips...)
+			if e.Replaces != "" {
+				targets = append([]string{e.Replaces}, targets...)
+			}
+			for j, to := range targets {
+				replaced[to] = true
+				if !inChannel[to] {
+					field := fmt.Sprintf("entries[%d].replaces", i)
+					if e.Replaces == "" || j > 0 {
+						field = fmt.Sprintf("entries[%d].skips", i)
+					}
+					v.report(validate.RuleCatalogChannelEdge, ch.Pos, field, "", "channel %s: %s replaces or skips %s, which is not in the channel", ch.Name, e.Name, to)
+					continue
+				}
+				adj[e.Name] = append(adj[e.Name], to)
+			}
+		}
+		var heads []string
+		for _, e := range ch.Entries {
+			if e.Name != "" && !replaced[e.Name] {
+				heads = append(heads, e.Name)
+			}
+		}
+		sort.Strings(heads)
+		cycle := findCycle(ch.Entries, adj)
+		if len(cycle) > 0 {
+			v.report(validate.RuleCatalogChannelCycle, ch.Pos, "entries", "", "channel %s has an upgrade cycle: %s", ch.Name, strings.Join(cycle, " → "))
+		}
+		switch {
+		case len(ch.Entries) == 0:
+			v.report(validate.RuleCatalogChannelHead, ch.Pos, "entries", "list at least one bundle in the channel", "channel %s has no entries", ch.Name)
+		case len(heads) == 0 && len(cycle) == 0:
+			v.report(validate.RuleCatalogChannelHead, ch.Pos, "entries", "", "channel %s has no head", ch.Name)
+		case len(heads) == 0:
+			v.report(validate.RuleCatalogChannelHead, ch.Pos, "entries", "", "channel %s has no head: every entry is replaced or skipped by another", ch.Name)
+		case len(heads) > 1:
+			v.report(validate.RuleCatalogChannelHead, ch.Pos, "entries", "", "channel %s has %d heads (%s); exactly one entry may be left unreplaced", ch.Name, len(heads), strings.Join(heads, ", "))
+		}
+	}
+}
+
+// findCycle returns one cycle of the channel's edges (first node repeated at
+// the end), or nil.
+func findCycle(entries []ChannelEntry, adj map[string][]string) []string {
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack, found []string
+	var visit func(n string) bool
+	visit = func(n string) bool {
+		color[n] = grey
+		stack = append(stack, n)
+		for _, m := range adj[n] {
+			switch color[m] {
+			case grey:
+				for i, s := range stack {
+					if s == m {
+						found = append(append([]string{}, stack[i:]...), m)
+						return true
+					}
+				}
+			case white:
+				if visit(m) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[n] = black
+		return false
+	}
+	for _, e := range entries {
+		if color[e.Name] == white && visit(e.Name) {
+			return found
+		}
+	}
+	return nil
+}
+
+func (v *checker) bundles(c *Catalog) {
+	inChannel := map[[2]string]bool{}
+	for _, ch := range c.Channels {
+		for _, e := range ch.Entries {
+			inChannel[[2]string{ch.Package, e.Name}] = true
+		}
+	}
+	seen := map[[2]string]Position{}
+	for _, b := range c.Bundles {
+		key := [2]string{b.Package, b.Name}
+		if b.Name == "" {
+			v.report(validate.RuleCatalogBundleUnique, b.Pos, "name", "", "an olm.bundle blob of package %s has no name", b.Package)
+			continue
+		}
+		if first, dup := seen[key]; dup {
+			v.report(validate.RuleCatalogBundleUnique, b.Pos, "name", "", "bundle %s of package %s is declared again (first at %s:%d)", b.Name, b.Package, first.File, first.Line)
+			continue
+		}
+		seen[key] = b.Pos
+		if !inChannel[key] {
+			v.report(validate.RuleCatalogBundleChannel, b.Pos, "name", "", "bundle %s is in no channel of package %s", b.Name, b.Package)
+		}
+		v.properties(b)
+	}
+}
+
+// properties checks the shape of a bundle's property values.
+func (v *checker) properties(b Bundle) {
+	bad := func(i int, hint, format string, args ...any) {
+		v.report(validate.RuleCatalogProperty, b.Pos, fmt.Sprintf("properties[%d].value", i), hint,
+			"bundle %s: %s", b.Name, fmt.Sprintf(format, args...))
+	}
+	strict := func(raw json.RawMessage, into any) error { return json.Unmarshal(raw, into) }
+	packages := 0
+	for i, p := range b.Properties {
+		switch p.Type {
+		case "":
+			v.report(validate.RuleCatalogProperty, b.Pos, fmt.Sprintf("properties[%d].type", i), "", "bundle %s: property %d has no type", b.Name, i)
+		case PropertyPackage:
+			packages++
+			var pv PackageValue
+			if err := strict(p.Value, &pv); err != nil {
+				bad(i, `write {"packageName": "...", "version": "1.2.3"}`, "olm.package value: %v", err)
+				continue
+			}
+			if pv.PackageName != b.Package {
+				bad(i, "", "olm.package names package %q but the bundle is in package %q", pv.PackageName, b.Package)
+			}
+			if _, err := index.ParseVersion(pv.Version, pv.Release); err != nil {
+				bad(i, "give the bundle's semver version (and release, if any)", "olm.package version: %v", err)
+			}
+		case PropertyGVK, PropertyGVKRequired:
+			var g GVKValue
+			if err := strict(p.Value, &g); err != nil {
+				bad(i, `write {"group": "...", "kind": "...", "version": "..."}`, "%s value: %v", p.Type, err)
+				continue
+			}
+			if g.Kind == "" || g.Version == "" {
+				bad(i, "set kind and version (group is empty only for the core group)", "%s %s needs kind and version", p.Type, string(p.Value))
+			}
+		case PropertyPackageRequired:
+			var r PackageRequiredValue
+			if err := strict(p.Value, &r); err != nil {
+				bad(i, `write {"packageName": "...", "versionRange": ">=1.0.0"}`, "olm.package.required value: %v", err)
+				continue
+			}
+			if r.PackageName == "" {
+				bad(i, "", "olm.package.required has no packageName")
+			}
+			if _, err := semver.ParseRange(r.VersionRange); err != nil {
+				bad(i, "write a semver range such as '>=1.0.0 <2.0.0'", "olm.package.required versionRange %q: %v", r.VersionRange, err)
+			}
+		case PropertyLabel, PropertyLabelRequired:
+			var l LabelValue
+			if err := strict(p.Value, &l); err != nil || l.Label == "" {
+				bad(i, `write {"label": "..."}`, "%s needs a label", p.Type)
+			}
+		case PropertyBundleObject:
+			var o BundleObjectValue
+			if err := strict(p.Value, &o); err != nil {
+				bad(i, `write {"data": "<base64 of the manifest>"}`, "olm.bundle.object value: %v", err)
+				continue
+			}
+			if o.Ref != "" && len(o.Data) == 0 {
+				bad(i, "inline the manifest as base64 in data", "olm.bundle.object refers to file %q; opm reads only inline data", o.Ref)
+				continue
+			}
+			// A shape check only (the manifests are read when used): a
+			// JSON object that names its kind.
+			if d := bytes.TrimSpace(o.Data); len(d) == 0 || d[0] != '{' || !bytes.Contains(d, []byte(`"kind"`)) {
+				bad(i, "encode the JSON of one Kubernetes object", "olm.bundle.object data is not a Kubernetes object in JSON")
+			}
+		case PropertyCSVMetadata:
+			var m map[string]any
+			if err := strict(p.Value, &m); err != nil {
+				bad(i, "", "olm.csv.metadata must be an object: %v", err)
+			}
+		}
+	}
+	if packages != 1 {
+		v.report(validate.RuleCatalogProperty, b.Pos, "properties", "add exactly one olm.package property with the bundle's package name and version",
+			"bundle %s has %d olm.package properties; exactly one is needed", b.Name, packages)
+	}
+}

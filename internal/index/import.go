@@ -1,0 +1,222 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/blang/semver/v4"
+)
+
+// ImportPackage is one package given with explicit channel graphs rather
+// than as bundles to place by a graph mode: what a file-based catalog holds.
+type ImportPackage struct {
+	Name           string
+	DefaultChannel string
+	Bundles        []*BundleContent
+	Channels       []ImportChannel
+}
+
+// ImportChannel is a channel and its entries.
+type ImportChannel struct {
+	Name    string
+	Entries []ImportEntry
+}
+
+// ImportEntry is one bundle of a channel and its upgrade edges there.
+type ImportEntry struct {
+	Bundle   string
+	Replaces string
+	Skips    []string
+}
+
+// Import writes packages into the database in one transaction, all or
+// nothing. Each channel is laid out in channel_entry the way Add lays out a
+// channel (head at depth 0, replaces chains, an entry per skipped name), from
+// the channel's own edges. A package already in the database, a channel
+// without exactly one head, an edge cycle or an entry naming a bundle the
+// package does not hold is an error.
+func (d *DB) Import(ctx context.Context, pkgs []ImportPackage) error {
+	if d.readOnly {
+		return fmt.Errorf("import into index %s: opened read-only", d.path)
+	}
+	tx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("import into index %s: begin: %w", d.path, err)
+	}
+	defer tx.Rollback()
+	w, err := newWriter(ctx, tx)
+	if err != nil {
+		return fmt.Errorf("import into index %s: %w", d.path, err)
+	}
+	defer w.close()
+	// A large import needs the helper indexes from the start: each new
+	// channel_entry row makes sqlite look for rows replacing it.
+	entries := 0
+	for _, p := range pkgs {
+		for _, c := range p.Channels {
+			entries += 2 * len(c.Entries)
+		}
+	}
+	if err := w.ensureHelperIndexesFor(ctx, entries); err != nil {
+		return fmt.Errorf("import into index %s: %w", d.path, err)
+	}
+	var errs []error
+	for _, p := range pkgs {
+		if err := w.importPackage(ctx, p); err != nil {
+			var ie *Error
+			if !errors.As(err, &ie) {
+				return fmt.Errorf("import into index %s: package %s: %w", d.path, p.Name, err)
+			}
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if err := w.finish(ctx); err != nil {
+		return fmt.Errorf("import into index %s: %w", d.path, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("import into index %s: commit: %w", d.path, err)
+	}
+	return nil
+}
+
+func (w *writer) importPackage(ctx context.Context, p ImportPackage) error {
+	var n int
+	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM package WHERE name = ?`, p.Name).Scan(&n); err != nil {
+		return fmt.Errorf("look up package: %w", err)
+	}
+	if n > 0 {
+		return &Error{Kind: KindCSVExists, Package: p.Name, Msg: "the package is already in the index", Fix: "import into a new index, or remove the package first"}
+	}
+	byName := map[string]*BundleContent{}
+	for _, b := range p.Bundles {
+		if byName[b.Name] != nil {
+			return &Error{Kind: KindCSVExists, Package: p.Name, Bundle: b.Name, Msg: "given twice", Fix: "give each bundle once"}
+		}
+		byName[b.Name] = b
+	}
+	var graph []chanGraph
+	chans := append([]ImportChannel(nil), p.Channels...)
+	sort.Slice(chans, func(i, j int) bool { return chans[i].Name < chans[j].Name })
+	for _, c := range chans {
+		g, err := importChannel(p.Name, c, byName)
+		if err != nil {
+			return err
+		}
+		graph = append(graph, g)
+	}
+	if p.DefaultChannel != "" {
+		found := false
+		for _, g := range graph {
+			found = found || g.Name == p.DefaultChannel
+		}
+		if !found {
+			return &Error{Kind: KindInvalidBundle, Package: p.Name, Msg: fmt.Sprintf("default channel %q is not a channel of the package", p.DefaultChannel), Fix: "name one of the package's channels"}
+		}
+	}
+	for _, name := range sortedBundleNames(byName) {
+		b := byName[name]
+		r := &rows{Name: b.Name, Package: p.Name, VersionStr: b.Version, Replaces: b.Replaces, Skips: b.Skips,
+			SkipRange: b.SkipRange, Path: b.BundlePath, Images: b.Images}
+		if len(b.CSV) > 0 {
+			r.CSV = append(append([]byte{}, b.CSV...), '\n')
+		}
+		r.Objects = joinObjects(b.Objects)
+		for _, a := range b.Provided {
+			r.Provided = append(r.Provided, apiKey(a))
+		}
+		for _, a := range b.Required {
+			r.Required = append(r.Required, apiKey(a))
+		}
+		for _, tv := range b.Properties {
+			r.Properties = append(r.Properties, typedValue(tv))
+		}
+		for _, tv := range b.Dependencies {
+			r.Deps = append(r.Deps, typedValue(tv))
+		}
+		if err := w.insertBundle(ctx, r); err != nil {
+			if isbundleFault(err) {
+				return &Error{Kind: KindInvalidBundle, Package: p.Name, Bundle: b.Name, Msg: "writing the bundle failed", Err: err}
+			}
+			return fmt.Errorf("bundle %s: %w", b.Name, err)
+		}
+	}
+	return w.writeChannels(ctx, p.Name, graph, p.DefaultChannel)
+}
+
+// importChannel lays out one channel from its explicit edges.
+func importChannel(pkg string, c ImportChannel, bundles map[string]*BundleContent) (chanGraph, error) {
+	if len(c.Entries) == 0 {
+		return chanGraph{}, &Error{Kind: KindInvalidBundle, Package: pkg, Channel: c.Name, Msg: "the channel has no entries", Fix: "list at least one bundle in the channel"}
+	}
+	nodes := map[string]*node{}
+	replaced := map[string]bool{}
+	for _, e := range c.Entries {
+		b := bundles[e.Bundle]
+		if b == nil {
+			return chanGraph{}, &Error{Kind: KindReplacesMissing, Package: pkg, Channel: c.Name, Bundle: e.Bundle, Msg: "the channel lists a bundle the package does not hold", Fix: "add the bundle, or drop the entry"}
+		}
+		if nodes[e.Bundle] != nil {
+			return chanGraph{}, &Error{Kind: KindInvalidBundle, Package: pkg, Channel: c.Name, Bundle: e.Bundle, Msg: "listed twice in the channel", Fix: "list each bundle once per channel"}
+		}
+		v, err := ParseVersion(b.Version, b.Release)
+		if err != nil {
+			sv, terr := semver.ParseTolerant(b.Version)
+			if terr != nil {
+				sv = semver.Version{}
+			}
+			v = Version{Semver: sv}
+		}
+		nodes[e.Bundle] = &node{Name: e.Bundle, Version: v, Replaces: e.Replaces, Skips: e.Skips, Channels: []string{c.Name}}
+		if e.Replaces != "" {
+			replaced[e.Replaces] = true
+		}
+		for _, s := range e.Skips {
+			replaced[s] = true
+		}
+	}
+	var heads []string
+	for _, e := range c.Entries {
+		if !replaced[e.Bundle] {
+			heads = append(heads, e.Bundle)
+		}
+	}
+	sort.Strings(heads)
+	if len(heads) != 1 {
+		msg := "no bundle of the channel is left unreplaced: the replaces and skips edges form a cycle"
+		if len(heads) > 1 {
+			msg = "the channel has " + strconv.Itoa(len(heads)) + " heads (" + strings.Join(heads, ", ") + "); one bundle must replace or skip the others, directly or not"
+		}
+		return chanGraph{}, &Error{Kind: KindTwoHeads, Package: pkg, Channel: c.Name, Msg: msg, Fix: "make the newest bundle replace or skip the others"}
+	}
+	g, errs := layoutChannel(pkg, c.Name, nodes[heads[0]], nodes,
+		func(n *node) string { return n.Replaces }, func(n *node) []string { return n.Skips })
+	if len(errs) > 0 {
+		return g, errs[0]
+	}
+	reached := map[string]bool{}
+	for _, e := range g.Entries {
+		reached[e.Bundle] = true
+	}
+	for _, e := range c.Entries {
+		if !reached[e.Bundle] {
+			return g, &Error{Kind: KindPrune, Package: pkg, Channel: c.Name, Bundle: e.Bundle, Msg: "not reachable from the channel head " + heads[0] + " (is it part of a replaces cycle?)", Fix: "make a bundle on the head's upgrade path replace or skip it"}
+		}
+	}
+	return g, nil
+}
+
+func sortedBundleNames(m map[string]*BundleContent) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
