@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the sqlite driver (cgo)
 )
@@ -286,6 +288,13 @@ func Create(path string) (*DB, error) {
 		return nil, fmt.Errorf("create index %s: %w", path, err)
 	}
 	tmpName := tmp.Name()
+	// CreateTemp makes 0600 files; an index database is read by other
+	// users (a serving image runs as another uid), like upstream's 0644.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmpName)
+		return nil, fmt.Errorf("create index %s: %w", path, err)
+	}
 	tmp.Close()
 	defer os.Remove(tmpName)
 	defer os.Remove(tmpName + "-journal")
@@ -321,13 +330,31 @@ func initSchema(path string) error {
 			return fmt.Errorf("schema: %w", err)
 		}
 	}
-	if _, err := tx.Exec(`INSERT INTO schema_migrations(version) VALUES (?)`, SchemaVersion); err != nil {
+	if _, err := tx.Exec(`INSERT INTO schema_migrations(version, timestamp) VALUES (?, ?)`, SchemaVersion, migrationTimestamp()); err != nil {
 		return fmt.Errorf("schema version: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
 	return sdb.Close()
+}
+
+// fixedTimestamp is schema_migrations.timestamp when SOURCE_DATE_EPOCH is
+// not set: no reader uses the column, and a clock value would make two
+// builds of the same bundles differ.
+const fixedTimestamp = "1970-01-01 00:00:00"
+
+// migrationTimestamp is the schema_migrations.timestamp of a new database:
+// SOURCE_DATE_EPOCH (reproducible-builds.org) when it is a valid number of
+// seconds, else fixedTimestamp. The text has the form sqlite's
+// CURRENT_TIMESTAMP writes.
+func migrationTimestamp() string {
+	if v := os.Getenv("SOURCE_DATE_EPOCH"); v != "" {
+		if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec >= 0 {
+			return time.Unix(sec, 0).UTC().Format("2006-01-02 15:04:05")
+		}
+	}
+	return fixedTimestamp
 }
 
 func syncFile(path string) error {
