@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the sqlite driver (cgo)
+	"github.com/mattn/go-sqlite3" // the sqlite driver (cgo)
 )
 
 // SchemaVersion is the schema_migrations version opm reads and writes: the
@@ -141,6 +141,8 @@ var (
 	ErrNotIndex = errors.New("not an operator index database")
 	// ErrSchemaVersion: the database has a schema version opm does not write.
 	ErrSchemaVersion = errors.New("unsupported index schema version")
+	// ErrCorrupt: sqlite's integrity check found damage in the database.
+	ErrCorrupt = errors.New("index database is corrupt")
 )
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -198,9 +200,73 @@ func open(path string, readOnly bool) (*DB, error) {
 	d := &DB{path: path, sql: sdb, readOnly: readOnly}
 	if err := d.checkSchema(context.Background()); err != nil {
 		sdb.Close()
-		return nil, err
+		return nil, corruptErr(path, err)
+	}
+	if !readOnly {
+		// Writing into a damaged file spreads the damage into the pages
+		// the write touches and hides it until a reader trips on it.
+		if err := d.QuickCheck(context.Background()); err != nil {
+			sdb.Close()
+			return nil, err
+		}
 	}
 	return d, nil
+}
+
+// corruptErr turns sqlite's "malformed" errors, met while reading the
+// schema, into ErrCorrupt naming the file.
+func corruptErr(path string, err error) error {
+	if err != nil && !errors.Is(err, ErrCorrupt) && isMalformed(err) {
+		return fmt.Errorf("open index %s: %w: %v; restore it from a backup or rebuild the index from its bundles", path, ErrCorrupt, err)
+	}
+	return err
+}
+
+func isMalformed(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB
+	}
+	return strings.Contains(err.Error(), "malformed")
+}
+
+// QuickCheck runs sqlite's "PRAGMA quick_check" (every page and record well
+// formed, without the index-content cross-check of integrity_check) and
+// returns ErrCorrupt, naming the file and the first problems found, when it
+// reports anything but "ok".
+func (d *DB) QuickCheck(ctx context.Context) error {
+	rows, err := d.sql.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		if isMalformed(err) {
+			return fmt.Errorf("check index %s: %w: %v; restore it from a backup or rebuild the index from its bundles", d.path, ErrCorrupt, err)
+		}
+		return fmt.Errorf("check index %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return fmt.Errorf("check index %s: %w", d.path, err)
+		}
+		// sqlite heads the list with "*** in database main ***".
+		for _, line := range strings.Split(msg, "\n") {
+			if line = strings.TrimSpace(line); line != "ok" && line != "" && !strings.HasPrefix(line, "***") {
+				problems = append(problems, line)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if isMalformed(err) {
+			return fmt.Errorf("check index %s: %w: %v; restore it from a backup or rebuild the index from its bundles", d.path, ErrCorrupt, err)
+		}
+		return fmt.Errorf("check index %s: %w", d.path, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("check index %s: %w: sqlite quick_check found: %s; nothing was written; restore it from a backup or rebuild the index from its bundles",
+			d.path, ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 func checkFile(path string) error {
