@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -55,6 +56,27 @@ var ErrNoCSV = errors.New("no ClusterServiceVersion found")
 // ErrMultipleCSVs is returned when manifests/ holds more than one CSV.
 var ErrMultipleCSVs = errors.New("more than one ClusterServiceVersion")
 
+// MaxFileSize is the largest manifest or metadata file read for parsing:
+// real ones are kilobytes (the largest CRDs a few MiB), and a file is held in
+// memory several times over while it is decoded.
+const MaxFileSize int64 = 64 << 20
+
+// ErrFileTooLarge is returned (as a load problem) for a file over MaxFileSize.
+var ErrFileTooLarge = errors.New("file too large")
+
+// FileTooLargeError names the file over MaxFileSize.
+type FileTooLargeError struct {
+	File string
+	Size int64
+}
+
+func (e *FileTooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, over the %d MiB a bundle file may have; it was not read (bundle manifests are kilobytes: split or remove it)",
+		e.File, e.Size, MaxFileSize>>20)
+}
+
+func (e *FileTooLargeError) Unwrap() error { return ErrFileTooLarge }
+
 // nestedSearchDepth bounds how far below the given directory Load looks for
 // a bundle that is not at the top.
 const nestedSearchDepth = 3
@@ -97,10 +119,11 @@ func Load(fsys fs.FS) (*Bundle, error) {
 	}
 
 	var csvObjects []*Object
-	manifests, err := b.readDir(sub, ManifestsDir)
+	manifests, tooLarge, err := b.readDir(sub, ManifestsDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	problems = append(problems, tooLarge...)
 	for _, f := range manifests {
 		docs, err := decodeDocuments(f.Name, f.Data)
 		if err != nil {
@@ -138,10 +161,11 @@ func Load(fsys fs.FS) (*Bundle, error) {
 		problems = append(problems, fmt.Errorf("%w among the files that parsed in %s/; fix the syntax errors above first", ErrNoCSV, path.Join(root, ManifestsDir)))
 	}
 
-	metadata, err := b.readDir(sub, MetadataDir)
+	metadata, tooLarge, err := b.readDir(sub, MetadataDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	problems = append(problems, tooLarge...)
 	for _, f := range metadata {
 		docs, err := decodeDocuments(f.Name, f.Data)
 		if err != nil {
@@ -188,13 +212,13 @@ func Problems(err error) []error {
 }
 
 // readDir reads the YAML and JSON files directly inside dir. Anything else is
-// recorded in Ignored, since OLM reads only those.
-func (b *Bundle) readDir(fsys fs.FS, dir string) ([]*File, error) {
+// recorded in Ignored, since OLM reads only those. Files over MaxFileSize are
+// not read: each is a *FileTooLargeError in tooLarge.
+func (b *Bundle) readDir(fsys fs.FS, dir string) (files []*File, tooLarge []error, err error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var files []*File
 	for _, e := range entries {
 		name := path.Join(dir, e.Name())
 		if e.IsDir() || !isManifestName(e.Name()) {
@@ -210,15 +234,46 @@ func (b *Bundle) readDir(fsys fs.FS, dir string) ([]*File, error) {
 				continue
 			}
 		}
-		data, err := fs.ReadFile(fsys, name)
+		data, err := readLimited(fsys, name)
+		var tl *FileTooLargeError
+		if errors.As(err, &tl) {
+			tooLarge = append(tooLarge, err)
+			b.Ignored = append(b.Ignored, name)
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return nil, nil, fmt.Errorf("read %s: %w", name, err)
 		}
 		f := &File{Name: name, Data: data}
 		files = append(files, f)
 		b.Files = append(b.Files, f)
 	}
-	return files, nil
+	return files, tooLarge, nil
+}
+
+// readLimited reads name unless it is over MaxFileSize (by its size, or by
+// what it yields: a file system's size may not be the truth).
+func readLimited(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxFileSize {
+		return nil, &FileTooLargeError{File: name, Size: st.Size()}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > MaxFileSize {
+		return nil, &FileTooLargeError{File: name, Size: int64(len(data))}
+	}
+	return data, nil
 }
 
 func isManifestName(name string) bool {
@@ -291,7 +346,7 @@ func hasCSVFile(fsys fs.FS, dir string) bool {
 		if e.IsDir() || !isManifestName(e.Name()) {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		data, err := readLimited(fsys, path.Join(dir, e.Name()))
 		if err == nil && bytes.Contains(data, []byte(CSVKind)) {
 			return true
 		}

@@ -12,8 +12,13 @@ import (
 // Defaults for Options fields left zero.
 const (
 	DefaultMaxLayerSize int64 = 512 << 20
-	DefaultPlatform           = "linux/amd64"
-	DefaultRetries            = 3
+	// DefaultMaxImageSize caps the files of all layers of an image read as a
+	// filesystem (a bundle): real bundles are a few MiB.
+	DefaultMaxImageSize int64 = 256 << 20
+	// DefaultMaxDatabaseSize caps the layer holding an index image's database.
+	DefaultMaxDatabaseSize int64 = 4 << 30
+	DefaultPlatform              = "linux/amd64"
+	DefaultRetries               = 3
 	// Files up to SpillFileSize stay in memory while the whole tree stays under
 	// SpillTotalSize; anything beyond goes to a temporary file.
 	DefaultSpillFileSize  int64 = 32 << 20
@@ -34,6 +39,13 @@ type Options struct {
 	Platform string
 	// MaxLayerSize caps a layer's compressed and uncompressed size and any single entry.
 	MaxLayerSize int64
+	// MaxImageSize caps the sum of the file sizes over all layers of an image
+	// read as a filesystem (sparse files at their expanded size, a layer
+	// listed twice counted twice), and the bytes spilled to disk meanwhile.
+	MaxImageSize int64
+	// MaxDatabaseSize caps the layer (compressed and uncompressed) and the
+	// file read as an index image's database, instead of MaxLayerSize.
+	MaxDatabaseSize int64
 	// Retries is how many times a failed registry request (5xx, 429, connection
 	// reset) is retried with backoff; 0 means DefaultRetries, negative means none.
 	Retries int
@@ -55,6 +67,8 @@ const (
 	FlagAuthFile      = "authfile"
 	FlagPlatform      = "platform"
 	FlagMaxLayerSize  = "max-layer-size"
+	FlagMaxImageSize  = "max-image-size"
+	FlagMaxDBSize     = "max-database-size"
 	FlagRetries       = "retries"
 )
 
@@ -66,6 +80,8 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AuthFile, FlagAuthFile, o.AuthFile, "registry credentials file, consulted before REGISTRY_AUTH_FILE and the docker/containers defaults")
 	fs.StringVar(&o.Platform, FlagPlatform, o.Platform, "platform to pick from multi-arch images, os/arch[/variant] (default "+DefaultPlatform+")")
 	fs.Int64Var(&o.MaxLayerSize, FlagMaxLayerSize, o.MaxLayerSize, fmt.Sprintf("largest layer or layer entry accepted, in bytes (default %d)", DefaultMaxLayerSize))
+	fs.Int64Var(&o.MaxImageSize, FlagMaxImageSize, o.MaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, in bytes (default %d)", DefaultMaxImageSize))
+	fs.Int64Var(&o.MaxDatabaseSize, FlagMaxDBSize, o.MaxDatabaseSize, fmt.Sprintf("largest database layer of an index image, in bytes (default %d)", DefaultMaxDatabaseSize))
 	fs.IntVar(&o.Retries, FlagRetries, o.Retries, fmt.Sprintf("retries for failed registry requests (default %d, negative for none)", DefaultRetries))
 }
 
@@ -82,6 +98,18 @@ func (o *Options) Validate() error {
 	}
 	if o.MaxLayerSize == 0 {
 		o.MaxLayerSize = DefaultMaxLayerSize
+	}
+	if o.MaxImageSize < 0 {
+		return fmt.Errorf("--%s must not be negative", FlagMaxImageSize)
+	}
+	if o.MaxImageSize == 0 {
+		o.MaxImageSize = DefaultMaxImageSize
+	}
+	if o.MaxDatabaseSize < 0 {
+		return fmt.Errorf("--%s must not be negative", FlagMaxDBSize)
+	}
+	if o.MaxDatabaseSize == 0 {
+		o.MaxDatabaseSize = DefaultMaxDatabaseSize
 	}
 	if o.Platform == "" {
 		o.Platform = DefaultPlatform

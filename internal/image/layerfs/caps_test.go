@@ -150,4 +150,3 @@ func diskUse(t *testing.T, dir string) int64 {
 	})
 	return n
 }
-
