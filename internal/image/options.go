@@ -22,7 +22,7 @@ const (
 	// Files up to SpillFileSize stay in memory while the whole tree stays under
 	// SpillTotalSize; anything beyond goes to a temporary file.
 	DefaultSpillFileSize  int64 = 32 << 20
-	DefaultSpillTotalSize int64 = 256 << 20
+	DefaultSpillTotalSize int64 = 128 << 20
 )
 
 // Options are the image access settings every opm command shares.

@@ -85,10 +85,12 @@ type Limits struct {
 
 // Defaults for zero Limits fields.
 const (
-	DefaultMaxEntry   int64 = 512 << 20
-	DefaultMaxTotal   int64 = 256 << 20
-	DefaultSpillFile  int64 = 32 << 20
-	DefaultSpillTotal int64 = 256 << 20
+	DefaultMaxEntry  int64 = 512 << 20
+	DefaultMaxTotal  int64 = 256 << 20
+	DefaultSpillFile int64 = 32 << 20
+	// DefaultSpillTotal leaves room under a 300 MB peak RSS for the rest of
+	// a run (parsing, the index).
+	DefaultSpillTotal int64 = 128 << 20
 )
 
 // New returns an empty filesystem. Apply layers to it with ApplyLayer.
