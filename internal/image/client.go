@@ -173,9 +173,10 @@ func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
 	}
 	base := remote.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = cfg
-	var t http.RoundTripper = base
+	base.ResponseHeaderTimeout = c.opts.ResponseTimeout
+	var t http.RoundTripper = &stallGuard{host: host, idle: c.opts.IdleTimeout, next: base}
 	if !allowHTTP {
-		t = httpsOnly{host: host, next: base}
+		t = httpsOnly{host: host, next: t}
 	}
 	c.transports[key] = t
 	return t, nil

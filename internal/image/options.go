@@ -19,6 +19,11 @@ const (
 	DefaultMaxDatabaseSize int64 = 4 << 30
 	DefaultPlatform              = "linux/amd64"
 	DefaultRetries               = 3
+	// DefaultRegistryTimeout is how long a registry may keep opm waiting for
+	// response headers, or for the next bytes of a body. With DefaultRetries
+	// a registry that stalls outright fails within (3+1)×10 s plus backoff,
+	// under a minute.
+	DefaultRegistryTimeout = 10 * time.Second
 	// Files up to SpillFileSize stay in memory while the whole tree stays under
 	// SpillTotalSize; anything beyond goes to a temporary file.
 	DefaultSpillFileSize  int64 = 32 << 20
@@ -51,6 +56,13 @@ type Options struct {
 	Retries int
 	// RetryDelay is the first backoff delay (doubled on each retry); 0 means 200ms.
 	RetryDelay time.Duration
+	// ResponseTimeout is how long to wait for a registry's response headers;
+	// 0 means DefaultRegistryTimeout.
+	ResponseTimeout time.Duration
+	// IdleTimeout is how long a response body may send nothing before the
+	// read fails (and a blob download resumes on a new connection); 0 means
+	// DefaultRegistryTimeout.
+	IdleTimeout time.Duration
 	// RegistriesConf overrides the registries.conf path (tests, unusual setups).
 	RegistriesConf string
 	// TempDir is where large layer files spill to and archives are unpacked; "" is os.TempDir().
@@ -70,6 +82,7 @@ const (
 	FlagMaxImageSize  = "max-image-size"
 	FlagMaxDBSize     = "max-database-size"
 	FlagRetries       = "retries"
+	FlagTimeout       = "registry-timeout"
 )
 
 // AddFlags registers the shared image flags on fs, bound to o.
@@ -83,6 +96,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.MaxImageSize, FlagMaxImageSize, o.MaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, in bytes (default %d)", DefaultMaxImageSize))
 	fs.Int64Var(&o.MaxDatabaseSize, FlagMaxDBSize, o.MaxDatabaseSize, fmt.Sprintf("largest database layer of an index image, in bytes (default %d)", DefaultMaxDatabaseSize))
 	fs.IntVar(&o.Retries, FlagRetries, o.Retries, fmt.Sprintf("retries for failed registry requests (default %d, negative for none)", DefaultRetries))
+	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry's response, or for more bytes of one, before retrying (default %s)", DefaultRegistryTimeout))
 }
 
 // ErrFlagConflict is returned when --skip-tls-verify and --use-http are both set.
@@ -126,6 +140,15 @@ func (o *Options) Validate() error {
 	if o.RetryDelay == 0 {
 		o.RetryDelay = 200 * time.Millisecond
 	}
+	if o.ResponseTimeout < 0 || o.IdleTimeout < 0 {
+		return fmt.Errorf("--%s must not be negative", FlagTimeout)
+	}
+	if o.ResponseTimeout == 0 {
+		o.ResponseTimeout = DefaultRegistryTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultRegistryTimeout
+	}
 	if o.SpillFileSize == 0 {
 		o.SpillFileSize = DefaultSpillFileSize
 	}
@@ -160,3 +183,27 @@ func ParsePlatform(s string) (Platform, error) {
 	}
 	return p, nil
 }
+
+// timeoutFlag sets both registry timeouts from one duration flag.
+type timeoutFlag struct{ o *Options }
+
+func (f timeoutFlag) String() string {
+	if f.o == nil || f.o.ResponseTimeout == 0 {
+		return ""
+	}
+	return f.o.ResponseTimeout.String()
+}
+
+func (f timeoutFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d <= 0 {
+		return fmt.Errorf("must be positive, such as 30s")
+	}
+	f.o.ResponseTimeout, f.o.IdleTimeout = d, d
+	return nil
+}
+
+func (timeoutFlag) Type() string { return "duration" }
