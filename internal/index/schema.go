@@ -181,13 +181,29 @@ func dsn(path string, readOnly bool) string {
 // must be an SQLite database at schema version 13: older versions (0–12,
 // written by old upstream releases) are refused, not migrated, with a message
 // saying how to proceed (see docs/compatibility.md).
-func Open(path string) (*DB, error) { return open(path, false) }
+//
+// Before any write can happen, Open runs sqlite's quick_check over the whole
+// file (about 0.8 s per GiB) and refuses a damaged one with ErrCorrupt; see
+// OpenWith to skip that.
+func Open(path string) (*DB, error) { return open(path, false, OpenOptions{}) }
+
+// OpenOptions tune OpenWith.
+type OpenOptions struct {
+	// SkipQuickCheck leaves out the whole-file quick_check, so that opening
+	// costs the same whatever the database's size. Damage in the pages a
+	// write reads still fails that write with ErrCorrupt (rolled back,
+	// nothing written); damage elsewhere is left as it is, unseen.
+	SkipQuickCheck bool
+}
+
+// OpenWith is Open with options.
+func OpenWith(path string, opts OpenOptions) (*DB, error) { return open(path, false, opts) }
 
 // OpenReadOnly opens an existing index database for reading only (inspect,
 // export); it never writes, so it works on read-only files and directories.
-func OpenReadOnly(path string) (*DB, error) { return open(path, true) }
+func OpenReadOnly(path string) (*DB, error) { return open(path, true, OpenOptions{}) }
 
-func open(path string, readOnly bool) (*DB, error) {
+func open(path string, readOnly bool, opts OpenOptions) (*DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
@@ -202,7 +218,7 @@ func open(path string, readOnly bool) (*DB, error) {
 		sdb.Close()
 		return nil, corruptErr(path, err)
 	}
-	if !readOnly {
+	if !readOnly && !opts.SkipQuickCheck {
 		// Writing into a damaged file spreads the damage into the pages
 		// the write touches and hides it until a reader trips on it.
 		if err := d.QuickCheck(context.Background()); err != nil {
@@ -214,7 +230,7 @@ func open(path string, readOnly bool) (*DB, error) {
 }
 
 // corruptErr turns sqlite's "malformed" errors, met while reading the
-// schema, into ErrCorrupt naming the file.
+// schema or writing, into ErrCorrupt naming the file.
 func corruptErr(path string, err error) error {
 	if err != nil && !errors.Is(err, ErrCorrupt) && isMalformed(err) {
 		return fmt.Errorf("open index %s: %w: %v; restore it from a backup or rebuild the index from its bundles", path, ErrCorrupt, err)
