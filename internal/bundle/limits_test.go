@@ -97,3 +97,64 @@ func TestLoadRefusesSparseManifestFromLayer(t *testing.T) {
 		t.Fatalf("load: %v; want a FileTooLargeError for manifests/holes.yaml", err)
 	}
 }
+
+func TestLoadDirRefusesLinksOut(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.yaml")
+	if err := os.WriteFile(secret, []byte("kind: Secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := copyBundle(t)
+	if err := os.Symlink(secret, filepath.Join(dir, "manifests", "linked.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	// A link that stays inside is fine.
+	if err := os.Symlink("widgets.example.com.crd.yaml", filepath.Join(dir, "manifests", "alias.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadDir(dir)
+	var sl *SymlinkError
+	if !errors.As(err, &sl) || sl.File != "manifests/linked.yaml" || sl.Target != secret {
+		t.Fatalf("load: %v; want a SymlinkError for manifests/linked.yaml → %s", err, secret)
+	}
+	if b == nil || b.CSV == nil {
+		t.Fatal("the rest of the bundle was not loaded")
+	}
+	for _, f := range b.Files {
+		if f.Name == "manifests/linked.yaml" {
+			t.Error("the link out was read")
+		}
+	}
+	found := false
+	for _, f := range b.Files {
+		found = found || f.Name == "manifests/alias.yaml"
+	}
+	if !found {
+		t.Error("a link inside the bundle was not followed")
+	}
+
+	b, err = LoadDirWith(dir, LoadOptions{FollowSymlinks: true})
+	if errors.As(err, &sl) {
+		t.Fatalf("FollowSymlinks: %v", err)
+	}
+	found = false
+	for _, f := range b.Files {
+		found = found || f.Name == "manifests/linked.yaml"
+	}
+	if !found {
+		t.Error("FollowSymlinks did not read the link out")
+	}
+}
+
+func TestLoadDirRefusesManifestsDirLinkedOut(t *testing.T) {
+	src := copyBundle(t)
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(src, "manifests"), filepath.Join(dir, "manifests")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LoadDir(dir)
+	var sl *SymlinkError
+	if !errors.As(err, &sl) || sl.File != "manifests" {
+		t.Fatalf("load: %v; want a SymlinkError for manifests", err)
+	}
+}

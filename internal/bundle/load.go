@@ -81,8 +81,31 @@ func (e *FileTooLargeError) Unwrap() error { return ErrFileTooLarge }
 // a bundle that is not at the top.
 const nestedSearchDepth = 3
 
-// LoadDir loads the bundle in the directory dir.
-func LoadDir(dir string) (*Bundle, error) {
+// SymlinkError is a symbolic link in a bundle directory that leads outside
+// it: a bundle is what its directory holds, and a link out would make it
+// read (and an image built from it carry) files from elsewhere.
+type SymlinkError struct {
+	File   string // the link, relative to the bundle directory
+	Target string // where it points
+}
+
+func (e *SymlinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link to %s, outside the bundle directory; it was not followed (copy the file into the bundle, or allow links out with FollowSymlinks)", e.File, e.Target)
+}
+
+// LoadOptions tune LoadDirWith.
+type LoadOptions struct {
+	// FollowSymlinks follows symbolic links that lead outside the bundle
+	// directory; without it each one is a *SymlinkError problem.
+	FollowSymlinks bool
+}
+
+// LoadDir loads the bundle in the directory dir; symbolic links leading
+// outside dir are not followed (see LoadDirWith).
+func LoadDir(dir string) (*Bundle, error) { return LoadDirWith(dir, LoadOptions{}) }
+
+// LoadDirWith is LoadDir with options.
+func LoadDirWith(dir string, opts LoadOptions) (*Bundle, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -90,7 +113,33 @@ func LoadDir(dir string) (*Bundle, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory", dir)
 	}
-	return Load(os.DirFS(dir))
+	if opts.FollowSymlinks {
+		return Load(os.DirFS(dir))
+	}
+	// os.Root refuses any path, links included, that resolves outside dir.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = root.Close() }()
+	return Load(root.FS())
+}
+
+// escapingLink reports the target of name when name is a symbolic link
+// that fsys refuses to follow.
+func escapingLink(fsys fs.FS, name string) (string, bool) {
+	target, err := fs.ReadLink(fsys, name)
+	if err != nil {
+		return "", false
+	}
+	if _, err := fs.Stat(fsys, name); err == nil {
+		return "", false
+	}
+	clean := path.Clean(path.Join(path.Dir(name), target))
+	if path.IsAbs(target) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return target, true
+	}
+	return "", false
 }
 
 // Load reads a bundle from fsys, a directory or an image's file system.
@@ -123,6 +172,7 @@ func Load(fsys fs.FS) (*Bundle, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	// (tooLarge holds every file refused unread: too large, or a link out.)
 	problems = append(problems, tooLarge...)
 	for _, f := range manifests {
 		docs, err := decodeDocuments(f.Name, f.Data)
@@ -162,6 +212,9 @@ func Load(fsys fs.FS) (*Bundle, error) {
 	}
 
 	metadata, tooLarge, err := b.readDir(sub, MetadataDir)
+	if target, ok := escapingLink(sub, MetadataDir); ok && err != nil {
+		tooLarge, err = []error{&SymlinkError{File: MetadataDir, Target: target}}, nil
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -213,7 +266,8 @@ func Problems(err error) []error {
 
 // readDir reads the YAML and JSON files directly inside dir. Anything else is
 // recorded in Ignored, since OLM reads only those. Files over MaxFileSize are
-// not read: each is a *FileTooLargeError in tooLarge.
+// not read, nor are links leading out of fsys: each is a *FileTooLargeError
+// or *SymlinkError in tooLarge.
 func (b *Bundle) readDir(fsys fs.FS, dir string) (files []*File, tooLarge []error, err error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
@@ -226,8 +280,14 @@ func (b *Bundle) readDir(fsys fs.FS, dir string) (files []*File, tooLarge []erro
 			continue
 		}
 		if !e.Type().IsRegular() {
-			// A symlink is followed by os.DirFS; an image file system has
-			// already refused links that escape it.
+			// A link inside the bundle is followed; one that leads out is
+			// refused by LoadDir's file system (an image file system has
+			// refused such links already).
+			if target, ok := escapingLink(fsys, name); ok {
+				tooLarge = append(tooLarge, &SymlinkError{File: name, Target: target})
+				b.Ignored = append(b.Ignored, name)
+				continue
+			}
 			info, err := fs.Stat(fsys, name)
 			if err != nil || !info.Mode().IsRegular() {
 				b.Ignored = append(b.Ignored, name)
@@ -288,6 +348,9 @@ func isManifestName(name string) bool {
 func locate(fsys fs.FS) (string, error) {
 	if isDir(fsys, ManifestsDir) {
 		return ".", nil
+	}
+	if target, ok := escapingLink(fsys, ManifestsDir); ok {
+		return "", &SymlinkError{File: ManifestsDir, Target: target}
 	}
 	var found []string
 	var walk func(dir string, depth int) error

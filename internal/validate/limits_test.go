@@ -18,3 +18,11 @@ func TestTooLargeFileIsAFinding(t *testing.T) {
 		t.Errorf("finding %+v", f)
 	}
 }
+
+func TestLinkOutIsAFinding(t *testing.T) {
+	loadErr := errors.Join(&bundle.SymlinkError{File: "manifests/x.yaml", Target: "/etc/passwd"})
+	rep := Check("bundle", nil, loadErr, Options{})
+	if len(rep.Findings) != 1 || rep.Findings[0].File != "manifests/x.yaml" || rep.Findings[0].Hint == "" {
+		t.Fatalf("findings %+v", rep.Findings)
+	}
+}
