@@ -69,6 +69,9 @@ type Options struct {
 	TempDir string
 	// SpillFileSize and SpillTotalSize bound what a flattened filesystem keeps in memory.
 	SpillFileSize, SpillTotalSize int64
+	// Warn receives warnings meant for the user (such as a fall back to
+	// plain HTTP), once each; when nil they are kept for Client.Warnings.
+	Warn func(msg string)
 }
 
 // Flag names, shared so that commands and docs agree.
