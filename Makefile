@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/opmkit/opm/internal/version.Version=$(VERSION) \
            -X github.com/opmkit/opm/internal/version.Date=$(DATE)
 GO      ?= go
 
-.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot
+.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot serving-image proto
 
 build:
 	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o bin/opm ./cmd/opm
@@ -40,6 +40,13 @@ fuzz:
 docs:
 	UPDATE_DOCS=1 $(GO) test -tags '$(TAGS)' -count=1 -run 'Docs$$' ./...
 
+# Regenerate internal/registry/api from registry.proto (protoc from Debian's
+# protobuf-compiler; the pinned protoc-gen-go and protoc-gen-go-grpc are
+# installed into GOPATH/bin when missing). TestGeneratedCodeIsCurrent fails
+# while the committed code is stale.
+proto:
+	hack/proto.sh
+
 # Shell completions and man pages (section 1) from the command tree, into
 # build/ (the release archives ship them). Run with an empty environment so
 # that no OPM_* variable or config file changes them.
@@ -53,7 +60,7 @@ completions:
 
 man:
 	@rm -rf build/man && mkdir -p build/man
-	MAN_DIR=$(CURDIR)/build/man $(GO) test -tags '$(TAGS)' -count=1 -run '^TestManPages$$' ./cmd/opm
+	MAN_DIR=$(CURDIR)/build/man $(GO) test -tags '$(TAGS)' -count=1 -run '^TestManPages$$' ./internal/cmd/root
 	@ls build/man
 
 # Releases (goreleaser; see docs/releasing.md). goreleaser takes minutes to
@@ -71,3 +78,13 @@ release-check: $(GORELEASER)
 # gcc-aarch64-linux-gnu). Nothing is published.
 release-snapshot: $(GORELEASER)
 	$(GORELEASER) release --snapshot --clean --skip=publish
+
+# opm's serving image (the default --binary-image of new index images), built
+# without a container daemon from static opm binaries and Debian's
+# busybox-static, pushed to IMAGE or written to IMAGE=oci:DIR:TAG. PLATFORMS
+# defaults to every linux platform whose C compiler is installed. See
+# docs/releasing.md.
+IMAGE ?=
+PLATFORMS ?=
+serving-image:
+	GO='$(GO)' TAGS='$(TAGS)' VERSION='$(VERSION)' COMMIT='$(COMMIT)' hack/make-serving-image '$(IMAGE)' '$(PLATFORMS)'

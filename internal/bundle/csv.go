@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // CSV kinds and API version.
@@ -224,7 +225,7 @@ type FieldTypeError struct {
 }
 
 func (e FieldTypeError) Error() string {
-	return fmt.Sprintf("%s: must be a %s, not a %s", e.Field, e.Want, e.Got)
+	return fmt.Sprintf("%s is a %s, not a %s", e.Field, e.Got, e.Want)
 }
 
 // decodeCSV builds the typed view of obj. Type mismatches are collected one
@@ -247,7 +248,7 @@ func decodeCSV(obj *Object) *CSV {
 			*csv = c
 			return csv
 		}
-		csv.TypeErrors = append(csv.TypeErrors, FieldTypeError{Field: te.Field, Want: typeName(te.Type.Kind().String()), Got: te.Value})
+		csv.TypeErrors = append(csv.TypeErrors, FieldTypeError{Field: te.Field, Want: typeName(te.Type.Kind().String()), Got: jsonTypeName(te.Value)})
 		if !copied {
 			// Only now pay for a copy: the object itself must stay whole.
 			value, copied = deepCopy(value), true
@@ -263,12 +264,30 @@ func decodeCSV(obj *Object) *CSV {
 	return csv
 }
 
+// jsonTypeName turns encoding/json's name of a JSON value ("object",
+// "array", "bool", "number 1.5") into the YAML words messages use.
+func jsonTypeName(v string) string {
+	switch {
+	case v == "object":
+		return "mapping"
+	case v == "array":
+		return "list"
+	case v == "bool":
+		return "boolean"
+	case strings.HasPrefix(v, "number"):
+		return "number"
+	}
+	return v
+}
+
 func typeName(kind string) string {
 	switch kind {
 	case "struct", "map":
 		return "mapping"
 	case "slice", "array":
 		return "list"
+	case "bool":
+		return "boolean"
 	case "int", "int64", "float64":
 		return "number"
 	}

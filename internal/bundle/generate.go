@@ -31,6 +31,15 @@ type GenerateOptions struct {
 	// WorkDir is where bundle.Dockerfile goes (upstream: the working
 	// directory); empty means the current directory.
 	WorkDir string
+	// Upstream selects the rules of upstream's `opm alpha bundle generate`
+	// and `alpha bundle build`: no default channel is invented (several
+	// channels and no DefaultChannel write no default-channel annotation,
+	// as upstream did). Package must be given either way: the CSV name is
+	// never taken for it.
+	Upstream bool
+	// BaseImage is the Dockerfile's FROM (upstream --base-image); empty
+	// means scratch.
+	BaseImage string
 }
 
 // GenerateResult reports what Generate wrote.
@@ -87,38 +96,44 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 	}
 
 	pkg := opts.Package
-	if pkg == "" && existing[AnnotationPackage] != "" {
+	if pkg == "" && !opts.Upstream && existing[AnnotationPackage] != "" {
 		pkg = existing[AnnotationPackage]
 		res.Notes = append(res.Notes, fmt.Sprintf("package %q taken from %s", pkg, res.AnnotationsFile))
-	}
-	if pkg == "" && csvName != "" {
-		if i := strings.Index(csvName, ".v"); i > 0 {
-			pkg = csvName[:i]
-			res.Notes = append(res.Notes, fmt.Sprintf("package %q taken from the CSV name %s", pkg, csvName))
-		}
-	}
-	if pkg == "" {
-		return nil, errors.New("no package name: give --package (it was not in an existing annotations.yaml or the CSV name)")
 	}
 	channels := opts.Channels
 	if len(channels) == 0 && existing[AnnotationChannels] != "" {
 		channels = SplitChannels(existing[AnnotationChannels])
 		res.Notes = append(res.Notes, fmt.Sprintf("channels %s taken from %s", strings.Join(channels, ","), res.AnnotationsFile))
 	}
+	if pkg == "" {
+		// Upstream guessed the package from the directory layout, and opm
+		// once from the CSV name; both named packages nobody chose.
+		where := "(opm does not guess it from the directory or the CSV name)"
+		if !opts.Upstream {
+			where = fmt.Sprintf("(%s holds none, and the CSV name is not taken for it)", res.AnnotationsFile)
+			if csvName != "" {
+				where = fmt.Sprintf("(%s holds none, and the CSV name %s is not taken for it)", res.AnnotationsFile, csvName)
+			}
+		}
+		if len(channels) == 0 {
+			return nil, fmt.Errorf("no package name and no channels: give -p/--package and -c/--channels %s", where)
+		}
+		return nil, fmt.Errorf("no package name: give -p/--package %s", where)
+	}
 	if len(channels) == 0 {
-		return nil, errors.New("no channels: give --channels (e.g. --channels stable)")
+		return nil, errors.New("no channels: give -c/--channels (e.g. --channels stable)")
 	}
 	def := opts.DefaultChannel
 	if def == "" && existing[AnnotationDefaultChannel] != "" && contains(channels, existing[AnnotationDefaultChannel]) {
 		def = existing[AnnotationDefaultChannel]
 	}
-	if def == "" && len(channels) == 1 {
+	if def == "" && !opts.Upstream && len(channels) == 1 {
 		def = channels[0]
 	}
-	if def == "" {
-		return nil, fmt.Errorf("several channels (%s) and no default: give --default with one of them", strings.Join(channels, ", "))
+	if def == "" && !opts.Upstream {
+		return nil, fmt.Errorf("several channels (%s) and no default: give -e/--default with one of them", strings.Join(channels, ", "))
 	}
-	if !contains(channels, def) {
+	if def != "" && !contains(channels, def) {
 		return nil, fmt.Errorf("default channel %q is not one of the channels (%s): add it to --channels or pick one of them", def, strings.Join(channels, ", "))
 	}
 
@@ -129,14 +144,17 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 		ann[k] = v
 	}
 	for k, v := range map[string]string{
-		AnnotationMediaType:      mediaType,
-		AnnotationManifests:      ManifestsDir + "/",
-		AnnotationMetadata:       MetadataDir + "/",
-		AnnotationPackage:        pkg,
-		AnnotationChannels:       strings.Join(channels, ","),
-		AnnotationDefaultChannel: def,
+		AnnotationMediaType: mediaType,
+		AnnotationManifests: ManifestsDir + "/",
+		AnnotationMetadata:  MetadataDir + "/",
+		AnnotationPackage:   pkg,
+		AnnotationChannels:  strings.Join(channels, ","),
 	} {
 		ann[k] = v
+	}
+	delete(ann, AnnotationDefaultChannel)
+	if def != "" {
+		ann[AnnotationDefaultChannel] = def
 	}
 	res.Annotations = ann
 
@@ -150,8 +168,14 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 
 	// Everything is decided: now write. The manifests copy comes first so a
 	// failure leaves no annotations pointing at missing files.
-	if abs(filepath.Join(res.BundleDir, ManifestsDir)) != abs(mdir) {
-		if err := copyManifests(mdir, filepath.Join(res.BundleDir, ManifestsDir)); err != nil {
+	// Upstream copied only for --output-dir; without it bundle.Dockerfile
+	// copies the manifests from where they are. opm's own command also
+	// copies a manifests directory not named manifests/ next to metadata/,
+	// so that the bundle directory is a bundle.
+	manifestsUsed := mdir
+	if abs(filepath.Join(res.BundleDir, ManifestsDir)) != abs(mdir) && (opts.OutputDir != "" || !opts.Upstream) {
+		manifestsUsed = filepath.Join(res.BundleDir, ManifestsDir)
+		if err := copyManifests(mdir, manifestsUsed); err != nil {
 			return nil, err
 		}
 		res.CopiedManifests = true
@@ -172,14 +196,20 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 		}
 	}
 	res.Dockerfile = filepath.Join(work, "bundle.Dockerfile")
-	rel, err := filepath.Rel(work, res.BundleDir)
-	if err != nil {
-		rel = res.BundleDir
-	}
-	if err := writeFile(res.Dockerfile, Dockerfile(ann, filepath.ToSlash(rel))); err != nil {
+	if err := writeFile(res.Dockerfile, UpstreamDockerfile(ann, relTo(work, manifestsUsed), relTo(work, filepath.Join(res.BundleDir, MetadataDir)), opts.BaseImage)); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// relTo is path relative to dir with forward slashes, as upstream wrote the
+// COPY sources (the absolute path when there is no relative one).
+func relTo(dir, path string) string {
+	rel, err := filepath.Rel(abs(dir), abs(path))
+	if err != nil {
+		return filepath.ToSlash(path)
+	}
+	return filepath.ToSlash(rel)
 }
 
 // MarshalAnnotations writes annotations.yaml as upstream does: the keys under
@@ -198,32 +228,38 @@ func MarshalAnnotations(ann map[string]string) ([]byte, error) {
 }
 
 // Dockerfile returns bundle.Dockerfile for a bundle whose directory is dir
-// relative to the build context: FROM scratch, one LABEL per annotation
-// (the six core ones first, in upstream's order), and the two COPY lines.
+// relative to the build context (dir/manifests and dir/metadata), FROM
+// scratch, in upstream's form (UpstreamDockerfile).
 func Dockerfile(ann map[string]string, dir string) []byte {
-	var b strings.Builder
-	b.WriteString("FROM scratch\n\n# Bundle labels: the same keys and values as metadata/annotations.yaml.\n")
-	core := []string{AnnotationMediaType, AnnotationManifests, AnnotationMetadata, AnnotationPackage, AnnotationChannels, AnnotationDefaultChannel}
-	var rest []string
-	for k := range ann {
-		if !contains(core, k) {
-			rest = append(rest, k)
-		}
-	}
-	sort.Strings(rest)
-	for _, k := range append(core, rest...) {
-		if v, ok := ann[k]; ok {
-			fmt.Fprintf(&b, "LABEL %s=%s\n", k, labelValue(v))
-		}
-	}
 	if dir == "" || dir == "." {
-		dir = ""
-	} else {
-		dir = strings.TrimSuffix(dir, "/") + "/"
+		return UpstreamDockerfile(ann, ManifestsDir, MetadataDir, "")
 	}
-	b.WriteString("\n# The image holds the manifests and metadata at the paths the labels name.\n")
-	fmt.Fprintf(&b, "COPY %s%s /%s/\n", dir, ManifestsDir, ManifestsDir)
-	fmt.Fprintf(&b, "COPY %s%s /%s/\n", dir, MetadataDir, MetadataDir)
+	dir = strings.TrimSuffix(dir, "/") + "/"
+	return UpstreamDockerfile(ann, dir+ManifestsDir, dir+MetadataDir, "")
+}
+
+// UpstreamDockerfile returns bundle.Dockerfile byte for byte as upstream opm
+// v1.73.0 wrote it: FROM the base image (scratch when empty) and a blank
+// line; one LABEL each for the media type, manifests, metadata, package and
+// channels annotations, then the default channel's LABEL followed by a blank
+// line when there is a default (without one there is no blank line before
+// the COPY lines, as upstream); COPY of the manifests and the metadata
+// directories (paths relative to the build context) to /manifests/ and
+// /metadata/. Other annotations get no LABEL, as upstream.
+func UpstreamDockerfile(ann map[string]string, manifests, metadata, baseImage string) []byte {
+	if baseImage == "" {
+		baseImage = "scratch"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "FROM %s\n\n", baseImage)
+	for _, k := range []string{AnnotationMediaType, AnnotationManifests, AnnotationMetadata, AnnotationPackage, AnnotationChannels} {
+		fmt.Fprintf(&b, "LABEL %s=%s\n", k, labelValue(ann[k]))
+	}
+	if def := ann[AnnotationDefaultChannel]; def != "" {
+		fmt.Fprintf(&b, "LABEL %s=%s\n\n", AnnotationDefaultChannel, labelValue(def))
+	}
+	fmt.Fprintf(&b, "COPY %s /manifests/\n", manifests)
+	fmt.Fprintf(&b, "COPY %s /metadata/\n", metadata)
 	return []byte(b.String())
 }
 

@@ -23,9 +23,11 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 func TestGenerateWritesAnnotationsAndDockerfile(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"op/manifests/csv.yaml": strings.Replace(minimalCSV, "a.v1.0.0", "widget.v1.0.0", 1)})
-	res, err := Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "op/manifests"), Channels: []string{"stable", "2022.4"}, DefaultChannel: "stable", WorkDir: root})
+	_, err := Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "op/manifests"), Channels: []string{"stable", "2022.4"}, DefaultChannel: "stable", WorkDir: root})
+	require.ErrorContains(t, err, "-p/--package", "the CSV name is never taken for the package")
+	require.ErrorContains(t, err, "widget.v1.0.0")
+	_, err = Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "op/manifests"), Package: "widget", Channels: []string{"stable", "2022.4"}, DefaultChannel: "stable", WorkDir: root})
 	require.NoError(t, err)
-	assert.Contains(t, res.Notes[0], `package "widget" taken from the CSV name`)
 
 	ann, err := os.ReadFile(filepath.Join(root, "op/metadata/annotations.yaml"))
 	require.NoError(t, err)
@@ -40,9 +42,18 @@ func TestGenerateWritesAnnotationsAndDockerfile(t *testing.T) {
 
 	df, err := os.ReadFile(filepath.Join(root, "bundle.Dockerfile"))
 	require.NoError(t, err)
-	assert.Contains(t, string(df), "FROM scratch\n")
-	assert.Contains(t, string(df), "LABEL operators.operatorframework.io.bundle.mediatype.v1=registry+v1\nLABEL operators.operatorframework.io.bundle.manifests.v1=manifests/\n")
-	assert.Contains(t, string(df), "COPY op/manifests /manifests/\nCOPY op/metadata /metadata/\n")
+	assert.Equal(t, `FROM scratch
+
+LABEL operators.operatorframework.io.bundle.mediatype.v1=registry+v1
+LABEL operators.operatorframework.io.bundle.manifests.v1=manifests/
+LABEL operators.operatorframework.io.bundle.metadata.v1=metadata/
+LABEL operators.operatorframework.io.bundle.package.v1=widget
+LABEL operators.operatorframework.io.bundle.channels.v1=stable,2022.4
+LABEL operators.operatorframework.io.bundle.channel.default.v1=stable
+
+COPY op/manifests /manifests/
+COPY op/metadata /metadata/
+`, string(df), "upstream's bundle.Dockerfile, byte for byte")
 
 	// The result is a bundle opm loads, and the annotations read back.
 	b, err := LoadDir(filepath.Join(root, "op"))
@@ -85,12 +96,16 @@ func TestGenerateErrors(t *testing.T) {
 	writeTree(t, root, map[string]string{"manifests/csv.yaml": minimalCSV})
 	m := filepath.Join(root, "manifests")
 	_, err := Generate(GenerateOptions{ManifestsDir: m, WorkDir: root})
+	assert.ErrorContains(t, err, "--package")
+	_, err = Generate(GenerateOptions{ManifestsDir: m, Package: "a", WorkDir: root})
 	assert.ErrorContains(t, err, "--channels")
-	_, err = Generate(GenerateOptions{ManifestsDir: m, Channels: []string{"a", "b"}, WorkDir: root})
+	_, err = Generate(GenerateOptions{ManifestsDir: m, Package: "a", Channels: []string{"a", "b"}, WorkDir: root})
 	assert.ErrorContains(t, err, "--default")
-	_, err = Generate(GenerateOptions{ManifestsDir: m, Channels: []string{"a"}, DefaultChannel: "b", WorkDir: root})
+	_, err = Generate(GenerateOptions{ManifestsDir: m, Package: "a", Channels: []string{"a"}, DefaultChannel: "b", WorkDir: root})
 	assert.ErrorContains(t, err, `default channel "b" is not one of the channels`)
-	_, err = Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "nope"), Channels: []string{"a"}, WorkDir: root})
+	_, err = Generate(GenerateOptions{ManifestsDir: m, Package: "a", Channels: []string{"a", "b"}, DefaultChannel: "c", Upstream: true, WorkDir: root})
+	assert.ErrorContains(t, err, `default channel "c" is not one of the channels`, "upstream never checked; opm does on both paths")
+	_, err = Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "nope"), Package: "a", Channels: []string{"a"}, WorkDir: root})
 	assert.Error(t, err)
 	_, statErr := os.Stat(filepath.Join(root, "metadata"))
 	assert.True(t, os.IsNotExist(statErr), "a refused run writes nothing")

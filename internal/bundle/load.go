@@ -36,6 +36,9 @@ type Bundle struct {
 	// Ignored are files in manifests/ or metadata/ that are not YAML or JSON
 	// and directories inside manifests/: OLM does not read them.
 	Ignored []string
+	// Empty are YAML or JSON files that hold no document (nothing, or only
+	// comments and `---`).
+	Empty []string
 
 	Labels map[string]string // image config labels, nil for a directory
 }
@@ -181,6 +184,9 @@ func Load(fsys fs.FS) (*Bundle, error) {
 			continue
 		}
 		f.Docs = docs
+		if len(docs) == 0 {
+			b.Empty = append(b.Empty, f.Name)
+		}
 		for _, d := range docs {
 			o := newObject(f.Name, d)
 			b.Objects = append(b.Objects, o)
@@ -208,7 +214,7 @@ func Load(fsys fs.FS) (*Bundle, error) {
 	default:
 		// A file that did not parse may be the CSV: say so rather than
 		// claiming there is none.
-		problems = append(problems, fmt.Errorf("%w among the files that parsed in %s/; fix the syntax errors above first", ErrNoCSV, path.Join(root, ManifestsDir)))
+		problems = append(problems, fmt.Errorf("%w among the files that parsed in %s/; the CSV may be in a file with a syntax error: fix those first", ErrNoCSV, path.Join(root, ManifestsDir)))
 	}
 
 	metadata, tooLarge, err := b.readDir(sub, MetadataDir)
@@ -229,6 +235,7 @@ func Load(fsys fs.FS) (*Bundle, error) {
 		base := path.Base(f.Name)
 		stem := strings.TrimSuffix(base, path.Ext(base))
 		if len(docs) == 0 {
+			b.Empty = append(b.Empty, f.Name)
 			continue
 		}
 		switch {
@@ -433,7 +440,23 @@ func ParseCSVFile(name string, data []byte) (*Bundle, error) {
 		}
 	}
 	if b.CSV == nil {
-		return b, fmt.Errorf("%s: %w (the file has no document with kind: %s)", name, ErrNoCSV, CSVKind)
+		if len(b.Objects) == 0 {
+			return b, fmt.Errorf("%s: %w (the file holds no YAML document)", name, ErrNoCSV)
+		}
+		// Say what the file is instead: a CRD given to csv lint is a
+		// mistaken argument, not a CSV without a kind.
+		var kinds []string
+		for _, o := range b.Objects {
+			k := o.Kind
+			if k == "" {
+				k = "a document without kind"
+			}
+			if o.Name != "" {
+				k += " " + o.Name
+			}
+			kinds = append(kinds, k)
+		}
+		return b, fmt.Errorf("%s: %w: the file holds %s, and no document with kind: %s", name, ErrNoCSV, strings.Join(kinds, ", "), CSVKind)
 	}
 	return b, nil
 }

@@ -2,6 +2,7 @@ package bundle
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -24,7 +25,7 @@ func TestLoadSyntaxErrorIsNotMissingCSV(t *testing.T) {
 	require.True(t, errors.As(err, &se), "got %v", err)
 	assert.Equal(t, "manifests/a.clusterserviceversion.yaml", se.File)
 	assert.Equal(t, 4, se.Line, "the line of the unclosed bracket")
-	assert.Contains(t, err.Error(), "fix the syntax errors above first", "the missing CSV is blamed on the syntax error, not reported alone")
+	assert.Contains(t, err.Error(), "the CSV may be in a file with a syntax error: fix those first", "the missing CSV is blamed on the syntax error, not reported alone")
 }
 
 func TestLoadReadsAllFormatsAndDocuments(t *testing.T) {
@@ -143,4 +144,17 @@ func TestLineOf(t *testing.T) {
 	assert.Equal(t, 7, d.LineOf("spec.installModes[1].type"))
 	assert.Equal(t, 3, d.LineOf(`metadata.annotations["olm.skipRange"]`))
 	assert.Equal(t, 5, d.LineOf("spec.installModes[9]"), "an unresolved path points at the deepest part found")
+}
+
+func TestParseCSVFileSaysWhatTheFileIs(t *testing.T) {
+	for file, want := range map[string]string{
+		"testdata/messages/widgets.crd.yaml": "the file holds CustomResourceDefinition widgets.example.com, and no document with kind: ClusterServiceVersion",
+		"testdata/messages/empty.yaml":       "the file holds no YAML document",
+	} {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		_, err = ParseCSVFile(file, data)
+		require.ErrorIs(t, err, ErrNoCSV)
+		assert.Contains(t, err.Error(), want)
+	}
 }

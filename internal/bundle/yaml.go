@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -42,7 +43,7 @@ var parserErrors = []string{
 	"found incompatible YAML document", "found duplicate %TAG directive",
 }
 
-func syntaxError(file string, err error) *SyntaxError {
+func syntaxError(file string, data []byte, err error) *SyntaxError {
 	msg := err.Error()
 	line := 0
 	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
@@ -57,7 +58,41 @@ func syntaxError(file string, err error) *SyntaxError {
 			}
 		}
 	}
+	if line == 0 {
+		// yaml.v3's reader errors (bad UTF-8, control characters) carry
+		// no position: find the byte ourselves.
+		if l, what := badByte(data); l > 0 {
+			line = l
+			msg += ": " + what
+		}
+	}
 	return &SyntaxError{File: file, Line: line, Msg: msg}
+}
+
+// badByte finds the first byte YAML refuses outright: one that is not
+// UTF-8, or a control character other than tab, line feed and carriage
+// return. It returns its line and what it is, or 0.
+func badByte(data []byte) (int, string) {
+	line, col := 1, 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return line, fmt.Sprintf("byte 0x%02x at column %d is not UTF-8 (save the file as UTF-8)", data[i], col)
+		case r == '\n':
+			line, col = line+1, 0
+		case r == '\t' || r == '\r' || r == 0xFEFF:
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85):
+			name := fmt.Sprintf("U+%04X", r)
+			if r == 0 {
+				name = "NUL (U+0000)"
+			}
+			return line, fmt.Sprintf("control character %s at column %d (remove it; binary data or a UTF-16 file shows this)", name, col)
+		}
+		i += size
+		col++
+	}
+	return 0, ""
 }
 
 // Document is one YAML document of a file, decoded into JSON-compatible values
@@ -82,6 +117,9 @@ type Ambiguity struct {
 	Value string
 	// Reading says how each kind of reader takes it.
 	Reading string
+	// Path is the field path of the value within its document, such as
+	// metadata.name (set for Duplicates).
+	Path string
 }
 
 // converter turns nodes into values and notes ambiguous scalars on the way.
@@ -90,6 +128,36 @@ type converter struct {
 	ambiguous  []Ambiguity
 	duplicates []Ambiguity
 	visited    int
+	// path holds the keys (and [i] indexes) from the document root to the
+	// node being converted, for Ambiguity.Path.
+	path []pathSeg
+}
+
+// pathSeg is a mapping key, or a list index when key is "" and idx >= 0.
+type pathSeg struct {
+	key string
+	idx int
+}
+
+// pathString renders c.path followed by key like a finding's field path:
+// a.b[2].c, with keys holding dots quoted in brackets.
+func (c *converter) pathString(key string) string {
+	var b strings.Builder
+	for _, ps := range append(c.path, pathSeg{key: key, idx: -1}) {
+		seg := ps.key
+		switch {
+		case ps.idx >= 0:
+			b.WriteString("[" + strconv.Itoa(ps.idx) + "]")
+		case strings.ContainsAny(seg, ".[]\"") || seg == "":
+			b.WriteString("[" + strconv.Quote(seg) + "]")
+		default:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(seg)
+		}
+	}
+	return b.String()
 }
 
 // decodeDocuments splits data into its YAML (or JSON, a YAML subset) documents.
@@ -107,7 +175,7 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 			break
 		}
 		if err != nil {
-			return nil, syntaxError(file, err)
+			return nil, syntaxError(file, data, err)
 		}
 		if len(n.Content) == 0 {
 			continue
@@ -228,6 +296,11 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		return c.value(n.Alias, depth+1)
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
+		// explicit holds the keys written in this mapping itself: a key that
+		// overrides one brought in by a merge key (`<<: *anchor`) is the
+		// purpose of merging, not a duplicate.
+		explicit := make(map[string]bool, len(n.Content)/2)
+		mergedKeys := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
@@ -236,10 +309,17 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 				if err != nil {
 					return nil, err
 				}
+				// `<<: [*a, *b]` merges each in turn; earlier ones win.
+				sources, _ := merged.([]any)
 				if mm, ok := merged.(map[string]any); ok {
+					sources = []any{mm}
+				}
+				for _, src := range sources {
+					mm, _ := src.(map[string]any)
 					for mk, mv := range mm {
-						if _, exists := m[mk]; !exists {
+						if !explicit[mk] && !mergedKeys[mk] {
 							m[mk] = mv
+							mergedKeys[mk] = true
 						}
 					}
 				}
@@ -248,13 +328,15 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 			if k.Kind != yaml.ScalarNode {
 				return nil, &nodeError{k.Line, "mapping key is not a scalar"}
 			}
+			c.path = append(c.path, pathSeg{key: k.Value, idx: -1})
 			val, err := c.value(v, depth+1)
+			c.path = c.path[:len(c.path)-1]
 			if err != nil {
 				return nil, err
 			}
 			key := k.Value
-			if _, dup := m[key]; dup {
-				c.duplicates = append(c.duplicates, Ambiguity{Line: k.Line, Value: key,
+			if explicit[key] {
+				c.duplicates = append(c.duplicates, Ambiguity{Line: k.Line, Value: key, Path: c.pathString(key),
 					Reading: "the key is defined twice in this mapping; Kubernetes keeps the last value, strict YAML readers refuse the file"})
 			}
 			if b, ok := yaml11Bool(k); ok {
@@ -264,12 +346,15 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 					Reading: fmt.Sprintf("as a key, Kubernetes (YAML 1.1) reads it as %q, YAML 1.2 tools as %q", key, k.Value)})
 			}
 			m[key] = val
+			explicit[key] = true
 		}
 		return m, nil
 	case yaml.SequenceNode:
 		s := make([]any, 0, len(n.Content))
-		for _, e := range n.Content {
+		for i, e := range n.Content {
+			c.path = append(c.path, pathSeg{idx: i})
 			val, err := c.value(e, depth+1)
+			c.path = c.path[:len(c.path)-1]
 			if err != nil {
 				return nil, err
 			}
@@ -391,7 +476,8 @@ func childNode(n *yaml.Node, seg string) (*yaml.Node, int) {
 	if n.Kind != yaml.MappingNode {
 		return nil, 0
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
+	// The last entry of a key given twice is the one Kubernetes keeps.
+	for i := len(n.Content) - 2; i >= 0; i -= 2 {
 		if n.Content[i].Value == seg {
 			return n.Content[i+1], n.Content[i].Line
 		}

@@ -301,6 +301,14 @@ func AppendLayer(base v1.Image, layer v1.Layer, labels map[string]string) (v1.Im
 // compose builds the image from a manifest template and config: old layers
 // are kept as they are (their descriptors copied), new ones appended.
 func compose(m *v1.Manifest, cf *v1.ConfigFile, old, added []v1.Layer, configType types.MediaType) (v1.Image, error) {
+	// OCI lets a manifest omit its mediaType (umoci writes such manifests);
+	// the image opm writes states it, or registries store it untyped.
+	if configType == "" {
+		configType = types.OCIConfigJSON
+	}
+	if m.MediaType == "" {
+		m.MediaType = manifestTypeFor(configType)
+	}
 	if len(old) != len(m.Layers) {
 		return nil, fmt.Errorf("base has %d layers, manifest %d", len(old), len(m.Layers))
 	}
@@ -333,6 +341,15 @@ func compose(m *v1.Manifest, cf *v1.ConfigFile, old, added []v1.Layer, configTyp
 		return nil, err
 	}
 	return &staticImage{rawManifest: rawManifest, manifest: m, rawConfig: rawCfg, config: cf, layers: layers}, nil
+}
+
+// manifestTypeFor is the manifest media type that goes with a config media
+// type, for manifests that do not state theirs.
+func manifestTypeFor(configType types.MediaType) types.MediaType {
+	if configType == types.DockerConfigJSON {
+		return types.DockerManifestSchema2
+	}
+	return types.OCIManifestSchema1
 }
 
 func describe(l v1.Layer) (v1.Descriptor, error) {

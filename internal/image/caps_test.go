@@ -148,7 +148,7 @@ func (zeros) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func mustLayer(t *testing.T, raw []byte) v1.Layer {
+func mustTarLayer(t *testing.T, raw []byte) v1.Layer {
 	t.Helper()
 	l, err := LayerFromTar(raw)
 	if err != nil {
@@ -169,15 +169,15 @@ func TestCraftedImagesRefused(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		linkEntries = append(linkEntries, tartest.Entry{Name: fmt.Sprintf("fill/%02d", i), Size: 8 << 20})
 	}
-	bigYAML := mustLayer(t, zeroTar(t, tartest.Entry{Name: "manifests/big.yaml", Size: 100 << 20}))
+	bigYAML := mustTarLayer(t, zeroTar(t, tartest.Entry{Name: "manifests/big.yaml", Size: 100 << 20}))
 	for name, tc := range map[string]struct {
 		layers []v1.Layer
 		entry  string
 		want   string
 	}{
-		"sparse-gigabytes": {[]v1.Layer{mustLayer(t, tartest.SparseLayer("manifests/blob", 60, 200<<20))}, "manifests/blob1", "256.0 MiB limit (--max-image-size"},
+		"sparse-gigabytes": {[]v1.Layer{mustTarLayer(t, tartest.SparseLayer("manifests/blob", 60, 200<<20))}, "manifests/blob1", "256.0 MiB limit (--max-image-size"},
 		"layer-six-times":  {[]v1.Layer{bigYAML, bigYAML, bigYAML, bigYAML, bigYAML, bigYAML}, "manifests/big.yaml", "256.0 MiB limit (--max-image-size"},
-		"hardlinks-2000":   {[]v1.Layer{mustLayer(t, zeroTar(t, linkEntries...))}, "fill/", "256.0 MiB limit (--max-image-size"},
+		"hardlinks-2000":   {[]v1.Layer{mustTarLayer(t, zeroTar(t, linkEntries...))}, "fill/", "256.0 MiB limit (--max-image-size"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -213,7 +213,7 @@ func TestLayerOnceWithinImageCap(t *testing.T) {
 		t.Skip("-short: reads a 100 MiB layer")
 	}
 	dir := t.TempDir()
-	l := mustLayer(t, zeroTar(t, tartest.Entry{Name: "manifests/big.yaml", Size: 100 << 20}))
+	l := mustTarLayer(t, zeroTar(t, tartest.Entry{Name: "manifests/big.yaml", Size: 100 << 20}))
 	ref := writeHostileLayout(t, filepath.Join(dir, "layout"), l)
 	out, code, rss := readInChild(t, ref, t.TempDir())
 	if code != 0 {

@@ -316,6 +316,9 @@ var (
 	ErrUnauthorized = errors.New("authentication failed")
 	ErrDenied       = errors.New("access denied")
 	ErrNotFound     = errors.New("image not found")
+	// ErrBlobNotFound is a layer or config the image's manifest names but
+	// the registry does not hold: the image exists and is broken.
+	ErrBlobNotFound = errors.New("blob not found")
 	ErrTLS          = errors.New("TLS verification failed")
 )
 
@@ -336,7 +339,7 @@ func registryError(op string, ep endpoint, cred Credentials, err error) error {
 	case errors.As(err, &te) && te.StatusCode == http.StatusForbidden:
 		return fmt.Errorf("%s %s: registry %s denied access: %w", op, ep.ref, host, ErrDenied)
 	case errors.As(err, &te) && te.StatusCode == http.StatusNotFound:
-		return fmt.Errorf("%s %s: %w (%v)", op, ep.ref, ErrNotFound, te)
+		return notFoundError(op, ep, te)
 	case isTLSError(err):
 		return fmt.Errorf("%s %s: %w for %s (trust its CA with --%s, or use --%s): %v", op, ep.ref, ErrTLS, host, FlagCAFile, FlagSkipTLSVerify, err)
 	case errors.Is(err, errPlainHTTP):
@@ -344,6 +347,34 @@ func registryError(op string, ep endpoint, cred Credentials, err error) error {
 	}
 	return fmt.Errorf("%s %s: %w", op, ep.ref, err)
 }
+
+// notFoundError words a 404. The registry's diagnostics are quoted by code
+// and message only: their detail is a free-form value that go-containerregistry
+// prints as Go map syntax (map[Tag:1]), which means nothing to a user.
+func notFoundError(op string, ep endpoint, te *transport.Error) error {
+	blob := op == opFetchBlob
+	var said []string
+	for _, d := range te.Errors {
+		if d.Code == transport.BlobUnknownErrorCode {
+			blob = true
+		}
+		msg := string(d.Code)
+		if d.Message != "" {
+			msg += ": " + d.Message
+		}
+		said = append(said, msg)
+	}
+	if blob {
+		return fmt.Errorf("%s %s: %w: the image's manifest names this blob but the registry does not hold it (an interrupted push, or the blob was garbage-collected); push the image again", op, ep.ref, ErrBlobNotFound)
+	}
+	if len(said) > 0 {
+		return fmt.Errorf("%s %s: %w (the registry says %s)", op, ep.ref, ErrNotFound, strings.Join(said, "; "))
+	}
+	return fmt.Errorf("%s %s: %w", op, ep.ref, ErrNotFound)
+}
+
+// opFetchBlob is the registryError op of blob reads.
+const opFetchBlob = "fetch blob"
 
 func isTLSError(err error) bool {
 	var ua x509.UnknownAuthorityError

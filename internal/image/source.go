@@ -92,11 +92,11 @@ func (s *registrySource) openBlob(ctx context.Context, desc v1.Descriptor) (io.R
 	ref := s.ep.ref.Context().Digest(desc.Digest.String())
 	l, err := s.puller.Layer(ctx, ref)
 	if err != nil {
-		return nil, registryError("fetch blob", endpoint{ref: ref}, s.cred, err)
+		return nil, registryError(opFetchBlob, endpoint{ref: ref}, s.cred, err)
 	}
 	rc, err := l.Compressed()
 	if err != nil {
-		return nil, registryError("fetch blob", endpoint{ref: ref}, s.cred, err)
+		return nil, registryError(opFetchBlob, endpoint{ref: ref}, s.cred, err)
 	}
 	return rc, nil
 }

@@ -26,8 +26,16 @@ type staticImage struct {
 
 var _ v1.Image = (*staticImage)(nil)
 
-func (i *staticImage) Layers() ([]v1.Layer, error)         { return i.layers, nil }
-func (i *staticImage) MediaType() (types.MediaType, error) { return i.manifest.MediaType, nil }
+func (i *staticImage) Layers() ([]v1.Layer, error) { return i.layers, nil }
+
+// MediaType is the manifest's, or for a manifest that omits it (OCI allows
+// that) the type its config implies.
+func (i *staticImage) MediaType() (types.MediaType, error) {
+	if i.manifest.MediaType != "" {
+		return i.manifest.MediaType, nil
+	}
+	return manifestTypeFor(i.manifest.Config.MediaType), nil
+}
 func (i *staticImage) Size() (int64, error)                { return int64(len(i.rawManifest)), nil }
 func (i *staticImage) ConfigName() (v1.Hash, error)        { return i.manifest.Config.Digest, nil }
 func (i *staticImage) ConfigFile() (*v1.ConfigFile, error) { return i.config.DeepCopy(), nil }

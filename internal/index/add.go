@@ -26,6 +26,11 @@ type AddOptions struct {
 	// channel it is in.
 	OverwriteLatest bool
 
+	// refused maps the CSV names of bundles of this call that could not be
+	// read into an index (bad version, ...) to why: a bundle replacing one
+	// of them is then told so, not that its predecessor was never given.
+	refused map[string]string
+
 	// hook, for fault-injection tests, runs after each bundle is written
 	// ("bundle:<name>") and before commit ("commit"); an error aborts.
 	hook func(stage string) error
@@ -89,13 +94,15 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 
 	// Parse every bundle; refuse duplicates within the call.
 	var all []*rows
-	badPkgs := map[string]bool{} // packages with a bundle that did not parse
+	opts.refused = map[string]string{}
 	for _, lb := range bundles {
 		r, e := bundleRows(lb)
 		if e != nil {
+			if e.Bundle != "" {
+				opts.refused[e.Bundle] = e.Msg
+			}
 			if !opts.Permissive {
 				errs = append(errs, e)
-				badPkgs[e.Package] = true
 				continue
 			}
 			res.skip(BundleRef{Package: e.Package, Name: e.Bundle, Path: lb.BundlePath}, e)
@@ -111,18 +118,9 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 			res.skip(BundleRef{Package: e.Package, Name: e.Bundle}, e)
 		}
 	}
-	if len(errs) > 0 {
-		// Still check the other packages, so that every problem is
-		// reported at once; the transaction is rolled back anyway.
-		var rest []*rows
-		for _, r := range all {
-			if !badPkgs[r.Package] && !badPkgs[""] {
-				rest = append(rest, r)
-			}
-		}
-		all = rest
-	}
-
+	// With errors so far, the rest (other bundles of the same package too)
+	// is still checked, so that every problem is reported at once; the
+	// transaction is rolled back anyway.
 	res, err = d.addRows(ctx, all, res, errs, opts)
 	return res, corruptErr(d.path, err)
 }
@@ -469,7 +467,7 @@ func (w *writer) addPackage(ctx context.Context, pkg string, news []*rows, opts 
 		return nil, perrs, nil
 	}
 
-	graph, gerrs := buildGraph(pkg, nodes, opts.Mode)
+	graph, gerrs := buildGraphRefused(pkg, nodes, opts.Mode, opts.refused)
 	if len(gerrs) > 0 {
 		return nil, gerrs, nil
 	}

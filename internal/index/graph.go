@@ -82,6 +82,12 @@ func (c *chanGraph) Edges() [][2]string {
 // the channels sorted by name, or every problem it found (each blaming the new
 // bundles that cause it, so that --permissive can drop them and try again).
 func buildGraph(pkg string, nodes []*node, mode Mode) ([]chanGraph, []*Error) {
+	return buildGraphRefused(pkg, nodes, mode, nil)
+}
+
+// buildGraphRefused is buildGraph knowing the bundles of the call that were
+// refused (name → why), so that errors about them name the real cause.
+func buildGraphRefused(pkg string, nodes []*node, mode Mode, refused map[string]string) ([]chanGraph, []*Error) {
 	byName := make(map[string]*node, len(nodes))
 	for _, n := range nodes {
 		byName[n.Name] = n
@@ -94,9 +100,12 @@ func buildGraph(pkg string, nodes []*node, mode Mode) ([]chanGraph, []*Error) {
 	}
 	var errs []*Error
 	if mode == ModeReplaces {
-		errs = append(errs, checkReplaces(pkg, nodes, byName)...)
+		errs = append(errs, checkReplaces(pkg, nodes, byName, refused)...)
 		if len(errs) > 0 {
 			return nil, errs
+		}
+		if err := noUpgradeEdges(pkg, nodes, members); err != nil {
+			return nil, []*Error{err}
 		}
 	}
 	names := make([]string, 0, len(members))
@@ -123,10 +132,17 @@ func buildGraph(pkg string, nodes []*node, mode Mode) ([]chanGraph, []*Error) {
 // checkReplaces finds new bundles whose spec.replaces names a bundle missing
 // from the package, and replaces-cycles, before any channel is walked, so the
 // error says what is wrong rather than "not reachable".
-func checkReplaces(pkg string, nodes []*node, byName map[string]*node) []*Error {
+func checkReplaces(pkg string, nodes []*node, byName map[string]*node, refused map[string]string) []*Error {
 	var errs []*Error
 	for _, n := range nodes {
 		if !n.New || n.Replaces == "" {
+			continue
+		}
+		if why, ok := refused[n.Replaces]; ok {
+			errs = append(errs, &Error{Kind: KindReplacesMissing, Package: pkg, Bundle: n.Name,
+				Msg:   fmt.Sprintf("spec.replaces names %s, which is among the bundles given but could not be added (%s)", n.Replaces, why),
+				Fix:   fmt.Sprintf("fix %s first (its own error says how)", n.Replaces),
+				Blame: []string{n.Name}})
 			continue
 		}
 		if _, ok := byName[n.Replaces]; !ok {
@@ -168,6 +184,37 @@ func checkReplaces(pkg string, nodes []*node, byName map[string]*node) []*Error 
 		}
 	}
 	return errs
+}
+
+// noUpgradeEdges returns one error for a package where, in replaces mode,
+// no bundle replaces or skips another although a channel holds several:
+// every bundle would head its channel, which is one problem (the wrong mode
+// or missing spec.replaces), not one per bundle and channel.
+func noUpgradeEdges(pkg string, nodes []*node, members map[string][]*node) *Error {
+	var blame []string
+	for _, n := range nodes {
+		if n.Replaces != "" || len(n.Skips) > 0 {
+			return nil
+		}
+		if n.New {
+			blame = append(blame, n.Name)
+		}
+	}
+	var crowded []string
+	for c, ms := range members {
+		if len(ms) > 2 { // with two, the usual two-heads error says it as well
+			crowded = append(crowded, fmt.Sprintf("%s (%d bundles)", c, len(ms)))
+		}
+	}
+	if len(crowded) == 0 || len(blame) == 0 {
+		return nil
+	}
+	sort.Strings(crowded)
+	return &Error{Kind: KindTwoHeads, Package: pkg,
+		Msg: fmt.Sprintf("no bundle of the package sets spec.replaces or spec.skips, so in replaces mode each of its %d bundles would head its channels: %s",
+			len(nodes), strings.Join(crowded, ", ")),
+		Fix:   "add the bundles with --mode semver (channels ordered by spec.version, no replaces needed), or set spec.replaces in each bundle to the one before it",
+		Blame: blame}
 }
 
 func cycleKey(path []string) string {
@@ -321,10 +368,18 @@ func buildChannel(pkg, channel string, ms []*node, byName map[string]*node, mode
 		errs = append(errs, &Error{Kind: KindTwoHeads, Package: pkg, Bundle: head.Name, Channel: channel,
 			Msg: fmt.Sprintf("the channel would have two heads: %s (%s) and %s (%s), which %s does not reach through replaces or skips",
 				head.Name, head.Version, m.Name, m.Version, head.Name),
-			Fix:   fmt.Sprintf("make %s replace %s (spec.replaces) or skip it (spec.skips)", head.Name, m.Name),
+			Fix:   twoHeadsFix(head, m, mode),
 			Blame: blame})
 	}
 	return g, errs
+}
+
+func twoHeadsFix(head, other *node, mode Mode) string {
+	fix := fmt.Sprintf("make %s replace %s (spec.replaces) or skip it (spec.skips)", head.Name, other.Name)
+	if mode == ModeReplaces && head.Replaces == "" && len(head.Skips) == 0 {
+		fix += ", or add the bundles with --mode semver to order the channel by spec.version"
+	}
+	return fix
 }
 
 // checkEdgeCycles looks for a cycle in the replaces and skips edges between

@@ -71,6 +71,9 @@ func bundleRows(lb LoadedBundle) (*rows, *Error) {
 	}
 	csv := b.CSV
 	name := csv.Metadata.Name
+	if msg := wrongType(csv, "metadata.name"); msg != "" {
+		return fail(KindInvalidBundle, "", "", msg, "quote it: metadata.name must be a string such as <operator>.v<version>")
+	}
 	if name == "" {
 		return fail(KindInvalidBundle, "", "", "the CSV has no metadata.name", "set metadata.name, e.g. <operator>.v<version>")
 	}
@@ -92,15 +95,16 @@ func bundleRows(lb LoadedBundle) (*rows, *Error) {
 	if s := csv.Metadata.Annotations[bundle.AnnotationSubstitutesFor]; s != "" {
 		return fail(KindUnsupported, pkg, name, fmt.Sprintf("the CSV sets %s (%s); opm does not support substitutesFor yet", bundle.AnnotationSubstitutesFor, s), "drop the annotation, or add this bundle with upstream opm v1.73.0 --enable-alpha")
 	}
+	// A field of the wrong type decodes as empty: say what it is before
+	// anything reports it as missing.
+	for _, f := range []string{"spec.version", "spec.release", "spec.replaces", "spec.skips"} {
+		if msg := wrongType(csv, f); msg != "" {
+			return fail(KindInvalidBundle, pkg, name, msg, "correct the field's type")
+		}
+	}
 	v, err := ParseVersion(csv.Spec.Version, csv.Spec.Release)
 	if err != nil {
 		return fail(KindBadVersion, pkg, name, err.Error(), "give spec.version as MAJOR.MINOR.PATCH[-PRERELEASE]")
-	}
-	for _, te := range csv.TypeErrors {
-		switch te.Field {
-		case "spec.version", "spec.release", "spec.replaces", "spec.skips", "metadata.name":
-			return fail(KindInvalidBundle, pkg, name, te.Error(), "correct the field's type")
-		}
 	}
 
 	r := &rows{
@@ -352,4 +356,21 @@ func dedupe(s []string) []string {
 		}
 	}
 	return out
+}
+
+// wrongType says how the CSV's field has the wrong type ("metadata.name is a
+// number (123), not a string"), or "" when it has the right one.
+func wrongType(csv *bundle.CSV, field string) string {
+	for _, te := range csv.TypeErrors {
+		if te.Field != field {
+			continue
+		}
+		v, _ := bundle.Lookup(csv.Object.Map(), strings.Split(field, ".")...)
+		switch v.(type) {
+		case map[string]any, []any, nil:
+			return fmt.Sprintf("%s is a %s, not a %s", field, te.Got, te.Want)
+		}
+		return fmt.Sprintf("%s is a %s (%v), not a %s", field, te.Got, v, te.Want)
+	}
+	return ""
 }

@@ -6,6 +6,7 @@ package validate
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -121,4 +122,17 @@ func sortFindings(fs []Finding) {
 		}
 		return a.Rule < b.Rule
 	})
+}
+
+// childPath is the field path of key under parent. A key holding a dot or a
+// bracket is quoted in brackets (spec["com.redhat.openshift.versions"]) so
+// that it does not read as nesting; Document.LineOf resolves both forms.
+func childPath(parent, key string) string {
+	if key == "" || strings.ContainsAny(key, ".[]\"") {
+		return parent + "[" + strconv.Quote(key) + "]"
+	}
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
 }

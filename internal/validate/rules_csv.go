@@ -38,7 +38,7 @@ func init() {
 				if te.Field == "spec.release" || te.Field == "spec.minKubeVersion" {
 					continue // their own rules say it better
 				}
-				c.Report(c.csvObj(), te.Field, fmt.Sprintf("%s must be a %s, not a %s", te.Field, te.Want, te.Got), typeHint(te.Want))
+				c.Report(c.csvObj(), te.Field, typeMessage(c.CSV, te), typeHint(te.Want))
 			}
 		})
 
@@ -48,6 +48,9 @@ func init() {
 		"Use lower case letters, digits, '-' and '.', starting and ending with a letter or digit, e.g. my-operator.v1.2.3.",
 		func(c *Context) {
 			name := c.CSV.Metadata.Name
+			if hasTypeError(c.CSV, "metadata.name") {
+				return // csv-field-type says what it is instead
+			}
 			if name == "" {
 				c.Report(c.csvObj(), "metadata.name", "metadata.name is empty", "set it to <operator>.v<version>, e.g. my-operator.v1.2.3")
 				return
@@ -67,6 +70,9 @@ func init() {
 		"Write the version as Major.Minor.Patch, without a leading v, e.g. 1.2.3.",
 		func(c *Context) {
 			v := c.CSV.Spec.Version
+			if hasTypeError(c.CSV, "spec.version") {
+				return // csv-field-type says what it is instead
+			}
 			switch {
 			case v == "":
 				c.Report(c.csvObj(), "spec.version", "spec.version is missing", "set spec.version, e.g. 0.1.0")
@@ -100,6 +106,15 @@ func init() {
 				c.Report(c.csvObj(), "metadata.name", fmt.Sprintf("name %q does not end in .v%s (spec.version)", name, v), fmt.Sprintf("rename it to %s.v%s", base, v))
 			}
 		})
+}
+
+func hasTypeError(csv *bundle.CSV, field string) bool {
+	for _, te := range csv.TypeErrors {
+		if te.Field == field {
+			return true
+		}
+	}
+	return false
 }
 
 func typeHint(want string) string {
@@ -661,4 +676,17 @@ func init() {
 				c.Report(c.csvObj(), `metadata.annotations["olm.properties"]`, "properties are declared in the olm.properties annotation", "move them to metadata/properties.yaml")
 			}
 		})
+}
+
+// typeMessage says what a mistyped field is and what it should be, with the
+// value when it is a scalar: "metadata.name is a number (123), not a string".
+func typeMessage(csv *bundle.CSV, te bundle.FieldTypeError) string {
+	v, ok := bundle.Lookup(csv.Object.Map(), strings.Split(te.Field, ".")...)
+	switch v.(type) {
+	case string, bool, int64, float64:
+		if ok {
+			return fmt.Sprintf("%s is a %s (%v), not a %s", te.Field, te.Got, v, te.Want)
+		}
+	}
+	return fmt.Sprintf("%s is a %s, not a %s", te.Field, te.Got, te.Want)
 }

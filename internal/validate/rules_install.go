@@ -171,7 +171,8 @@ func init() {
 				if cl := closest(k, known); cl != "" {
 					hint = fmt.Sprintf("did you mean %s?", cl)
 				}
-				c.Report(c.csvObj(), "spec."+k, fmt.Sprintf("unknown field spec.%s", k), hint)
+				f := childPath("spec", k)
+				c.Report(c.csvObj(), f, fmt.Sprintf("unknown field %s", f), hint)
 			}
 		})
 }

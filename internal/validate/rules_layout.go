@@ -2,6 +2,8 @@ package validate
 
 import (
 	"fmt"
+	"path"
+	"strconv"
 	"strings"
 
 	"github.com/opmkit/opm/internal/bundle"
@@ -72,6 +74,10 @@ func init() {
 					missing = append(missing, "metadata.name")
 				}
 				if len(missing) > 0 {
+					if msg, hint := misCased(o.Map(), missing); msg != "" {
+						c.Report(o, "", msg, hint)
+						continue
+					}
 					c.Report(o, "", "object has no "+strings.Join(missing, ", "), "add the missing fields")
 					continue
 				}
@@ -102,19 +108,29 @@ func init() {
 		}})
 
 	register(&Rule{ID: "yaml-duplicate-key", Severity: Warning, Scope: ScopeCSV, NoCSV: true,
-		What: "No mapping gives the same key twice.",
-		Why:  "Kubernetes tools keep the last value without a word, strict YAML readers refuse the file, and the first value (often the one that was meant) is lost.",
+		What: "No mapping gives the same key twice (a key overriding a `<<:` merge key is fine).",
+		Why:  "Kubernetes tools keep the last value without a word, strict YAML readers refuse the file, and the first value (often the one that was meant) is lost. In a CSV's metadata.name or spec.version it is an error: the bundle's identity then depends on which reader you ask, and an index stores the last one.",
 		Fix:  "Remove or merge one of the two entries.",
 		check: func(c *Context) {
 			for _, f := range c.Bundle.Files {
 				for _, d := range f.Docs {
+					isCSV := bundle.Str(d.Value, "kind") == bundle.CSVKind
 					for _, a := range d.Duplicates {
-						c.ReportFile(f.Name, a.Line, "", fmt.Sprintf("key %q: %s", a.Value, a.Reading), "remove or merge one of the two entries")
+						if isCSV && csvIdentityFields[a.Path] {
+							c.ReportFileAs(Error, f.Name, a.Line, a.Path, fmt.Sprintf("the CSV gives %s twice; Kubernetes and opm index add keep the last value, %v, other readers the first", a.Path, describeValue(d.Value, strings.Split(a.Path, ".")...)),
+								"keep one "+a.Path+" (the bundle's identity must not depend on the reader)")
+							continue
+						}
+						c.ReportFile(f.Name, a.Line, a.Path, fmt.Sprintf("key %q: %s", a.Value, a.Reading), "remove or merge one of the two entries")
 					}
 				}
 			}
 		}})
 }
+
+// csvIdentityFields name a CSV: given twice, they are an error, not a
+// warning.
+var csvIdentityFields = map[string]bool{"metadata.name": true, "spec.version": true}
 
 // Rules about metadata/annotations.yaml.
 
@@ -133,9 +149,16 @@ func init() {
 		Why:  "The annotations name the package and channels; without them the bundle cannot be built into an image or added to an index.",
 		Fix:  "Run `opm bundle generate -d manifests/ -p PACKAGE -c CHANNELS` to write it.",
 		check: func(c *Context) {
-			if c.Bundle.Annotations == nil {
-				c.ReportFile(bundle.AnnotationsFile, 0, "", "metadata/annotations.yaml is missing", "run `opm bundle generate -d manifests/ -p PACKAGE -c CHANNELS` to write it")
+			if c.Bundle.Annotations != nil {
+				return
 			}
+			for _, name := range c.Bundle.Empty {
+				if stem := strings.TrimSuffix(name, path.Ext(name)); stem == bundle.MetadataDir+"/annotations" {
+					c.ReportFile(name, 0, "", name+" is empty (no YAML document in it)", "fill it in: `opm bundle generate -d manifests/ -p PACKAGE -c CHANNELS` writes it")
+					return
+				}
+			}
+			c.ReportFile(bundle.AnnotationsFile, 0, "", "metadata/annotations.yaml is missing", "run `opm bundle generate -d manifests/ -p PACKAGE -c CHANNELS` to write it")
 		}})
 
 	annotationsRule("annotations-required", Error,
@@ -144,7 +167,13 @@ func init() {
 		"Add the missing keys under `annotations:` (opm bundle generate writes them all).",
 		func(c *Context, a *bundle.Annotations) {
 			for _, k := range a.NonString {
-				reportAnnotation(c, a, annotationPath(k), fmt.Sprintf("annotation %s is not a string", k), "quote the value")
+				// Only the keys OLM and opm read must be strings; vendors'
+				// own keys (com.redhat.delivery.operator.bundle: true) are
+				// theirs to type.
+				if !contains(bundle.RequiredAnnotations, k) && k != bundle.AnnotationDefaultChannel {
+					continue
+				}
+				reportAnnotation(c, a, annotationPath(k), fmt.Sprintf("annotation %s is a %s, not a string", k, bundle.TypeName(mustLookup(a.Doc.Value, "annotations", k))), "quote the value")
 			}
 			if bundle.MapAt(a.Doc.Value, "annotations") == nil {
 				c.ReportFile(a.File, a.Doc.Line, "annotations", "the file has no `annotations:` mapping", "put the keys under a top-level `annotations:` key")
@@ -242,8 +271,8 @@ func init() {
 		})
 
 	annotationsRule("annotations-default-channel", Error,
-		"The default channel, when set, is one of the bundle's channels; with several channels one is set.",
-		"OLM subscribes to the package's default channel. When it names a channel the bundle is not in, an index built with this bundle as the head gets a default channel that may not exist (upstream never checks). With several channels and no default, upstream refuses to add the package.",
+		"The default channel, when set, is one of the bundle's channels; with several channels and none set, a warning says which one index tools will pick.",
+		"OLM subscribes to the package's default channel. When it names a channel the bundle is not in, an index built with this bundle as the head gets a default channel that may not exist (upstream never checks). The annotation is optional: without it, index tools pick a channel themselves, which may not be the one users should get.",
 		"Set operators.operatorframework.io.bundle.channel.default.v1 to one of the listed channels.",
 		func(c *Context, a *bundle.Annotations) {
 			chs := a.Channels()
@@ -256,8 +285,11 @@ func init() {
 				reportAnnotation(c, a, f, fmt.Sprintf("default channel %q is not one of the bundle's channels (%s)", def, strings.Join(chs, ", ")),
 					fmt.Sprintf("set it to one of: %s, or add %q to the channels", strings.Join(chs, ", "), def))
 			case !has && len(chs) > 1:
-				c.ReportFile(a.File, a.Doc.LineOf("annotations"), f, fmt.Sprintf("no default channel, and the bundle is in %d channels (%s)", len(chs), strings.Join(chs, ", ")),
-					"add "+bundle.AnnotationDefaultChannel+": "+chs[0]+" (or whichever users should get)")
+				// The annotation is optional: index tools fall back to a
+				// channel of their own choosing. Say which one.
+				c.ReportFileAs(Warning, a.File, a.Doc.LineOf("annotations"), f,
+					fmt.Sprintf("no default channel annotation and %d channels (%s): opm index add makes the first listed, %q, the default of a new package (an existing package keeps its default); other tools may choose another", len(chs), strings.Join(chs, ", "), chs[0]),
+					"add "+bundle.AnnotationDefaultChannel+": "+chs[0]+" (or whichever users should get) to choose it yourself")
 			case !has && len(chs) == 1:
 				c.ReportFileAs(Info, a.File, a.Doc.LineOf("annotations"), f, fmt.Sprintf("no default channel annotation; tools will use the only channel, %q", chs[0]), "add "+bundle.AnnotationDefaultChannel+": "+chs[0])
 			}
@@ -279,4 +311,40 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// mustLookup is bundle.Lookup without the found flag (absent reads as nil).
+func mustLookup(v any, keys ...string) any {
+	x, _ := bundle.Lookup(v, keys...)
+	return x
+}
+
+// describeValue quotes a string value, and prints any other as YAML would.
+func describeValue(v any, keys ...string) string {
+	x := mustLookup(v, keys...)
+	if s, ok := x.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(x)
+}
+
+// misCased explains missing top-level fields that are present with other
+// letter case (ApiVersion:, Kind:): Kubernetes field names are
+// case-sensitive, so the object has no apiVersion although the key is there.
+func misCased(m map[string]any, missing []string) (msg, hint string) {
+	var found, want []string
+	for _, field := range missing {
+		top, _, _ := strings.Cut(field, ".")
+		for k := range m {
+			if k != top && strings.EqualFold(k, top) {
+				found = append(found, fmt.Sprintf("%q", k))
+				want = append(want, top)
+			}
+		}
+	}
+	if len(found) == 0 {
+		return "", ""
+	}
+	return fmt.Sprintf("mis-cased key %s: Kubernetes field names are case-sensitive, so %s is unset", strings.Join(found, ", "), strings.Join(want, ", ")),
+		"write " + strings.Join(want, ", ") + " exactly"
 }

@@ -2,6 +2,7 @@ package version
 
 import (
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -26,5 +27,41 @@ func TestGetDefaults(t *testing.T) {
 	}
 	if strings.TrimSpace(got.Platform) == "" {
 		t.Fatal("platform empty")
+	}
+}
+
+func TestGetFromBuildInfo(t *testing.T) {
+	cases := []struct {
+		name                    string
+		version, commit         string
+		main                    string
+		settings                map[string]string
+		wantVersion, wantCommit string
+	}{
+		{name: "go install at a tag", main: "v1.4.0", wantVersion: "v1.4.0", wantCommit: "none"},
+		{name: "go install at a commit", main: "v0.0.0-20261122180000-abcdef123456",
+			wantVersion: "v0.0.0-20261122180000-abcdef123456", wantCommit: "abcdef123456"},
+		{name: "build in a checkout", main: "(devel)",
+			settings:    map[string]string{"vcs.revision": "0123456789abcdef0123", "vcs.time": "2026-11-22T00:00:00Z"},
+			wantVersion: "dev+0123456789ab", wantCommit: "0123456789ab"},
+		{name: "dirty checkout", main: "(devel)",
+			settings:    map[string]string{"vcs.revision": "0123456789abcdef0123", "vcs.modified": "true"},
+			wantVersion: "dev+0123456789ab", wantCommit: "0123456789ab-dirty"},
+		{name: "ldflags win", version: "v2.0.0", commit: "feedbee", main: "v1.4.0",
+			settings:    map[string]string{"vcs.revision": "0123456789abcdef0123"},
+			wantVersion: "v2.0.0", wantCommit: "feedbee"},
+		{name: "nothing known", main: "(devel)", wantVersion: "dev", wantCommit: "none"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bi := &debug.BuildInfo{Main: debug.Module{Path: "github.com/opmkit/opm", Version: c.main}}
+			for k, v := range c.settings {
+				bi.Settings = append(bi.Settings, debug.BuildSetting{Key: k, Value: v})
+			}
+			got := get(c.version, c.commit, "", bi)
+			if got.Version != c.wantVersion || got.Commit != c.wantCommit {
+				t.Fatalf("got version %q commit %q, want %q %q", got.Version, got.Commit, c.wantVersion, c.wantCommit)
+			}
+		})
 	}
 }

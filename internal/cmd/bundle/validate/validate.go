@@ -1,0 +1,196 @@
+// Package validate is `opm bundle validate`.
+package validate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/cmd/bundlesource"
+	"github.com/opmkit/opm/internal/cmd/config"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/lintflags"
+	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/iostreams"
+	"github.com/opmkit/opm/internal/validate"
+)
+
+// Options are the flags and arguments of opm bundle validate.
+type Options struct {
+	lintflags.Flags
+	Paths     []string
+	ListRules bool
+	FromFiles bool
+	Image     image.Options
+}
+
+// NewCmd is `opm bundle validate`; runF, when not nil, runs instead of Run
+// (tests of flag parsing).
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "validate PATH|IMAGE...",
+		Short: "Validate bundle directories and bundle images",
+		Long: `Validate one or more bundle directories (manifests/ and metadata/) or bundle
+images, all in one run: a shell glob over a whole operators repository works.
+
+An argument that is an existing directory is a directory; anything else is
+an image reference: a registry (quay.io/org/bundle:v1, docker://...),
+oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE. An image's
+labels are checked against its metadata/annotations.yaml (rule image-labels),
+then the same rules run as for a directory. Images are pulled several at a
+time, with a progress count on a terminal.
+
+A directory that is not a bundle itself is not searched for bundles, except
+for one bundle nested up to three levels down (a repository's bundle/
+directory); give version directories (operators/etcd/*/), not the package.
+
+With --from-files the arguments are files, as a pre-commit hook or
+git diff --name-only gives them: every bundle directory holding one of them
+is validated, and files in no bundle are ignored.
+
+Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
+2 for a usage or I/O error (bad flag, unknown rule, unreadable path).`,
+		Example: `  opm bundle validate ./bundle
+  opm bundle validate operators/*/*/ --fail-on warning
+  opm bundle validate quay.io/org/etcd-bundle:0.9.4 oci:./layout:0.9.5
+  opm bundle validate ./bundle -o json | jq '.bundles[].findings[]'
+  opm bundle validate --list-rules
+  opm bundle validate --from-files $(git diff --cached --name-only)`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	opts.Add(cmd)
+	cmd.Flags().BoolVar(&opts.ListRules, "list-rules", false, "list the validation rules (id, severity, scope, what it checks) and exit")
+	_ = cmd.Flags().SetAnnotation("list-rules", config.NoEnvAnnotation, []string{"true"})
+	cmd.Flags().BoolVar(&opts.FromFiles, "from-files", false, "the arguments are files: validate the bundle directories that hold them (for pre-commit hooks)")
+	_ = cmd.Flags().SetAnnotation("from-files", config.NoEnvAnnotation, []string{"true"})
+	opts.Image.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// Run validates the bundles opts names and renders the report.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	vopts, err := opts.Options(f)
+	if err != nil {
+		return err
+	}
+	if opts.ListRules {
+		return listRules(f, opts.Output)
+	}
+	paths := opts.Paths
+	if opts.FromFiles {
+		n := len(paths)
+		if paths = BundleDirsOf(paths); len(paths) == 0 {
+			if opts.Output == output.JSON {
+				return output.WriteJSON(f.IO.Out, noBundlesReport{Passed: true, Bundles: []any{}})
+			}
+			fmt.Fprintf(f.IO.ErrOut, "note: %s in no bundle directory (one holding manifests/ and metadata/): nothing to validate\n", filesAre(n))
+			return nil
+		}
+	}
+	if len(paths) == 0 {
+		return exit.Usagef("no bundle given: opm bundle validate PATH...\nRun 'opm bundle validate --help' for usage.")
+	}
+	if err := opts.Image.Validate(); err != nil {
+		return exit.Usagef("%v", err)
+	}
+	src := &imageInputs{opener: bundlesource.NewOpener(opts.Image, f.ImageClient)}
+	inputs := make([]validate.Input, 0, len(paths))
+	var errs []error
+	for _, p := range paths {
+		in, err := src.inputFor(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		inputs = append(inputs, in)
+	}
+	if len(errs) > 0 {
+		return exit.With(exit.Usage, errors.Join(errs...))
+	}
+	if src.images > 0 {
+		// Pulling is mostly waiting on the network: more at once than CPUs.
+		vopts.Concurrency = max(imageConcurrency, runtime.GOMAXPROCS(0))
+		if f.IO.ErrTTY {
+			src.progress = iostreams.NewProgress(f.IO.ErrOut, "pulled", src.images)
+		}
+	}
+	res := validate.Run(ctx, inputs, vopts)
+	src.progress.Finish()
+	if err := exit.IfInterrupted(ctx); err != nil {
+		return err
+	}
+	err = opts.Render(f, res, vopts.FailOn, "bundle")
+	if n := src.failed.Load(); n > 0 {
+		// The report names each image that could not be opened (rule
+		// bundle-load); that is an I/O error, not a verdict on a bundle.
+		return exit.With(exit.Usage, fmt.Errorf("%d image(s) could not be opened", n))
+	}
+	return err
+}
+
+// imageConcurrency is how many bundle images are pulled at once.
+const imageConcurrency = 16
+
+// imageInputs turns arguments into validate inputs, opening images through
+// one opener (one client, so connections are reused).
+type imageInputs struct {
+	opener   *bundlesource.Opener
+	images   int
+	progress *iostreams.Progress
+	// failed counts images that could not be opened at all.
+	failed atomic.Int64
+}
+
+// inputFor turns a PATH|IMAGE argument into something to validate: an
+// existing directory is a bundle directory, anything else an image reference
+// (a mistyped path is refused here, before any registry is asked).
+func (s *imageInputs) inputFor(arg string) (validate.Input, error) {
+	local, err := bundlesource.IsLocal(arg)
+	if err != nil {
+		return validate.Input{}, err
+	}
+	if local {
+		return bundlesource.DirInput(arg)
+	}
+	if err := bundlesource.CheckArg(arg); err != nil {
+		return validate.Input{}, err
+	}
+	s.images++
+	return validate.Input{
+		Path: arg,
+		Load: func(ctx context.Context) (*bundle.Bundle, error) {
+			ob, err := s.opener.Open(ctx, arg)
+			defer s.progress.Step()
+			if ob == nil {
+				if ctx.Err() == nil {
+					s.failed.Add(1)
+				}
+				return nil, err
+			}
+			return ob.Bundle, err
+		},
+	}, nil
+}
+
+// listRules prints the rule catalog to stdout, where the user asked for it.
+func listRules(f *factory.Factory, format string) error {
+	rules := validate.Catalog()
+	if format == output.JSON {
+		return output.WriteJSON(f.IO.Out, rules)
+	}
+	return validate.WriteCatalogText(f.IO.Out, rules, f.IO.OutTheme().ValidateStyles())
+}

@@ -1,0 +1,147 @@
+// Package bundlesource is how commands open a bundle named on the command
+// line: an existing directory is a directory, anything else an image
+// reference (registry, oci:, oci-archive:, docker-archive:).
+package bundlesource
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+
+	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/validate"
+)
+
+// Opener opens bundles through one image client, made on first use, so
+// directory-only runs never touch registry configuration and images share
+// connections.
+type Opener struct {
+	imageOpts image.Options
+	newClient func(image.Options) (*image.Client, error)
+
+	once   sync.Once
+	client *image.Client
+	err    error
+}
+
+// NewOpener opens images with a client newClient makes from opts.
+func NewOpener(opts image.Options, newClient func(image.Options) (*image.Client, error)) *Opener {
+	return &Opener{imageOpts: opts, newClient: newClient}
+}
+
+// Opened is a loaded bundle and where it came from.
+type Opened struct {
+	Bundle *bundle.Bundle
+	// Local is true for a directory, false for an image.
+	Local bool
+	// Labels are the image's config labels (nil for a directory).
+	Labels map[string]string
+}
+
+// IsLocal reports whether arg names an existing directory.
+func IsLocal(arg string) (bool, error) {
+	st, err := os.Stat(arg)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false, nil
+	case err != nil:
+		return false, err
+	case !st.IsDir():
+		return false, fmt.Errorf("%s: not a directory (a bundle is a directory holding manifests/ and metadata/, or an image reference)", arg)
+	}
+	return true, nil
+}
+
+// CheckArg refuses early an argument that is neither a directory nor
+// something that could be an image reference, so a mistyped path does not
+// turn into a registry error.
+func CheckArg(arg string) error {
+	local, err := IsLocal(arg)
+	if err != nil || local {
+		return err
+	}
+	if !image.LooksLikeReference(arg) {
+		return fmt.Errorf("%s: no such directory, and not an image reference", arg)
+	}
+	if _, err := image.ParseReference(arg); err != nil {
+		return fmt.Errorf("%s: no such directory, and not a valid image reference: %w", arg, err)
+	}
+	return nil
+}
+
+func (o *Opener) imageClient() (*image.Client, error) {
+	o.once.Do(func() {
+		opts := o.imageOpts
+		if err := opts.Validate(); err != nil {
+			o.err = err
+			return
+		}
+		o.client, o.err = o.newClient(opts)
+	})
+	return o.client, o.err
+}
+
+// Open loads the bundle arg names. Like bundle.Load, it may return a bundle
+// together with an error describing what could not be read.
+func (o *Opener) Open(ctx context.Context, arg string) (*Opened, error) {
+	local, err := IsLocal(arg)
+	if err != nil {
+		return nil, err
+	}
+	if local {
+		b, err := bundle.LoadDir(arg)
+		return &Opened{Bundle: b, Local: true}, err
+	}
+	if err := CheckArg(arg); err != nil {
+		return nil, err
+	}
+	c, err := o.imageClient()
+	if err != nil {
+		return nil, err
+	}
+	im, err := c.OpenString(ctx, arg)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = im.Close() }()
+	fsys, err := im.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read bundle image %s: %w", arg, err)
+	}
+	defer func() { _ = fsys.Close() }()
+	// Load reads every file into memory, so the image can be closed after.
+	b, err := bundle.Load(fsys)
+	labels := im.Labels()
+	if b != nil {
+		// The image-labels rule compares them with annotations.yaml.
+		b.Labels = labels
+	}
+	return &Opened{Bundle: b, Labels: labels}, err
+}
+
+// DirInput is a bundle directory to validate.
+func DirInput(path string) (validate.Input, error) {
+	// Refuse an unreadable directory here, as an I/O error, rather than
+	// reporting it as a finding.
+	f, err := os.Open(path)
+	if err == nil {
+		_, err = f.ReadDir(1)
+		f.Close()
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, io.EOF) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return validate.Input{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return validate.Input{
+		Path: path,
+		Load: func(context.Context) (*bundle.Bundle, error) { return bundle.LoadDir(path) },
+	}, nil
+}

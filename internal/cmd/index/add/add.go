@@ -1,0 +1,187 @@
+// Package add is `opm index add`.
+package add
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/cmd/bundlesource"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/indeximage"
+)
+
+// Options are the flags of opm index add.
+type Options struct {
+	Bundles         []string
+	Database        string
+	Mode            string
+	Permissive      bool
+	OverwriteLatest bool
+	Output          string
+	indexio.ImageOptions
+}
+
+// NewCmd is `opm index add`; runF, when not nil, runs instead of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "add --bundles B1,B2 (--tag IMAGE [--from-index IMAGE] | --generate | --database FILE)",
+		Short: "Add bundles to an index image or database",
+		Long: `Add bundles to a sqlite index, all in one transaction: either every bundle
+is added or nothing is written (with --permissive, bundles that cannot be
+added are skipped and reported, and the rest added).
+
+--bundles entries are bundle directories or bundle image references
+(a registry name, oci:DIR[:TAG], oci-archive:FILE, docker-archive:FILE).
+
+Index images (no container tool needed): with --from-index F, opm reads F's
+manifest and config, fetches only the layer holding the database (label
+operators.operatorframework.io.index.database.v1), adds the bundles, and
+writes to --tag an image made of F's layers plus one new layer holding the
+database. When F's top layer holds nothing but the database (as every layer
+opm writes does), it is replaced rather than stacked upon, so the image
+never carries two databases. F's other layers are never downloaded: they are
+mounted or skipped when F and --tag are on the same registry. A multi-arch F
+gives a multi-arch result, every platform with the same database layer.
+Without --from-index, the base is --binary-image (default
+` + indeximage.DefaultBinaryImage + `, the last upstream
+opm release that serves sqlite), with entrypoint /bin/opm, command
+"registry serve --database /database/index.db" and port 50051.
+Nothing is written unless every bundle loads (or --permissive).
+
+--generate writes database/index.db and index.Dockerfile (--out-dockerfile)
+in the working directory instead. --build-tool docker|podman generates them
+in a temporary directory and builds --tag with that tool.
+With --database FILE the database file is changed (created when missing).
+
+Modes: replaces (the default) builds channels from each CSV's replaces and
+skips; semver chains the bundles of each channel by version; semver-skippatch
+also lets a bundle replace every lower patch of its major.minor.
+
+Exit status: 0 added, 1 error, 2 a bundle image is already in the index,
+3 the package and CSV are already in the index (as upstream opm).`,
+		Example: `  opm index add --bundles quay.io/me/op-bundle:v1.2.0 --from-index quay.io/me/index:1 --tag quay.io/me/index:2
+  opm index add --bundles quay.io/me/op-bundle:v1.0.0 --tag oci:./index:1
+  opm index add --bundles ./bundle/1.0.0 --generate
+  opm index add --database index.db --bundles ./bundle/1.0.0,./bundle/1.1.0 --mode semver`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVarP(&opts.Bundles, "bundles", "b", nil, "comma-separated bundle directories or image references to add")
+	fl.StringVar(&opts.Database, "database", "", "a sqlite index database file to add to (created when missing) instead of an image")
+	fl.StringVar(&opts.Mode, "mode", "replaces", "graph update mode: replaces, semver or semver-skippatch")
+	fl.BoolVar(&opts.Permissive, "permissive", false, "skip bundles that cannot be added, report them, and add the rest")
+	fl.BoolVar(&opts.OverwriteLatest, "overwrite-latest", false, "replace a channel head's bundle by a rebuilt one of the same CSV name")
+	output.AddFlag(cmd, &opts.Output)
+	opts.AddFlags(fl)
+	return cmd
+}
+
+// Run adds the bundles to the index.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	if err := output.Check(opts.Output, f.From("output")); err != nil {
+		return err
+	}
+	mode, err := index.ParseMode(opts.Mode)
+	if err != nil {
+		return exit.Usagef("--mode: %v", err)
+	}
+	if len(opts.Bundles) == 0 {
+		return exit.Usagef("--bundles is required: the bundle directories or images to add")
+	}
+	if opts.Database == "" && !opts.ImageMode() {
+		return exit.Usagef("say where to add: --tag IMAGE (with --from-index IMAGE to extend one), --generate, or --database FILE")
+	}
+	_, pullTool, err := opts.Check(opts.Database)
+	if err != nil {
+		return err
+	}
+	for _, b := range opts.Bundles {
+		if err := bundlesource.CheckArg(b); err != nil {
+			return exit.With(exit.Usage, err)
+		}
+	}
+
+	opener := bundlesource.NewOpener(opts.Image, f.ImageClient)
+	pulled, cleanup, err := indexio.PullWithTool(ctx, f, pullTool, opts.Bundles, opts.Image)
+	defer cleanup()
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	loaded, err := indexio.LoadBundles(ctx, opener, opts.Bundles, pulled)
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	addOpts := index.AddOptions{Mode: mode, Permissive: opts.Permissive, OverwriteLatest: opts.OverwriteLatest}
+
+	if opts.Database == "" {
+		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output,
+			func(db *index.DB) (*index.AddResult, error) { return db.Add(ctx, loaded, addOpts) }, writeAddResult)
+	}
+
+	db, created, err := openOrCreate(opts.Database)
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	res, addErr := db.Add(ctx, loaded, addOpts)
+	closeErr := db.Close()
+	if addErr == nil {
+		addErr = closeErr
+	}
+	if addErr != nil {
+		if created {
+			// A run that added nothing leaves no new file behind.
+			_ = os.Remove(opts.Database)
+		}
+		return exit.With(index.ExitCode(addErr), fmt.Errorf("add to %s: %w", opts.Database, addErr))
+	}
+	if opts.Output == output.JSON {
+		return output.WriteJSON(f.IO.Out, res)
+	}
+	writeAddResult(f, opts.Database, res)
+	return nil
+}
+
+func openOrCreate(path string) (*index.DB, bool, error) {
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		db, err := index.Create(path)
+		return db, true, err
+	}
+	db, err := index.Open(path)
+	return db, false, err
+}
+
+func writeAddResult(f *factory.Factory, db string, res *index.AddResult) {
+	w := f.IO.ErrOut
+	t := f.IO.ErrTheme()
+	fmt.Fprintf(w, "added %d bundle(s) to %s\n", len(res.Added), db)
+	for _, b := range res.Overwritten {
+		fmt.Fprintf(w, "  replaced %s (%s)\n", b.Name, b.Package)
+	}
+	for _, s := range res.Skipped {
+		fmt.Fprintf(w, "  %s skipped %s: %s\n", t.ErrorPrefix(), s.Bundle.Name, s.Message)
+	}
+	for _, p := range res.Packages {
+		fmt.Fprintf(w, "  %s (default channel %s)\n", p.Name, p.DefaultChannel)
+		for _, c := range p.Channels {
+			fmt.Fprintf(w, "    %s → %s\n", c.Name, c.Head)
+		}
+	}
+	for _, warn := range res.Warnings {
+		fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), warn)
+	}
+}

@@ -1,0 +1,83 @@
+// Package export is `opm index export`.
+package export
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/cmd/bundlesource"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/index"
+)
+
+// Options are the flags of opm index export.
+type Options struct {
+	Index    string
+	Packages []string
+	Folder   string
+	Image    image.Options
+}
+
+// NewCmd is `opm index export`; runF, when not nil, runs instead of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "export --index DATABASE|IMAGE [--package P1,P2] [--download-folder DIR]",
+		Short: "Write an index's packages out as package manifests (appregistry layout)",
+		Long: `Write each package of an index as <folder>/<package>/package.yaml and one
+directory per bundle version holding its manifests. All packages when
+--package is not given. --index is a database file or an index image (only
+the layer holding its database is fetched). Bundles the database holds only
+by reference (upstream semver modes dropped their manifests) are pulled from
+their images, several at once.`,
+		Example: `  opm index export --index index.db --package etcd --download-folder out
+  opm index export --index quay.io/me/index:3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Index, "index", "i", "", "the sqlite index database file or index image to export")
+	fl.StringSliceVarP(&opts.Packages, "package", "p", nil, "comma-separated packages to export (default: all)")
+	fl.StringVarP(&opts.Folder, "download-folder", "f", "downloaded", "directory to write the packages into")
+	opts.Image.AddFlags(fl)
+	return cmd
+}
+
+// Run writes the packages out.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	if opts.Index == "" {
+		return exit.Usagef("--index is required: the index database or image to export")
+	}
+	db, done, err := indexio.Source(ctx, f, opts.Index, opts.Image)
+	if err != nil {
+		return indexio.Interrupted(ctx, err)
+	}
+	defer done()
+	opener := bundlesource.NewOpener(opts.Image, f.ImageClient)
+	res, err := db.Export(ctx, opts.Folder, index.ExportOptions{
+		Packages: opts.Packages,
+		Fetch: func(ctx context.Context, ref string) (*bundle.Bundle, error) {
+			ob, err := opener.Open(ctx, ref)
+			if err != nil {
+				return nil, err
+			}
+			return ob.Bundle, nil
+		},
+	})
+	if err != nil {
+		return exit.With(exit.Failed, fmt.Errorf("export %s: %w", opts.Index, err))
+	}
+	fmt.Fprintf(f.IO.ErrOut, "exported %d package(s), %d bundle(s) (%d pulled) to %s\n", len(res.Packages), res.Bundles, res.Fetched, opts.Folder)
+	return nil
+}

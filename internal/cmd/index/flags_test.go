@@ -1,0 +1,80 @@
+package index_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/index/add"
+	"github.com/opmkit/opm/internal/cmd/index/export"
+	"github.com/opmkit/opm/internal/cmd/index/inspect"
+	"github.com/opmkit/opm/internal/cmd/index/rm"
+	"github.com/opmkit/opm/internal/indeximage"
+)
+
+// Flag parsing alone, through each command's runF seam.
+
+func TestAddFlags(t *testing.T) {
+	t.Parallel()
+	got, err := cmdtest.Parse(t, add.NewCmd, "-b", "a,b", "--bundles", "c", "-f", "r/i:1", "-t", "r/i:2", "--mode", "semver",
+		"--permissive", "--overwrite-latest", "-o", "json", "-c", "podman", "-u", "docker", "-p", "none", "--enable-alpha", "--use-http")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b", "c"}, got.Bundles)
+	assert.Equal(t, "r/i:1", got.FromIndex)
+	assert.Equal(t, "r/i:2", got.Tag)
+	assert.Equal(t, "semver", got.Mode)
+	assert.True(t, got.Permissive)
+	assert.True(t, got.OverwriteLatest)
+	assert.Equal(t, "json", got.Output)
+	assert.Equal(t, "podman", got.ContainerTool)
+	assert.Equal(t, "docker", got.BuildTool)
+	assert.Equal(t, "none", got.PullTool)
+	assert.True(t, got.EnableAlpha)
+	assert.True(t, got.Image.UseHTTP)
+
+	got, err = cmdtest.Parse(t, add.NewCmd, "-b", "a", "--generate")
+	require.NoError(t, err)
+	assert.Equal(t, "replaces", got.Mode)
+	assert.Equal(t, indeximage.DefaultBinaryImage, got.BinaryImage)
+	assert.Equal(t, indeximage.DefaultDockerfile, got.OutDockerfile)
+	assert.True(t, got.Generate)
+	assert.True(t, got.ImageMode())
+}
+
+func TestRmFlags(t *testing.T) {
+	t.Parallel()
+	// -o is --operators, as upstream; --output has no short form.
+	got, err := cmdtest.Parse(t, rm.NewCmd, "-o", "a,b", "--database", "x.db", "--output", "json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, got.Operators)
+	assert.Equal(t, "x.db", got.Database)
+	assert.Equal(t, "json", got.Output)
+	assert.False(t, got.ImageMode())
+}
+
+func TestInspectFlags(t *testing.T) {
+	t.Parallel()
+	got, err := cmdtest.Parse(t, inspect.NewCmd, "x.db", "-o", "json")
+	require.NoError(t, err)
+	assert.Equal(t, "x.db", got.Index)
+	assert.Equal(t, "json", got.Output)
+
+	_, err = cmdtest.Parse(t, inspect.NewCmd)
+	assert.ErrorContains(t, err, "accepts 1 arg")
+}
+
+func TestExportFlags(t *testing.T) {
+	t.Parallel()
+	got, err := cmdtest.Parse(t, export.NewCmd, "-i", "x.db", "-p", "a,b")
+	require.NoError(t, err)
+	assert.Equal(t, "x.db", got.Index)
+	assert.Equal(t, []string{"a", "b"}, got.Packages)
+	assert.Equal(t, "downloaded", got.Folder)
+
+	got, err = cmdtest.Parse(t, export.NewCmd, "--index", "r/i:1", "--download-folder", "out", "--skip-tls-verify")
+	require.NoError(t, err)
+	assert.Equal(t, "out", got.Folder)
+	assert.True(t, got.Image.SkipTLSVerify)
+}

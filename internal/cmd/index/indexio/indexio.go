@@ -1,0 +1,465 @@
+// Package indexio holds what the index commands share: the index image
+// flags of add and rm, changing an index image's database and writing the
+// result, opening an index argument (a database file or an image), and
+// loading the bundles to add.
+package indexio
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/spf13/pflag"
+
+	"github.com/opmkit/opm/internal/cmd/bundlesource"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/containertools"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/image/layerfs"
+	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/indeximage"
+)
+
+// ImageOptions are the flags index add and index rm share for index
+// images, as upstream opm had them.
+type ImageOptions struct {
+	FromIndex     string
+	Tag           string
+	BinaryImage   string
+	Generate      bool
+	OutDockerfile string
+	ContainerTool string
+	BuildTool     string
+	PullTool      string
+	EnableAlpha   bool
+	Image         image.Options
+}
+
+// AddFlags adds the index image flags to f.
+func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
+	f.StringVarP(&o.FromIndex, "from-index", "f", "", "index image to start from (only its database layer is fetched)")
+	f.StringVarP(&o.Tag, "tag", "t", "", "where to write the index image: a registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME]")
+	f.StringVarP(&o.BinaryImage, "binary-image", "i", indeximage.DefaultBinaryImage, "base image of a new index (its opm serves the database); also the FROM of --generate's Dockerfile")
+	f.BoolVar(&o.Generate, "generate", false, "write database/index.db and the Dockerfile in the working directory instead of an image")
+	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", indeximage.DefaultDockerfile, "name of the Dockerfile --generate writes")
+	f.StringVarP(&o.ContainerTool, "container-tool", "c", "", "docker or podman for both --pull-tool and --build-tool (default: none, opm works without a container tool)")
+	f.StringVarP(&o.BuildTool, "build-tool", "u", "", "build the image with docker or podman from a generated Dockerfile instead of writing it directly")
+	f.StringVarP(&o.PullTool, "pull-tool", "p", "", "pull bundle images with docker or podman (their local storage and configuration) instead of directly; none is the default")
+	f.BoolVar(&o.EnableAlpha, "enable-alpha", false, "accepted for compatibility with upstream opm; opm has no alpha index features")
+	o.Image.AddFlags(f)
+}
+
+// tools resolves -c, -u and -p: "" means opm's own code.
+func (o *ImageOptions) tools() (build, pull containertools.Tool, err error) {
+	parse := func(flag, v string) (containertools.Tool, error) {
+		switch v {
+		case "", "none":
+			return "", nil
+		case "docker", "podman":
+			return containertools.Tool(v), nil
+		}
+		return "", exit.Usagef("--%s %q: use docker or podman (or none)", flag, v)
+	}
+	c, err := parse("container-tool", o.ContainerTool)
+	if err != nil {
+		return "", "", err
+	}
+	if build, err = parse("build-tool", o.BuildTool); err != nil {
+		return "", "", err
+	}
+	if pull, err = parse("pull-tool", o.PullTool); err != nil {
+		return "", "", err
+	}
+	if build == "" && o.BuildTool == "" {
+		build = c
+	}
+	if pull == "" && o.PullTool == "" {
+		pull = c
+	}
+	return build, pull, nil
+}
+
+// ImageMode says whether the options ask for an index image (or its
+// generated files) rather than a database file.
+func (o *ImageOptions) ImageMode() bool {
+	return o.FromIndex != "" || o.Tag != "" || o.Generate || o.BuildTool != "" || o.ContainerTool != ""
+}
+
+// Check validates the image options before anything is read.
+func (o *ImageOptions) Check(database string) (build, pull containertools.Tool, err error) {
+	build, pull, err = o.tools()
+	if err != nil {
+		return "", "", err
+	}
+	if database != "" {
+		if o.ImageMode() {
+			return "", "", exit.Usagef("--database works on a database file; drop --from-index, --tag, --generate and the tool flags, or drop --database")
+		}
+		return build, pull, nil
+	}
+	switch {
+	case o.Generate:
+		if o.Tag != "" && build == "" {
+			return "", "", exit.Usagef("--generate writes files and builds no image; drop --tag, or add --build-tool to build one")
+		}
+	case o.Tag == "":
+		return "", "", exit.Usagef("--tag is required: where to write the index image (or use --generate, or --database FILE)")
+	}
+	if o.Tag != "" && build == "" {
+		if _, err := image.ParseReference(o.Tag); err != nil {
+			return "", "", exit.Usagef("--tag: %v", err)
+		}
+	}
+	for flag, v := range map[string]string{"from-index": o.FromIndex, "binary-image": o.BinaryImage} {
+		if v == "" {
+			continue
+		}
+		if _, err := image.ParseReference(v); err != nil {
+			return "", "", exit.Usagef("--%s: %v", flag, err)
+		}
+	}
+	return build, pull, nil
+}
+
+// LoadBundles opens every bundle, several at once, and fails with every
+// problem found when any bundle cannot be read whole. open, when it has an
+// entry for an argument, names where to read that bundle from instead (an
+// archive a pull tool saved); the index still records the argument.
+func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string) ([]index.LoadedBundle, error) {
+	out := make([]index.LoadedBundle, len(args))
+	errs := make([]error, len(args))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0)+2)
+	var wg sync.WaitGroup
+	for i, arg := range args {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			from := arg
+			if o, ok := open[arg]; ok {
+				from = o
+			}
+			ob, err := opener.Open(ctx, from)
+			if err != nil {
+				errs[i] = fmt.Errorf("load bundle %s: %w", arg, err)
+				return
+			}
+			out[i] = index.LoadedBundle{Bundle: ob.Bundle, BundlePath: arg, Local: ob.Local}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("%w\nnothing was added; `opm bundle validate` shows every problem with its fix", err)
+	}
+	return out, nil
+}
+
+// indexImageOutput is what an image-mode index add or rm wrote.
+type indexImageOutput struct {
+	// Image is set when an index image was written directly.
+	Image *indeximage.Result `json:"image,omitempty"`
+	// Generated is set with --generate.
+	Generated *generatedFiles `json:"generated,omitempty"`
+	// Built is the tag a --build-tool built.
+	Built string `json:"built,omitempty"`
+}
+
+type generatedFiles struct {
+	Database   string `json:"database"`
+	Dockerfile string `json:"dockerfile"`
+}
+
+// target names what was changed, for the summary line.
+func (o *indexImageOutput) target() string {
+	switch {
+	case o.Image != nil:
+		return o.Image.Reference
+	case o.Generated != nil:
+		return o.Generated.Database
+	}
+	return o.Built
+}
+
+// Interrupted turns a cancelled context into exit status 130.
+func Interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return exit.With(exit.Interrupted, fmt.Errorf("interrupted; nothing was written: %w", err))
+	}
+	return exit.With(exit.Failed, err)
+}
+
+// runIndexImage runs change on the database of an index image (or of a new
+// index), then writes the result as --generate files, builds it with a
+// container tool, or writes the image to --tag. The database lives in a
+// private temporary directory that is always removed; nothing is written
+// when change fails.
+func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, change func(*index.DB) error) (*indexImageOutput, error) {
+	build, _, err := o.tools()
+	if err != nil {
+		return nil, err
+	}
+	client, err := f.ImageClient(o.Image)
+	if err != nil {
+		return nil, exit.With(exit.Usage, err)
+	}
+	b, err := indeximage.New(client, "")
+	if err != nil {
+		return nil, exit.With(exit.Failed, err)
+	}
+	defer func() { _ = b.Close() }()
+
+	// Open the base first: a wrong reference fails before any work.
+	switch {
+	case o.FromIndex != "" && (o.Generate || build != ""):
+		err = b.FetchDatabase(ctx, o.FromIndex)
+	case o.FromIndex != "":
+		err = b.FromIndex(ctx, o.FromIndex)
+	case !o.Generate && build == "":
+		err = b.Base(ctx, o.BinaryImage)
+	}
+	if err != nil {
+		return nil, Interrupted(ctx, err)
+	}
+	if o.FromIndex == "" {
+		db, err := index.Create(b.DatabasePath())
+		if err != nil {
+			return nil, exit.With(exit.Failed, err)
+		}
+		if err := db.Close(); err != nil {
+			return nil, exit.With(exit.Failed, err)
+		}
+	}
+	db, err := index.Open(b.DatabasePath())
+	if err != nil {
+		if o.FromIndex != "" {
+			err = fmt.Errorf("database of %s: %w", o.FromIndex, err)
+		}
+		return nil, exit.With(exit.Failed, err)
+	}
+	changeErr := change(db)
+	if changeErr == nil {
+		// The image should not carry the free pages of rebuilt packages.
+		_, changeErr = db.Compact(ctx)
+	}
+	if err := db.Close(); changeErr == nil {
+		changeErr = err
+	}
+	if changeErr != nil {
+		what := "the new index"
+		if o.FromIndex != "" {
+			what = o.FromIndex
+		}
+		if ctx.Err() != nil {
+			return nil, Interrupted(ctx, changeErr)
+		}
+		return nil, exit.With(index.ExitCode(changeErr), fmt.Errorf("%s: %w\nnothing was written", what, changeErr))
+	}
+
+	switch {
+	case build != "":
+		dir := filepath.Join(b.Dir(), "build")
+		_, dockerfile, err := indeximage.Generate(dir, b.DatabasePath(), indeximage.DefaultDockerfile, o.BinaryImage)
+		if err != nil {
+			return nil, exit.With(exit.Failed, err)
+		}
+		r, err := containertools.Find(build)
+		if err != nil {
+			return nil, exit.With(exit.Failed, fmt.Errorf("--build-tool: %w", err))
+		}
+		r.Stdout, r.Stderr = f.IO.ErrOut, f.IO.ErrOut
+		args := r.BuildArgs(dockerfile, o.Tag, dir)
+		if build == containertools.Podman && (o.Image.UseHTTP || o.Image.SkipTLSVerify) {
+			// The FROM image may be on a plain-HTTP or self-signed registry too.
+			args = append([]string{args[0], "--tls-verify=false"}, args[1:]...)
+		}
+		if err := r.Run(ctx, dir, args...); err != nil {
+			return nil, Interrupted(ctx, err)
+		}
+		return &indexImageOutput{Built: o.Tag}, nil
+	case o.Generate:
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, exit.With(exit.Failed, err)
+		}
+		dbOut, dockerfile, err := indeximage.Generate(cwd, b.DatabasePath(), o.OutDockerfile, o.BinaryImage)
+		if err != nil {
+			return nil, exit.With(exit.Failed, err)
+		}
+		return &indexImageOutput{Generated: &generatedFiles{Database: relTo(cwd, dbOut), Dockerfile: relTo(cwd, dockerfile)}}, nil
+	}
+	res, err := b.Write(ctx, o.Tag)
+	if err != nil {
+		return nil, Interrupted(ctx, fmt.Errorf("%w\nthe destination was not changed", err))
+	}
+	return &indexImageOutput{Image: res}, nil
+}
+
+func relTo(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// ChangeImage runs change (an add or a remove) on the index image's
+// database through runIndexImage and renders its result with the image
+// summary: text on stderr, or one JSON document holding both.
+func ChangeImage[R any](ctx context.Context, f *factory.Factory, o *ImageOptions, format string,
+	change func(*index.DB) (R, error), write func(*factory.Factory, string, R)) error {
+	var res R
+	out, err := runIndexImage(ctx, f, o, func(db *index.DB) error {
+		var err error
+		res, err = change(db)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if format == output.JSON {
+		return output.WriteJSON(f.IO.Out, mergeJSON(res, out))
+	}
+	write(f, out.target(), res)
+	writeImageOutput(f, out)
+	return nil
+}
+
+// mergeJSON puts the fields of two JSON objects into one, as the embedded
+// structs of the original output did.
+func mergeJSON(a, b any) map[string]json.RawMessage {
+	m := map[string]json.RawMessage{}
+	for _, v := range []any{a, b} {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			continue
+		}
+		var part map[string]json.RawMessage
+		if json.Unmarshal(raw, &part) == nil {
+			for k, x := range part {
+				m[k] = x
+			}
+		}
+	}
+	return m
+}
+
+func writeImageOutput(f *factory.Factory, out *indexImageOutput) {
+	w := f.IO.ErrOut
+	t := f.IO.ErrTheme()
+	switch {
+	case out.Generated != nil:
+		fmt.Fprintf(w, "wrote %s and %s (build with: podman build -f %s -t IMAGE .)\n", out.Generated.Database, out.Generated.Dockerfile, out.Generated.Dockerfile)
+	case out.Built != "":
+		fmt.Fprintf(w, "built %s\n", out.Built)
+	case out.Image != nil:
+		r := out.Image
+		var plats []string
+		for _, p := range r.Platforms {
+			plats = append(plats, p.Platform)
+		}
+		fmt.Fprintf(w, "wrote %s@%s (%s)\n", r.Reference, r.Digest, strings.Join(plats, ", "))
+		how := "added on top of the base layers"
+		if r.ReplacedLayers > 0 {
+			how = "replaced the previous database layer"
+		}
+		fmt.Fprintf(w, "  database layer %s, %s: %s\n", shortDigest(r.DatabaseLayer), layerfs.HumanSize(r.DatabaseLayerSize), how)
+		fmt.Fprintf(w, "  pulled %s, pushed %s\n", layerfs.HumanSize(r.BytesPulled), layerfs.HumanSize(r.BytesPushed))
+		for _, warn := range r.Warnings {
+			fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), warn)
+		}
+	}
+}
+
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12]
+	}
+	return d
+}
+
+// PullWithTool pulls the bundle images among args with docker or podman
+// and saves each to an archive in a temporary directory, so that bundles
+// come from the tool's storage and configuration. It returns, per argument,
+// the archive to read. cleanup removes the archives.
+func PullWithTool(ctx context.Context, f *factory.Factory, tool containertools.Tool, args []string, opts image.Options) (map[string]string, func(), error) {
+	if tool == "" {
+		return nil, func() {}, nil
+	}
+	r, err := containertools.Find(tool)
+	if err != nil {
+		return nil, func() {}, fmt.Errorf("--pull-tool: %w", err)
+	}
+	r.Stdout, r.Stderr = f.IO.ErrOut, f.IO.ErrOut
+	dir, err := os.MkdirTemp("", "opm-pull-")
+	if err != nil {
+		return nil, func() {}, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	out := map[string]string{}
+	for i, arg := range args {
+		if local, _ := bundlesource.IsLocal(arg); local {
+			continue
+		}
+		ref, err := image.ParseReference(arg)
+		if err != nil || ref.Transport != image.TransportRegistry {
+			continue // archives and layouts are read directly
+		}
+		pull := []string{"pull", ref.Name}
+		if tool == containertools.Podman && (opts.UseHTTP || opts.SkipTLSVerify) {
+			pull = []string{"pull", "--tls-verify=false", ref.Name}
+		}
+		if err := r.Run(ctx, "", pull...); err != nil {
+			return nil, cleanup, err
+		}
+		file := filepath.Join(dir, fmt.Sprintf("bundle-%d.tar", i))
+		if tool == containertools.Podman {
+			err = r.Run(ctx, "", "save", "--format", "oci-archive", "-o", file, ref.Name)
+			out[arg] = "oci-archive:" + file
+		} else {
+			err = r.Run(ctx, "", "save", "-o", file, ref.Name)
+			out[arg] = "docker-archive:" + file
+		}
+		if err != nil {
+			return nil, cleanup, err
+		}
+	}
+	return out, cleanup, nil
+}
+
+// Source opens an index argument: a database file as is, anything else
+// as an index image whose database layer is fetched into a temporary
+// directory. done closes it and removes the temporary files.
+func Source(ctx context.Context, f *factory.Factory, arg string, opts image.Options) (db *index.DB, done func(), err error) {
+	if st, err := os.Stat(arg); err == nil && !st.IsDir() || !image.LooksLikeReference(arg) {
+		db, err := index.OpenReadOnly(arg)
+		if err != nil {
+			return nil, nil, err
+		}
+		return db, func() { _ = db.Close() }, nil
+	}
+	client, err := f.ImageClient(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := indeximage.New(client, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := b.FetchDatabase(ctx, arg); err != nil {
+		_ = b.Close()
+		return nil, nil, err
+	}
+	db, err = index.OpenReadOnly(b.DatabasePath())
+	if err != nil {
+		_ = b.Close()
+		return nil, nil, fmt.Errorf("database of %s: %w", arg, err)
+	}
+	return db, func() { _ = db.Close(); _ = b.Close() }, nil
+}

@@ -1,0 +1,50 @@
+package iostreams
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestColorEnabled(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		tty  bool
+		want bool
+	}{
+		{"terminal", map[string]string{"TERM": "xterm"}, true, true},
+		{"not a terminal", map[string]string{"TERM": "xterm"}, false, false},
+		{"NO_COLOR", map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, true, false},
+		{"empty NO_COLOR", map[string]string{"TERM": "xterm", "NO_COLOR": ""}, true, true},
+		{"dumb terminal", map[string]string{"TERM": "dumb"}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _, _, _ := Test()
+			s.LookupEnv = func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+			assert.Equal(t, tc.want, s.ColorEnabled(tc.tty))
+		})
+	}
+}
+
+func TestThemeAndProgress(t *testing.T) {
+	t.Parallel()
+	s, _, _, errOut := Test()
+	assert.Equal(t, "error:", s.ErrTheme().ErrorPrefix(), "no colour off a terminal")
+	s.ErrTTY = true
+	s.LookupEnv = func(k string) (string, bool) { return map[string]string{"TERM": "xterm"}[k], k == "TERM" }
+	assert.Contains(t, s.ErrTheme().NotePrefix(), "\x1b[", "colour on a terminal")
+
+	var none *Progress
+	none.Step() // a nil progress does nothing
+	none.Finish()
+	p := NewProgress(errOut, "pulled", 2)
+	p.Step()
+	p.Step()
+	p.Finish()
+	assert.Equal(t, "\r\x1b[Kpulled 1/2\r\x1b[Kpulled 2/2\r\x1b[K", errOut.String())
+	assert.False(t, strings.Contains(errOut.String(), "\n"))
+}

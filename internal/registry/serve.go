@@ -1,0 +1,161 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+)
+
+// DefaultAddr is where a CatalogSource pod's registry listens.
+const DefaultAddr = ":50051"
+
+// Options configure Serve.
+type Options struct {
+	// DB is the index database to serve (opened read-only). Ignored when
+	// Backend is set.
+	DB string
+	// Backend serves instead of DB; Serve does not close it.
+	Backend Backend
+	// Listener to serve on; when nil, Serve listens on Addr.
+	Listener net.Listener
+	// Addr is the TCP address to listen on when Listener is nil
+	// (default DefaultAddr, ":50051"; "127.0.0.1:0" picks a free port).
+	Addr string
+	// TerminationLog is a file (Kubernetes' terminationMessagePath,
+	// /dev/termination-log) that receives the error when Serve fails, so
+	// that `kubectl describe pod` shows it. Empty: none. Failing to write
+	// it is logged, never fatal.
+	TerminationLog string
+	// Timeout stops serving (gracefully, returning nil) after this long;
+	// 0 serves until ctx ends.
+	Timeout time.Duration
+	// StopTimeout bounds the graceful stop: calls still running after it
+	// are cancelled. 0 waits for every call to finish.
+	StopTimeout time.Duration
+	// Debug logs every call (method, duration, status code) at debug level.
+	Debug bool
+	// Logger receives the start and stop lines (default: slog.Default()).
+	Logger *slog.Logger
+	// OnServing, when set, is called with the listening address once the
+	// database is open and checked and the health service answers SERVING.
+	OnServing func(net.Addr)
+}
+
+// Serve serves the api.Registry service, health and reflection until ctx is
+// cancelled (SIGTERM in a pod) or Timeout passes, then stops gracefully:
+// new calls are refused, health answers NOT_SERVING, and calls in flight
+// finish. It returns nil after a graceful stop and an error when the
+// database cannot be served or the listener fails. It logs one line when it
+// starts serving (database, address, package and bundle counts) and one when
+// it stops.
+func Serve(ctx context.Context, opts Options) (err error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	defer func() {
+		if err != nil && opts.TerminationLog != "" {
+			if werr := os.WriteFile(opts.TerminationLog, []byte(err.Error()+"\n"), 0o644); werr != nil {
+				log.Warn("cannot write the termination log", "path", opts.TerminationLog, "error", werr)
+			}
+		}
+	}()
+
+	start := time.Now()
+	b, source := opts.Backend, "backend"
+	if b == nil {
+		if opts.DB == "" {
+			return errors.New("serve: no database given")
+		}
+		s, err := OpenSQLite(ctx, opts.DB)
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		defer func() { _ = s.Close() }() // read-only: closing loses nothing
+		b, source = s, opts.DB
+	}
+	stats, err := b.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+
+	lis := opts.Listener
+	if lis == nil {
+		addr := opts.Addr
+		if addr == "" {
+			addr = DefaultAddr
+		}
+		if lis, err = net.Listen("tcp", addr); err != nil {
+			return fmt.Errorf("serve: listen on %s: %w", addr, err)
+		}
+	}
+	var sopts []grpc.ServerOption
+	if opts.Debug {
+		sopts = append(sopts, grpc.ChainUnaryInterceptor(logUnary(log)), grpc.ChainStreamInterceptor(logStream(log)))
+	}
+	srv, health := NewGRPCServer(b, sopts...)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	log.Info("serving registry", "database", source, "address", lis.Addr().String(),
+		"packages", stats.Packages, "bundles", stats.Bundles, "startup", time.Since(start).Round(time.Millisecond).String())
+	if opts.OnServing != nil {
+		opts.OnServing(lis.Addr())
+	}
+
+	var timeout <-chan time.Time
+	if opts.Timeout > 0 {
+		t := time.NewTimer(opts.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	reason := ""
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve on %s: %w", lis.Addr(), err)
+	case <-ctx.Done():
+		reason = "signal"
+	case <-timeout:
+		reason = "timeout"
+	}
+	health.Shutdown()
+	stopped := make(chan struct{})
+	go func() { srv.GracefulStop(); close(stopped) }()
+	if opts.StopTimeout > 0 {
+		select {
+		case <-stopped:
+		case <-time.After(opts.StopTimeout):
+			srv.Stop()
+			<-stopped
+		}
+	} else {
+		<-stopped
+	}
+	log.Info("stopped serving registry", "database", source, "address", lis.Addr().String(), "reason", reason)
+	return nil
+}
+
+func logUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		log.Debug("call", "method", info.FullMethod, "duration", time.Since(start), "code", status.Code(err).String())
+		return resp, err
+	}
+}
+
+func logStream(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		start := time.Now()
+		err := handler(srv, ss)
+		log.Debug("call", "method", info.FullMethod, "duration", time.Since(start), "code", status.Code(err).String())
+		return err
+	}
+}

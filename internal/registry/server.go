@@ -1,0 +1,103 @@
+package registry
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"github.com/opmkit/opm/internal/registry/api"
+)
+
+// registryServer answers api.Registry from a Backend.
+type registryServer struct {
+	api.UnimplementedRegistryServer
+	b Backend
+}
+
+// NewGRPCServer returns a gRPC server answering api.Registry from b, with
+// grpc.health.v1.Health (SERVING for "" and "api.Registry") and server
+// reflection. The caller serves it on a listener; the returned health server
+// lets it report NOT_SERVING while stopping.
+func NewGRPCServer(b Backend, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
+	s := grpc.NewServer(opts...)
+	api.RegisterRegistryServer(s, &registryServer{b: b})
+	h := health.NewServer()
+	h.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	h.SetServingStatus(api.Registry_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(s, h)
+	reflection.Register(s)
+	return s, h
+}
+
+// answer turns a backend error into the status clients see. Like upstream,
+// every failure, not-found included, is code Unknown with the error's text.
+func answer(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, err.Error())
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	return status.Error(codes.Unknown, err.Error())
+}
+
+func gvkOf(group, version, kind string) GVK { return GVK{Group: group, Version: version, Kind: kind} }
+
+func (s *registryServer) ListPackages(_ *api.ListPackageRequest, stream grpc.ServerStreamingServer[api.PackageName]) error {
+	return answer(s.b.ListPackages(stream.Context(), func(name string) error {
+		return stream.Send(&api.PackageName{Name: name})
+	}))
+}
+
+func (s *registryServer) GetPackage(ctx context.Context, req *api.GetPackageRequest) (*api.Package, error) {
+	p, err := s.b.GetPackage(ctx, req.GetName())
+	return p, answer(err)
+}
+
+func (s *registryServer) GetBundle(ctx context.Context, req *api.GetBundleRequest) (*api.Bundle, error) {
+	b, err := s.b.GetBundle(ctx, req.GetPkgName(), req.GetChannelName(), req.GetCsvName())
+	return b, answer(err)
+}
+
+func (s *registryServer) GetBundleForChannel(ctx context.Context, req *api.GetBundleInChannelRequest) (*api.Bundle, error) {
+	b, err := s.b.GetBundleForChannel(ctx, req.GetPkgName(), req.GetChannelName())
+	return b, answer(err)
+}
+
+func (s *registryServer) GetChannelEntriesThatReplace(req *api.GetAllReplacementsRequest, stream grpc.ServerStreamingServer[api.ChannelEntry]) error {
+	return answer(s.b.GetChannelEntriesThatReplace(stream.Context(), req.GetCsvName(), stream.Send))
+}
+
+func (s *registryServer) GetBundleThatReplaces(ctx context.Context, req *api.GetReplacementRequest) (*api.Bundle, error) {
+	b, err := s.b.GetBundleThatReplaces(ctx, req.GetCsvName(), req.GetPkgName(), req.GetChannelName())
+	return b, answer(err)
+}
+
+func (s *registryServer) GetChannelEntriesThatProvide(req *api.GetAllProvidersRequest, stream grpc.ServerStreamingServer[api.ChannelEntry]) error {
+	return answer(s.b.GetChannelEntriesThatProvide(stream.Context(), gvkOf(req.GetGroup(), req.GetVersion(), req.GetKind()), stream.Send))
+}
+
+func (s *registryServer) GetLatestChannelEntriesThatProvide(req *api.GetLatestProvidersRequest, stream grpc.ServerStreamingServer[api.ChannelEntry]) error {
+	return answer(s.b.GetLatestChannelEntriesThatProvide(stream.Context(), gvkOf(req.GetGroup(), req.GetVersion(), req.GetKind()), stream.Send))
+}
+
+func (s *registryServer) GetDefaultBundleThatProvides(ctx context.Context, req *api.GetDefaultProviderRequest) (*api.Bundle, error) {
+	b, err := s.b.GetDefaultBundleThatProvides(ctx, gvkOf(req.GetGroup(), req.GetVersion(), req.GetKind()))
+	return b, answer(err)
+}
+
+func (s *registryServer) ListBundles(_ *api.ListBundlesRequest, stream grpc.ServerStreamingServer[api.Bundle]) error {
+	return answer(s.b.ListBundles(stream.Context(), stream.Send))
+}

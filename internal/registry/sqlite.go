@@ -1,0 +1,864 @@
+package registry
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/registry/api"
+)
+
+// gvkType is the property (and dependency) type of a provided (required) API.
+const gvkType = "olm.gvk"
+
+// The driver of the serving connections: every connection keeps temporary
+// b-trees (sorting, DISTINCT) in memory, so that serving writes no file at
+// all, not even to a temporary directory that a read-only root lacks.
+const readOnlyDriver = "sqlite3_opm_registry"
+
+var registerDriver sync.Once
+
+// SQLite is a Backend over an index database (schema 13, as internal/index
+// writes it). It opens the file read-only and immutable: it writes nothing
+// beside it (no journal, no lock files), so it works on a read-only file
+// system and for a user who cannot write the directory. The file must not
+// change while it is open.
+type SQLite struct {
+	path string
+	db   *sql.DB
+	// The properties and dependencies tables have no index on the bundle
+	// name, and a read-only file cannot be given one: these map a bundle
+	// name to its rows' rowids (ascending), built once at open.
+	props map[string][]int64
+	deps  map[string][]int64
+	// providers maps an olm.gvk property value to the bundles that have it,
+	// for the queries by API (same reason: no index on properties.value).
+	providers map[string][]string
+	// entries maps a bundle name to its channel_entry ids and replacedBy an
+	// entry id to the ids of the entries that replace (or skip) it: the
+	// table has no index on either column.
+	entries    map[string][]int64
+	replacedBy map[int64][]int64
+}
+
+var _ Backend = (*SQLite)(nil)
+
+// OpenSQLite opens the index database at path for serving, checks that it is
+// an index at schema version 13, and reads the lookups it serves from.
+func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("open index %s: %w: it is a directory (give the database file, e.g. database/index.db)", path, index.ErrNotIndex)
+	}
+	registerDriver.Do(func() {
+		sql.Register(readOnlyDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
+			_, err := c.Exec("PRAGMA temp_store = MEMORY", nil)
+			return err
+		}})
+	})
+	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
+	db, err := sql.Open(readOnlyDriver, "file:"+p+"?mode=ro&immutable=1&_query_only=1")
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", path, err)
+	}
+	// Streams hold a connection while their per-bundle lookups use others:
+	// the pool is not capped, so concurrent streams cannot starve each other.
+	db.SetMaxIdleConns(8)
+	s := &SQLite{path: path, db: db}
+	if err := s.check(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.props, err = s.rowidsByBundle(ctx, "properties"); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.deps, err = s.rowidsByBundle(ctx, "dependencies"); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if s.providers, err = s.providersByAPI(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.readEntries(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Path is the database file.
+func (s *SQLite) Path() string { return s.path }
+
+// Close closes the database.
+func (s *SQLite) Close() error { return s.db.Close() }
+
+func (s *SQLite) check(ctx context.Context) error {
+	tables := map[string]bool{}
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'table'`)
+	if err != nil {
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.Code == sqlite3.ErrNotADB {
+			return fmt.Errorf("open index %s: %w: the file is not an SQLite database", s.path, index.ErrNotIndex)
+		}
+		return fmt.Errorf("open index %s: %w", s.path, err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("open index %s: %w", s.path, err)
+		}
+		tables[n] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("open index %s: %w", s.path, err)
+	}
+	if !tables["schema_migrations"] {
+		return fmt.Errorf("open index %s: %w: no schema_migrations table (an empty file or another database)", s.path, index.ErrNotIndex)
+	}
+	var version sql.NullInt64
+	if err := s.db.QueryRowContext(ctx, `SELECT MAX(version) FROM schema_migrations`).Scan(&version); err != nil {
+		return fmt.Errorf("open index %s: read schema version: %w", s.path, err)
+	}
+	if !version.Valid || version.Int64 != index.SchemaVersion {
+		return fmt.Errorf("open index %s: %w: schema version %d, and opm serves only version %d: open it once with a write command of upstream opm v1.73.0 (which migrates it), or rebuild the index from its bundles",
+			s.path, index.ErrSchemaVersion, version.Int64, index.SchemaVersion)
+	}
+	var missing []string
+	for _, t := range []string{"package", "channel", "channel_entry", "operatorbundle", "api", "properties", "dependencies"} {
+		if !tables[t] {
+			missing = append(missing, t)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("open index %s: %w: table(s) %s missing", s.path, index.ErrNotIndex, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+func (s *SQLite) rowidsByBundle(ctx context.Context, table string) (map[string][]int64, error) {
+	out := map[string][]int64{}
+	rows, err := s.db.QueryContext(ctx, `SELECT rowid, operatorbundle_name FROM `+table+` WHERE operatorbundle_name IS NOT NULL ORDER BY rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: read %s: %w", s.path, table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, fmt.Errorf("open index %s: read %s: %w", s.path, table, err)
+		}
+		out[name] = append(out[name], id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("open index %s: read %s: %w", s.path, table, err)
+	}
+	return out, nil
+}
+
+func (s *SQLite) providersByAPI(ctx context.Context) (map[string][]string, error) {
+	out := map[string][]string{}
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT value, operatorbundle_name FROM properties
+		WHERE type = ? AND value IS NOT NULL AND operatorbundle_name IS NOT NULL ORDER BY 1, 2`, gvkType)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: read properties: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var value, name string
+		if err := rows.Scan(&value, &name); err != nil {
+			return nil, fmt.Errorf("open index %s: read properties: %w", s.path, err)
+		}
+		out[value] = append(out[value], name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("open index %s: read properties: %w", s.path, err)
+	}
+	return out, nil
+}
+
+// providerArgs is the SQL list "(?,?,…)" of the channel entries of the
+// bundles providing g, and its arguments; false when there are none.
+func (s *SQLite) providerArgs(g GVK) (string, []any, bool) {
+	var ids []int64
+	for _, n := range s.providers[gvkValue(g)] {
+		ids = append(ids, s.entries[n]...)
+	}
+	if len(ids) == 0 {
+		return "", nil, false
+	}
+	in, args := inList(ids)
+	return in, args, true
+}
+
+func (s *SQLite) readEntries(ctx context.Context) error {
+	s.entries, s.replacedBy = map[string][]int64{}, map[int64][]int64{}
+	rows, err := s.db.QueryContext(ctx, `SELECT entry_id, operatorbundle_name, replaces FROM channel_entry ORDER BY entry_id`)
+	if err != nil {
+		return fmt.Errorf("open index %s: read channel_entry: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var name sql.NullString
+		var replaces sql.NullInt64
+		if err := rows.Scan(&id, &name, &replaces); err != nil {
+			return fmt.Errorf("open index %s: read channel_entry: %w", s.path, err)
+		}
+		if name.Valid {
+			s.entries[name.String] = append(s.entries[name.String], id)
+		}
+		if replaces.Valid {
+			s.replacedBy[replaces.Int64] = append(s.replacedBy[replaces.Int64], id)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("open index %s: read channel_entry: %w", s.path, err)
+	}
+	return nil
+}
+
+// inList is the SQL list "(?,?,…)" of ids and its arguments. Long lists go
+// as one JSON array argument, under sqlite's limit on arguments.
+func inList(ids []int64) (string, []any) {
+	if len(ids) > 500 {
+		b, _ := json.Marshal(ids)
+		return "(SELECT value FROM json_each(?))", []any{string(b)}
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	return "(?" + strings.Repeat(",?", max(len(ids)-1, 0)) + ")", args
+}
+
+// replacers are the ids of the entries that replace or skip any of ids.
+func (s *SQLite) replacers(ids []int64) []int64 {
+	var out []int64
+	for _, id := range ids {
+		out = append(out, s.replacedBy[id]...)
+	}
+	return out
+}
+
+// Stats counts packages and the bundles in channels.
+func (s *SQLite) Stats(ctx context.Context) (Stats, error) {
+	var st Stats
+	err := s.db.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM package),
+		(SELECT COUNT(*) FROM operatorbundle WHERE name IN (SELECT operatorbundle_name FROM channel_entry))`).Scan(&st.Packages, &st.Bundles)
+	if err != nil {
+		return st, fmt.Errorf("read index %s: count: %w", s.path, err)
+	}
+	return st, nil
+}
+
+func (s *SQLite) wrap(what string, err error) error {
+	return fmt.Errorf("read index %s: %s: %w", s.path, what, err)
+}
+
+// ListPackages sends every package name, sorted.
+func (s *SQLite) ListPackages(ctx context.Context, send func(string) error) error {
+	rows, err := s.db.QueryContext(ctx, `SELECT name FROM package WHERE name IS NOT NULL ORDER BY name`)
+	if err != nil {
+		return s.wrap("list packages", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return s.wrap("list packages", err)
+		}
+		if err := send(n); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap("list packages", err)
+	}
+	return nil
+}
+
+// GetPackage answers a package with its channels (sorted by name) and their
+// heads. A package without channels is not found, as upstream.
+func (s *SQLite) GetPackage(ctx context.Context, name string) (*api.Package, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT p.default_channel, c.name, c.head_operatorbundle_name
+		FROM package p JOIN channel c ON c.package_name = p.name
+		WHERE p.name = ? ORDER BY c.name`, name)
+	if err != nil {
+		return nil, s.wrap("package "+name, err)
+	}
+	defer rows.Close()
+	var pkg *api.Package
+	for rows.Next() {
+		var def, ch, head sql.NullString
+		if err := rows.Scan(&def, &ch, &head); err != nil {
+			return nil, s.wrap("package "+name, err)
+		}
+		if pkg == nil {
+			pkg = &api.Package{Name: name, DefaultChannelName: def.String}
+		}
+		pkg.Channels = append(pkg.Channels, &api.Channel{Name: ch.String, CsvName: head.String})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("package "+name, err)
+	}
+	if pkg == nil {
+		return nil, &NotFoundError{fmt.Sprintf("package %s not found", name)}
+	}
+	return pkg, nil
+}
+
+// bundleRow is what the single-bundle queries read of a bundle.
+type bundleRow struct {
+	name, content, path, version, skipRange sql.NullString
+}
+
+// apiBundle assembles a full bundle message: manifests from the bundle
+// column, APIs with plurals, dependencies and properties of the bundle's
+// version and path.
+func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string) (*api.Bundle, error) {
+	out := &api.Bundle{}
+	if r.content.String != "" {
+		objs, csv, err := splitManifests(r.content.String)
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", r.name.String, err)
+		}
+		out.Object, out.CsvJson = objs, csv
+	}
+	out.CsvName, out.PackageName, out.ChannelName = r.name.String, pkg, channel
+	out.BundlePath, out.Version, out.SkipRange = r.path.String, r.version.String, r.skipRange.String
+
+	props, err := s.typedRows(ctx, "properties", s.props[r.name.String], r.version.String, r.path.String, true)
+	if err != nil {
+		return nil, err
+	}
+	deps, err := s.typedRows(ctx, "dependencies", s.deps[r.name.String], r.version.String, r.path.String, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range props {
+		out.Properties = append(out.Properties, &api.Property{Type: p.typ, Value: p.value})
+	}
+	for _, d := range deps {
+		out.Dependencies = append(out.Dependencies, &api.Dependency{Type: d.typ, Value: d.value})
+	}
+	// Provided APIs are every olm.gvk property row, duplicates kept, and
+	// required APIs the distinct olm.gvk dependencies, whatever their version
+	// and path (upstream reads them through the channel entry, by name).
+	all, err := s.typedRows(ctx, "properties", s.props[r.name.String], "", "", false)
+	if err != nil {
+		return nil, err
+	}
+	out.ProvidedApis = gvks(all, false)
+	allDeps, err := s.typedRows(ctx, "dependencies", s.deps[r.name.String], "", "", false)
+	if err != nil {
+		return nil, err
+	}
+	out.RequiredApis = gvks(allDeps, true)
+	for _, g := range append(append([]*api.GroupVersionKind{}, out.ProvidedApis...), out.RequiredApis...) {
+		var plural sql.NullString
+		err := s.db.QueryRowContext(ctx, `SELECT plural FROM api WHERE group_name = ? AND version = ? AND kind = ?`, g.Group, g.Version, g.Kind).Scan(&plural)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, s.wrap("api "+g.Kind, err)
+		}
+		g.Plural = plural.String
+	}
+	return out, nil
+}
+
+type typedRow struct {
+	typ, value string
+}
+
+// typedRows reads the (type, value) rows of properties or dependencies with
+// the given rowids, in rowid order. With match, only rows whose version and
+// path are NULL or equal to the bundle's, without duplicates.
+func (s *SQLite) typedRows(ctx context.Context, table string, ids []int64, version, path string, match bool) ([]typedRow, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	q := `SELECT type, value, operatorbundle_version, operatorbundle_path FROM ` + table +
+		` WHERE rowid IN (?` + strings.Repeat(",?", len(ids)-1) + `) ORDER BY rowid`
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("read "+table, err)
+	}
+	defer rows.Close()
+	var out []typedRow
+	seen := map[typedRow]bool{}
+	for rows.Next() {
+		var typ, value, v, p sql.NullString
+		if err := rows.Scan(&typ, &value, &v, &p); err != nil {
+			return nil, s.wrap("read "+table, err)
+		}
+		if !typ.Valid || !value.Valid {
+			continue
+		}
+		r := typedRow{typ.String, value.String}
+		if match {
+			if (v.Valid && v.String != version) || (p.Valid && p.String != path) || seen[r] {
+				continue
+			}
+			seen[r] = true
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("read "+table, err)
+	}
+	return out, nil
+}
+
+// gvks turns the olm.gvk rows into APIs (without plurals), skipping values
+// that are not JSON objects; distinct drops repeated values.
+func gvks(rows []typedRow, distinct bool) []*api.GroupVersionKind {
+	var out []*api.GroupVersionKind
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if r.typ != gvkType || (distinct && seen[r.value]) {
+			continue
+		}
+		seen[r.value] = true
+		var g struct {
+			Group   string `json:"group"`
+			Version string `json:"version"`
+			Kind    string `json:"kind"`
+		}
+		if json.Unmarshal([]byte(r.value), &g) != nil {
+			continue
+		}
+		out = append(out, &api.GroupVersionKind{Group: g.Group, Version: g.Version, Kind: g.Kind})
+	}
+	return out
+}
+
+// splitManifests splits the bundle column (JSON objects one after another)
+// into the objects' texts, and finds the CSV among them.
+func splitManifests(content string) ([]string, string, error) {
+	dec := json.NewDecoder(strings.NewReader(content))
+	var objs []string
+	for dec.More() {
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, "", fmt.Errorf("read manifests: %w", err)
+		}
+		objs = append(objs, string(raw))
+	}
+	for _, o := range objs {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(o), &m); err != nil {
+			return nil, "", fmt.Errorf("read manifests: %w", err)
+		}
+		if kind, _ := m["kind"].(string); kind != "ClusterServiceVersion" {
+			continue
+		}
+		md, _ := m["metadata"].(map[string]any)
+		if name, _ := md["name"].(string); name != "" {
+			return objs, o, nil
+		}
+		break
+	}
+	return nil, "", errors.New("no csv in bundle")
+}
+
+// GetBundle answers one bundle of a channel.
+func (s *SQLite) GetBundle(ctx context.Context, pkg, channel, csvName string) (*api.Bundle, error) {
+	notFound := &NotFoundError{fmt.Sprintf("no entry found for %s %s %s", pkg, channel, csvName)}
+	ids := s.entries[csvName]
+	if len(ids) == 0 {
+		return nil, notFound
+	}
+	in, args := inList(ids)
+	var r bundleRow
+	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.bundle, ob.bundlepath, ob.version, ob.skiprange
+		FROM channel_entry e JOIN operatorbundle ob ON ob.name = e.operatorbundle_name
+		WHERE e.entry_id IN `+in+` AND e.package_name = ? AND e.channel_name = ?
+		ORDER BY e.entry_id LIMIT 1`, append(args, pkg, channel)...).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, s.wrap("bundle "+csvName, err)
+	}
+	return s.apiBundle(ctx, r, pkg, channel)
+}
+
+// GetBundleForChannel answers the channel head's name and CSV.
+func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (*api.Bundle, error) {
+	var name, csv sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.csv
+		FROM channel c JOIN operatorbundle ob ON ob.name = c.head_operatorbundle_name
+		WHERE c.package_name = ? AND c.name = ?`, pkg, channel).Scan(&name, &csv)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, &NotFoundError{fmt.Sprintf("no entry found for %s %s", pkg, channel)}
+	}
+	if err != nil {
+		return nil, s.wrap("channel "+channel, err)
+	}
+	return &api.Bundle{CsvName: name.String, CsvJson: csv.String}, nil
+}
+
+func (s *SQLite) sendEntries(ctx context.Context, what string, send func(*api.ChannelEntry) error, replaces func(sql.NullString) string, q string, args ...any) (int, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return 0, s.wrap(what, err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var pkg, ch, b, r sql.NullString
+		if err := rows.Scan(&pkg, &ch, &b, &r); err != nil {
+			return n, s.wrap(what, err)
+		}
+		if err := send(&api.ChannelEntry{PackageName: pkg.String, ChannelName: ch.String, BundleName: b.String, Replaces: replaces(r)}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return n, s.wrap(what, err)
+	}
+	return n, nil
+}
+
+// GetChannelEntriesThatReplace sends the entries whose bundle replaces (or
+// skips) csvName.
+func (s *SQLite) GetChannelEntriesThatReplace(ctx context.Context, csvName string, send func(*api.ChannelEntry) error) error {
+	notFound := &NotFoundError{fmt.Sprintf("no channel entries found that replace %s", csvName)}
+	ids := s.replacers(s.entries[csvName])
+	if len(ids) == 0 {
+		return notFound
+	}
+	in, args := inList(ids)
+	n, err := s.sendEntries(ctx, "entries that replace "+csvName, send, func(sql.NullString) string { return csvName },
+		`SELECT DISTINCT package_name, channel_name, operatorbundle_name, NULL
+		FROM channel_entry WHERE entry_id IN `+in+` ORDER BY 1, 2, 3`, args...)
+	if err == nil && n == 0 {
+		err = notFound
+	}
+	return err
+}
+
+// GetBundleThatReplaces answers the bundle of the channel that replaces
+// csvName.
+func (s *SQLite) GetBundleThatReplaces(ctx context.Context, csvName, pkg, channel string) (*api.Bundle, error) {
+	notFound := &NotFoundError{fmt.Sprintf("no entry found for %s %s", pkg, channel)}
+	own := s.entries[csvName]
+	next := s.replacers(own)
+	if len(next) == 0 {
+		return nil, notFound
+	}
+	inOwn, args := inList(own)
+	inNext, nextArgs := inList(next)
+	var r bundleRow
+	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.bundle, ob.bundlepath, ob.version, ob.skiprange
+		FROM channel_entry e
+		JOIN channel_entry n ON n.replaces = e.entry_id
+		JOIN operatorbundle ob ON ob.name = n.operatorbundle_name
+		WHERE e.entry_id IN `+inOwn+` AND n.entry_id IN `+inNext+` AND e.package_name = ? AND e.channel_name = ?
+		ORDER BY e.entry_id, n.entry_id LIMIT 1`, append(append(args, nextArgs...), pkg, channel)...).
+		Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, s.wrap("bundle that replaces "+csvName, err)
+	}
+	return s.apiBundle(ctx, r, pkg, channel)
+}
+
+// gvkValue is the olm.gvk property value naming an API, as the index stores
+// it (encoding/json of a map: keys sorted).
+func gvkValue(g GVK) string {
+	b, _ := json.Marshal(map[string]string{"group": g.Group, "version": g.Version, "kind": g.Kind})
+	return string(b)
+}
+
+func nullString(r sql.NullString) string { return r.String }
+
+// GetChannelEntriesThatProvide sends every channel entry whose bundle
+// provides the API.
+func (s *SQLite) GetChannelEntriesThatProvide(ctx context.Context, g GVK, send func(*api.ChannelEntry) error) error {
+	notFound := &NotFoundError{fmt.Sprintf("no channel entries found that provide %s %s %s", g.Group, g.Version, g.Kind)}
+	in, args, ok := s.providerArgs(g)
+	if !ok {
+		return notFound
+	}
+	n, err := s.sendEntries(ctx, "entries that provide "+g.Kind, send, nullString,
+		`SELECT DISTINCT e.package_name, e.channel_name, e.operatorbundle_name, r.operatorbundle_name
+		FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
+		WHERE e.entry_id IN `+in+` ORDER BY 1, 2, 3, 4`, args...)
+	if err == nil && n == 0 {
+		err = notFound
+	}
+	return err
+}
+
+// GetLatestChannelEntriesThatProvide sends, per package and channel, the
+// entry nearest the head whose bundle provides the API.
+func (s *SQLite) GetLatestChannelEntriesThatProvide(ctx context.Context, g GVK, send func(*api.ChannelEntry) error) error {
+	notFound := &NotFoundError{fmt.Sprintf("no channel entries found that provide %s %s %s", g.Group, g.Version, g.Kind)}
+	in, args, ok := s.providerArgs(g)
+	if !ok {
+		return notFound
+	}
+	// SQLite takes the bare columns of a MIN() aggregate from the row holding
+	// the minimum.
+	n, err := s.sendEntries(ctx, "latest entries that provide "+g.Kind, send, nullString,
+		`SELECT package_name, channel_name, bundle, replaced FROM (
+			SELECT e.package_name, e.channel_name, e.operatorbundle_name AS bundle, r.operatorbundle_name AS replaced, MIN(e.depth)
+			FROM channel_entry e LEFT JOIN channel_entry r ON r.entry_id = e.replaces
+			WHERE e.entry_id IN `+in+`
+			GROUP BY e.package_name, e.channel_name)
+		ORDER BY 1, 2`, args...)
+	if err == nil && n == 0 {
+		err = notFound
+	}
+	return err
+}
+
+// GetDefaultBundleThatProvides answers the bundle nearest the head of a
+// default channel that provides the API (the first package by name).
+func (s *SQLite) GetDefaultBundleThatProvides(ctx context.Context, g GVK) (*api.Bundle, error) {
+	notFound := &NotFoundError{fmt.Sprintf("no entry found that provides %s %s %s", g.Group, g.Version, g.Kind)}
+	in, args, ok := s.providerArgs(g)
+	if !ok {
+		return nil, notFound
+	}
+	// Choose by name first and read the chosen row after: reading the
+	// manifests of every candidate row would walk their overflow pages.
+	var name, pkg, ch sql.NullString
+	var depth sql.NullInt64
+	err := s.db.QueryRowContext(ctx, `SELECT ob.name, e.package_name, e.channel_name, MIN(e.depth)
+		FROM channel_entry e
+		JOIN operatorbundle ob ON ob.name = e.operatorbundle_name
+		JOIN package pk ON pk.name = e.package_name
+		WHERE e.entry_id IN `+in+` AND pk.default_channel = e.channel_name
+		GROUP BY e.package_name, e.channel_name ORDER BY e.package_name, e.channel_name LIMIT 1`, args...).
+		Scan(&name, &pkg, &ch, &depth)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound
+	}
+	if err != nil {
+		return nil, s.wrap("default bundle that provides "+g.Kind, err)
+	}
+	var r bundleRow
+	err = s.db.QueryRowContext(ctx, `SELECT name, bundle, bundlepath, version, skiprange FROM operatorbundle WHERE name = ?`, name.String).
+		Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
+	if err != nil {
+		return nil, s.wrap("default bundle that provides "+g.Kind, err)
+	}
+	// A bundle whose manifests the index does not hold (upstream's semver
+	// modes keep only channel heads') is not an answer.
+	if !r.content.Valid {
+		return nil, notFound
+	}
+	return s.apiBundle(ctx, r, pkg.String, ch.String)
+}
+
+// listBundlesQuery gives one row per bundle and channel, with the channel
+// graph's replaces and skips of that bundle (not the operatorbundle columns,
+// which semver modes leave empty). channel_entry holds a bundle's inbound
+// upgrade edges, several per bundle when it skips others: the edges on the
+// chain followed from the entries of least depth (the heads) are "replaces"
+// (the greatest replaced name when several), every other edge is a skip, in
+// entry order. This is how upstream answers, and how it renders a database
+// as a file-based catalog.
+const listBundlesQuery = `WITH RECURSIVE
+chain(entry_id, replaces) AS (
+	SELECT entry_id, replaces FROM channel_entry WHERE depth = (SELECT MIN(depth) FROM channel_entry)
+	UNION
+	SELECT e.entry_id, e.replaces FROM channel_entry e JOIN chain c ON e.entry_id = c.replaces
+),
+member(package_name, channel_name, name, replaces) AS (
+	SELECT e.package_name, e.channel_name, e.operatorbundle_name, MAX(r.operatorbundle_name)
+	FROM channel_entry e
+	LEFT JOIN chain c ON c.entry_id = e.entry_id
+	LEFT JOIN channel_entry r ON r.entry_id = c.replaces
+	GROUP BY e.operatorbundle_name, e.package_name, e.channel_name
+),
+skip_edge(entry_id, skipped) AS (
+	SELECT entry_id, replaces FROM channel_entry WHERE replaces IS NOT NULL
+	EXCEPT
+	SELECT entry_id, replaces FROM chain
+),
+skipping(package_name, channel_name, name, skips) AS (
+	SELECT package_name, channel_name, name, group_concat(skipped_name, ',') FROM (
+		SELECT e.package_name, e.channel_name, e.operatorbundle_name AS name, s.operatorbundle_name AS skipped_name
+		FROM skip_edge k
+		JOIN channel_entry e ON e.entry_id = k.entry_id
+		JOIN channel_entry s ON s.entry_id = k.skipped
+		ORDER BY k.entry_id, k.skipped)
+	GROUP BY name, package_name, channel_name
+)
+SELECT m.package_name, m.channel_name, ob.name, ob.bundlepath, ob.version, ob.skiprange, m.replaces, k.skips
+FROM member m
+JOIN operatorbundle ob ON ob.name = m.name
+LEFT JOIN skipping k ON k.package_name = m.package_name AND k.channel_name = m.channel_name AND k.name = m.name
+WHERE ob.version IS NOT NULL AND ob.bundlepath IS NOT NULL AND m.channel_name IS NOT NULL
+ORDER BY ob.name, m.package_name, m.channel_name`
+
+// ListBundles sends one message per bundle and channel, ordered by bundle
+// name, package and channel, without manifests. It reads three cursors side
+// by side (bundles, properties and dependencies, each ordered by bundle
+// name) and holds only the current bundle's rows.
+func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) error {
+	rows, err := s.db.QueryContext(ctx, listBundlesQuery)
+	if err != nil {
+		return s.wrap("list bundles", err)
+	}
+	defer rows.Close()
+	props, err := s.openByBundle(ctx, "properties")
+	if err != nil {
+		return err
+	}
+	defer props.close()
+	deps, err := s.openByBundle(ctx, "dependencies")
+	if err != nil {
+		return err
+	}
+	defer deps.close()
+
+	var cur string
+	var curProps, curDeps []typedRow
+	for rows.Next() {
+		var pkg, ch, name, path, version, skipRange, replaces, skips sql.NullString
+		if err := rows.Scan(&pkg, &ch, &name, &path, &version, &skipRange, &replaces, &skips); err != nil {
+			return s.wrap("list bundles", err)
+		}
+		if name.String != cur || curProps == nil {
+			cur = name.String
+			if curProps, err = props.rowsOf(cur); err != nil {
+				return err
+			}
+			if curDeps, err = deps.rowsOf(cur); err != nil {
+				return err
+			}
+			curProps, curDeps = distinct(curProps), distinct(curDeps)
+		}
+		b := &api.Bundle{
+			CsvName: name.String, PackageName: pkg.String, ChannelName: ch.String,
+			BundlePath: path.String, Version: version.String, SkipRange: skipRange.String, Replaces: replaces.String,
+		}
+		if skips.Valid {
+			b.Skips = strings.Split(skips.String, ",")
+		}
+		for _, p := range curProps {
+			b.Properties = append(b.Properties, &api.Property{Type: p.typ, Value: p.value})
+		}
+		for _, d := range curDeps {
+			b.Dependencies = append(b.Dependencies, &api.Dependency{Type: d.typ, Value: d.value})
+		}
+		b.ProvidedApis = gvks(curProps, false)
+		b.RequiredApis = gvks(curDeps, true)
+		if err := send(b); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.wrap("list bundles", err)
+	}
+	if err := props.err(); err != nil {
+		return err
+	}
+	return deps.err()
+}
+
+// byBundle walks the (type, value) rows of properties or dependencies in
+// bundle name order, rowid order within a bundle.
+type byBundle struct {
+	s     *SQLite
+	table string
+	rows  *sql.Rows
+	// next is the row read ahead, valid while more.
+	next struct {
+		name string
+		row  typedRow
+		ok   bool // type and value not NULL
+	}
+	more bool
+	fail error
+}
+
+func (s *SQLite) openByBundle(ctx context.Context, table string) (*byBundle, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT operatorbundle_name, type, value FROM `+table+`
+		WHERE operatorbundle_name IS NOT NULL ORDER BY operatorbundle_name, rowid`)
+	if err != nil {
+		return nil, s.wrap("read "+table, err)
+	}
+	c := &byBundle{s: s, table: table, rows: rows}
+	c.advance()
+	return c, nil
+}
+
+func (c *byBundle) advance() {
+	c.more = c.fail == nil && c.rows.Next()
+	if !c.more {
+		return
+	}
+	var name, typ, value sql.NullString
+	if err := c.rows.Scan(&name, &typ, &value); err != nil {
+		c.fail, c.more = c.s.wrap("read "+c.table, err), false
+		return
+	}
+	c.next.name, c.next.row, c.next.ok = name.String, typedRow{typ.String, value.String}, typ.Valid && value.Valid
+}
+
+// rowsOf returns the rows of bundle name, skipping those of names before
+// it. Names must be asked for in ascending order. Never nil on success.
+func (c *byBundle) rowsOf(name string) ([]typedRow, error) {
+	out := []typedRow{}
+	for c.more && c.next.name < name {
+		c.advance()
+	}
+	for c.more && c.next.name == name {
+		if c.next.ok {
+			out = append(out, c.next.row)
+		}
+		c.advance()
+	}
+	return out, c.err()
+}
+
+func (c *byBundle) err() error {
+	if c.fail != nil {
+		return c.fail
+	}
+	if err := c.rows.Err(); err != nil {
+		return c.s.wrap("read "+c.table, err)
+	}
+	return nil
+}
+
+func (c *byBundle) close() { c.rows.Close() }
+
+func distinct(rows []typedRow) []typedRow {
+	seen := map[typedRow]bool{}
+	out := rows[:0]
+	for _, r := range rows {
+		if !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
