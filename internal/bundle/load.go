@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -58,12 +59,56 @@ var ErrNoCSV = errors.New("no ClusterServiceVersion found")
 // ErrMultipleCSVs is returned when manifests/ holds more than one CSV.
 var ErrMultipleCSVs = errors.New("more than one ClusterServiceVersion")
 
+// MaxFileSize is the largest manifest or metadata file read for parsing:
+// real ones are kilobytes (the largest CRDs a few MiB), and a file is held in
+// memory several times over while it is decoded.
+const MaxFileSize int64 = 64 << 20
+
+// ErrFileTooLarge is returned (as a load problem) for a file over MaxFileSize.
+var ErrFileTooLarge = errors.New("file too large")
+
+// FileTooLargeError names the file over MaxFileSize.
+type FileTooLargeError struct {
+	File string
+	Size int64
+}
+
+func (e *FileTooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, over the %d MiB a bundle file may have; it was not read (bundle manifests are kilobytes: split or remove it)",
+		e.File, e.Size, MaxFileSize>>20)
+}
+
+func (e *FileTooLargeError) Unwrap() error { return ErrFileTooLarge }
+
 // nestedSearchDepth bounds how far below the given directory Load looks for
 // a bundle that is not at the top.
 const nestedSearchDepth = 3
 
-// LoadDir loads the bundle in the directory dir.
-func LoadDir(dir string) (*Bundle, error) {
+// SymlinkError is a symbolic link in a bundle directory that leads outside
+// it: a bundle is what its directory holds, and a link out would make it
+// read (and an image built from it carry) files from elsewhere.
+type SymlinkError struct {
+	File   string // the link, relative to the bundle directory
+	Target string // where it points
+}
+
+func (e *SymlinkError) Error() string {
+	return fmt.Sprintf("%s is a symbolic link to %s, outside the bundle directory; it was not followed (copy the file into the bundle, or allow links out with FollowSymlinks)", e.File, e.Target)
+}
+
+// LoadOptions tune LoadDirWith.
+type LoadOptions struct {
+	// FollowSymlinks follows symbolic links that lead outside the bundle
+	// directory; without it each one is a *SymlinkError problem.
+	FollowSymlinks bool
+}
+
+// LoadDir loads the bundle in the directory dir; symbolic links leading
+// outside dir are not followed (see LoadDirWith).
+func LoadDir(dir string) (*Bundle, error) { return LoadDirWith(dir, LoadOptions{}) }
+
+// LoadDirWith is LoadDir with options.
+func LoadDirWith(dir string, opts LoadOptions) (*Bundle, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, err
@@ -71,7 +116,33 @@ func LoadDir(dir string) (*Bundle, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory", dir)
 	}
-	return Load(os.DirFS(dir))
+	if opts.FollowSymlinks {
+		return Load(os.DirFS(dir))
+	}
+	// os.Root refuses any path, links included, that resolves outside dir.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = root.Close() }()
+	return Load(root.FS())
+}
+
+// escapingLink reports the target of name when name is a symbolic link
+// that fsys refuses to follow.
+func escapingLink(fsys fs.FS, name string) (string, bool) {
+	target, err := fs.ReadLink(fsys, name)
+	if err != nil {
+		return "", false
+	}
+	if _, err := fs.Stat(fsys, name); err == nil {
+		return "", false
+	}
+	clean := path.Clean(path.Join(path.Dir(name), target))
+	if path.IsAbs(target) || clean == ".." || strings.HasPrefix(clean, "../") {
+		return target, true
+	}
+	return "", false
 }
 
 // Load reads a bundle from fsys, a directory or an image's file system.
@@ -100,10 +171,12 @@ func Load(fsys fs.FS) (*Bundle, error) {
 	}
 
 	var csvObjects []*Object
-	manifests, err := b.readDir(sub, ManifestsDir)
+	manifests, tooLarge, err := b.readDir(sub, ManifestsDir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	// (tooLarge holds every file refused unread: too large, or a link out.)
+	problems = append(problems, tooLarge...)
 	for _, f := range manifests {
 		docs, err := decodeDocuments(f.Name, f.Data)
 		if err != nil {
@@ -144,10 +217,14 @@ func Load(fsys fs.FS) (*Bundle, error) {
 		problems = append(problems, fmt.Errorf("%w among the files that parsed in %s/; the CSV may be in a file with a syntax error: fix those first", ErrNoCSV, path.Join(root, ManifestsDir)))
 	}
 
-	metadata, err := b.readDir(sub, MetadataDir)
+	metadata, tooLarge, err := b.readDir(sub, MetadataDir)
+	if target, ok := escapingLink(sub, MetadataDir); ok && err != nil {
+		tooLarge, err = []error{&SymlinkError{File: MetadataDir, Target: target}}, nil
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
+	problems = append(problems, tooLarge...)
 	for _, f := range metadata {
 		docs, err := decodeDocuments(f.Name, f.Data)
 		if err != nil {
@@ -195,13 +272,14 @@ func Problems(err error) []error {
 }
 
 // readDir reads the YAML and JSON files directly inside dir. Anything else is
-// recorded in Ignored, since OLM reads only those.
-func (b *Bundle) readDir(fsys fs.FS, dir string) ([]*File, error) {
+// recorded in Ignored, since OLM reads only those. Files over MaxFileSize are
+// not read, nor are links leading out of fsys: each is a *FileTooLargeError
+// or *SymlinkError in tooLarge.
+func (b *Bundle) readDir(fsys fs.FS, dir string) (files []*File, tooLarge []error, err error) {
 	entries, err := fs.ReadDir(fsys, dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var files []*File
 	for _, e := range entries {
 		name := path.Join(dir, e.Name())
 		if e.IsDir() || !isManifestName(e.Name()) {
@@ -209,23 +287,60 @@ func (b *Bundle) readDir(fsys fs.FS, dir string) ([]*File, error) {
 			continue
 		}
 		if !e.Type().IsRegular() {
-			// A symlink is followed by os.DirFS; an image file system has
-			// already refused links that escape it.
+			// A link inside the bundle is followed; one that leads out is
+			// refused by LoadDir's file system (an image file system has
+			// refused such links already).
+			if target, ok := escapingLink(fsys, name); ok {
+				tooLarge = append(tooLarge, &SymlinkError{File: name, Target: target})
+				b.Ignored = append(b.Ignored, name)
+				continue
+			}
 			info, err := fs.Stat(fsys, name)
 			if err != nil || !info.Mode().IsRegular() {
 				b.Ignored = append(b.Ignored, name)
 				continue
 			}
 		}
-		data, err := fs.ReadFile(fsys, name)
+		data, err := readLimited(fsys, name)
+		var tl *FileTooLargeError
+		if errors.As(err, &tl) {
+			tooLarge = append(tooLarge, err)
+			b.Ignored = append(b.Ignored, name)
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
+			return nil, nil, fmt.Errorf("read %s: %w", name, err)
 		}
 		f := &File{Name: name, Data: data}
 		files = append(files, f)
 		b.Files = append(b.Files, f)
 	}
-	return files, nil
+	return files, tooLarge, nil
+}
+
+// readLimited reads name unless it is over MaxFileSize (by its size, or by
+// what it yields: a file system's size may not be the truth).
+func readLimited(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > MaxFileSize {
+		return nil, &FileTooLargeError{File: name, Size: st.Size()}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > MaxFileSize {
+		return nil, &FileTooLargeError{File: name, Size: int64(len(data))}
+	}
+	return data, nil
 }
 
 func isManifestName(name string) bool {
@@ -240,6 +355,9 @@ func isManifestName(name string) bool {
 func locate(fsys fs.FS) (string, error) {
 	if isDir(fsys, ManifestsDir) {
 		return ".", nil
+	}
+	if target, ok := escapingLink(fsys, ManifestsDir); ok {
+		return "", &SymlinkError{File: ManifestsDir, Target: target}
 	}
 	var found []string
 	var walk func(dir string, depth int) error
@@ -298,7 +416,7 @@ func hasCSVFile(fsys fs.FS, dir string) bool {
 		if e.IsDir() || !isManifestName(e.Name()) {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		data, err := readLimited(fsys, path.Join(dir, e.Name()))
 		if err == nil && bytes.Contains(data, []byte(CSVKind)) {
 			return true
 		}

@@ -34,6 +34,35 @@ type Client struct {
 
 	mu         sync.Mutex
 	transports map[string]http.RoundTripper
+
+	warnMu   sync.Mutex
+	warned   map[string]bool
+	warnings []string
+}
+
+// warn tells the user msg once.
+func (c *Client) warn(msg string) {
+	c.warnMu.Lock()
+	defer c.warnMu.Unlock()
+	if c.warned[msg] {
+		return
+	}
+	if c.warned == nil {
+		c.warned = map[string]bool{}
+	}
+	c.warned[msg] = true
+	if c.opts.Warn != nil {
+		c.opts.Warn(msg)
+		return
+	}
+	c.warnings = append(c.warnings, msg)
+}
+
+// Warnings are the warnings given so far when Options.Warn is nil.
+func (c *Client) Warnings() []string {
+	c.warnMu.Lock()
+	defer c.warnMu.Unlock()
+	return append([]string(nil), c.warnings...)
 }
 
 // NewClient validates opts and reads the CA file.
@@ -173,9 +202,15 @@ func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
 	}
 	base := remote.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = cfg
-	var t http.RoundTripper = base
-	if !allowHTTP {
-		t = httpsOnly{host: host, next: base}
+	base.ResponseHeaderTimeout = c.opts.ResponseTimeout
+	var t http.RoundTripper = &stallGuard{host: host, idle: c.opts.IdleTimeout, next: base}
+	switch {
+	case !allowHTTP:
+		t = httpsOnly{host: host, next: t}
+	case !c.opts.UseHTTP:
+		// Plain HTTP is only a fallback here (--skip-tls-verify or an
+		// insecure registry): say so, and keep credentials off it.
+		t = &plainFallback{host: host, c: c, next: t}
 	}
 	c.transports[key] = t
 	return t, nil
@@ -204,6 +239,35 @@ func (h httpsOnly) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return h.next.RoundTrip(req)
 }
+
+// plainFallback lets requests fall back to plain HTTP, but warns and
+// strips credentials: without --use-http nobody asked for them to travel
+// in clear text.
+type plainFallback struct {
+	host string
+	c    *Client
+	next http.RoundTripper
+}
+
+func (p *plainFallback) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Scheme != "http" {
+		return p.next.RoundTrip(req)
+	}
+	p.c.warn(fmt.Sprintf("registry %s: falling back to plain HTTP (no TLS); credentials are not sent over it (pass --%s to send them)", p.host, FlagUseHTTP))
+	if req.Header.Get("Authorization") != "" {
+		req = req.Clone(req.Context())
+		req.Header.Del("Authorization")
+	}
+	resp, err := p.next.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		_ = resp.Body.Close()
+		return nil, fmt.Errorf("registry %s asks for credentials over plain HTTP: %w", p.host, errCredsWithheld)
+	}
+	return resp, err
+}
+
+// errCredsWithheld: credentials were not sent over a plain-HTTP fallback.
+var errCredsWithheld = fmt.Errorf("opm sends credentials over plain HTTP only with --%s: %w", FlagUseHTTP, ErrUnauthorized)
 
 // remoteOptions builds go-containerregistry options for one endpoint.
 func (c *Client) remoteOptions(ctx context.Context, ep endpoint) ([]remote.Option, Credentials, error) {

@@ -20,15 +20,25 @@ import (
 // opaque parent, ends the search with fs.ErrNotExist. Hard and symbolic links
 // fall back to flattening the whole image.
 func (im *Image) FindFile(ctx context.Context, name string) ([]byte, int, error) {
+	return im.findFile(ctx, name, false)
+}
+
+// FindDatabase is FindFile for an index image's database: its layer and the
+// file are capped at --max-database-size instead of --max-layer-size.
+func (im *Image) FindDatabase(ctx context.Context, name string) ([]byte, int, error) {
+	return im.findFile(ctx, name, true)
+}
+
+func (im *Image) findFile(ctx context.Context, name string, db bool) ([]byte, int, error) {
 	want := strings.Trim(path.Clean("/"+name), "/")
 	if want == "" {
 		return nil, -1, fmt.Errorf("find %s in %s: not a file", name, im.Ref)
 	}
 	for i := len(im.Manifest.Layers) - 1; i >= 0; i-- {
-		data, found, hidden, err := im.scanLayer(ctx, i, want)
+		data, found, hidden, err := im.scanLayer(ctx, i, want, db)
 		if err != nil {
 			if errors.Is(err, errNeedFlatten) {
-				return im.findFlattened(ctx, want)
+				return im.findFlattened(ctx, want, db)
 			}
 			return nil, -1, fmt.Errorf("find %s in %s: %w", name, im.Ref, err)
 		}
@@ -44,8 +54,14 @@ func (im *Image) FindFile(ctx context.Context, name string) ([]byte, int, error)
 
 var errNeedFlatten = errors.New("entry is a link")
 
-func (im *Image) findFlattened(ctx context.Context, want string) ([]byte, int, error) {
-	f, err := im.FS(ctx)
+func (im *Image) findFlattened(ctx context.Context, want string, db bool) ([]byte, int, error) {
+	opts := im.c.opts
+	if db {
+		// The whole image is read: its base layers and the database.
+		opts.MaxLayerSize = max(opts.MaxLayerSize, opts.MaxDatabaseSize)
+		opts.MaxImageSize = opts.MaxDatabaseSize + opts.MaxImageSize
+	}
+	f, err := im.fs(ctx, opts)
 	if err != nil {
 		return nil, -1, err
 	}
@@ -57,8 +73,14 @@ func (im *Image) findFlattened(ctx context.Context, want string) ([]byte, int, e
 	return data, -1, nil
 }
 
-func (im *Image) scanLayer(ctx context.Context, i int, want string) (data []byte, found, hidden bool, err error) {
-	lr, err := im.OpenLayer(ctx, i)
+func (im *Image) scanLayer(ctx context.Context, i int, want string, db bool) (data []byte, found, hidden bool, err error) {
+	limit, flag := im.c.opts.MaxLayerSize, FlagMaxLayerSize
+	open := im.OpenLayer
+	if db {
+		limit, flag = im.c.opts.MaxDatabaseSize, FlagMaxDBSize
+		open = im.OpenDatabaseLayer
+	}
+	lr, err := open(ctx, i)
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -101,8 +123,8 @@ func (im *Image) scanLayer(ctx context.Context, i int, want string) (data []byte
 			default:
 				return nil, false, true, nil // a directory or other non-file hides it
 			}
-			if hdr.Size > im.c.opts.MaxLayerSize {
-				return nil, false, false, layerfs.Errorf(digest, hdr.Name, "size %s is over the %s limit (--%s)", layerfs.HumanSize(hdr.Size), layerfs.HumanSize(im.c.opts.MaxLayerSize), FlagMaxLayerSize)
+			if hdr.Size > limit {
+				return nil, false, false, layerfs.Errorf(digest, hdr.Name, "size %s is over the %s limit (--%s)", layerfs.HumanSize(hdr.Size), layerfs.HumanSize(limit), flag)
 			}
 			data = make([]byte, hdr.Size)
 			if _, err := io.ReadFull(tr, data); err != nil {

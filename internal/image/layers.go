@@ -36,12 +36,22 @@ func ExtractTo(ctx context.Context, fsys fs.FS, dir string) error {
 func NewFS(opts Options) *FS { return layerfs.New(opts.limits()) }
 
 func (o Options) limits() layerfs.Limits {
-	return layerfs.Limits{MaxEntry: o.MaxLayerSize, SpillFile: o.SpillFileSize, SpillTotal: o.SpillTotalSize, TempDir: o.TempDir}
+	return layerfs.Limits{MaxEntry: o.MaxLayerSize, MaxTotal: o.MaxImageSize, SpillFile: o.SpillFileSize, SpillTotal: o.SpillTotalSize, TempDir: o.TempDir}
 }
 
 // OpenLayer fetches layer i (0 is the bottom) and returns its uncompressed
 // tar stream, capped at --max-layer-size.
 func (im *Image) OpenLayer(ctx context.Context, i int) (*LayerReader, error) {
+	return im.openLayer(ctx, i, im.c.opts.MaxLayerSize, FlagMaxLayerSize)
+}
+
+// OpenDatabaseLayer is OpenLayer for the layer holding an index image's
+// database, capped at --max-database-size instead.
+func (im *Image) OpenDatabaseLayer(ctx context.Context, i int) (*LayerReader, error) {
+	return im.openLayer(ctx, i, im.c.opts.MaxDatabaseSize, FlagMaxDBSize)
+}
+
+func (im *Image) openLayer(ctx context.Context, i int, max int64, flag string) (*LayerReader, error) {
 	if i < 0 || i >= len(im.Manifest.Layers) {
 		return nil, fmt.Errorf("layer index %d out of range (image has %d layers)", i, len(im.Manifest.Layers))
 	}
@@ -50,9 +60,8 @@ func (im *Image) OpenLayer(ctx context.Context, i int) (*LayerReader, error) {
 	if i < len(im.Config.RootFS.DiffIDs) {
 		want.DiffID = im.Config.RootFS.DiffIDs[i].String()
 	}
-	max := im.c.opts.MaxLayerSize
 	if desc.Size > max {
-		return nil, layerfs.Errorf(want.Digest, "", "compressed size %s is over the %s limit (--%s)", layerfs.HumanSize(desc.Size), layerfs.HumanSize(max), FlagMaxLayerSize)
+		return nil, layerfs.Errorf(want.Digest, "", "compressed size %s is over the %s limit (--%s)", layerfs.HumanSize(desc.Size), layerfs.HumanSize(max), flag)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -61,16 +70,18 @@ func (im *Image) OpenLayer(ctx context.Context, i int) (*LayerReader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("layer %s: %w", desc.Digest, err)
 	}
-	return layerfs.NewReader(rc, want, max)
+	return layerfs.NewReaderHint(rc, want, max, "--"+flag)
 }
 
 // FS flattens all layers of the image, bottom first, into a filesystem.
 // Hostile content is refused with a *LayerError naming the layer and entry.
 // Close the result when done.
-func (im *Image) FS(ctx context.Context) (*FS, error) {
-	f := NewFS(im.c.opts)
+func (im *Image) FS(ctx context.Context) (*FS, error) { return im.fs(ctx, im.c.opts) }
+
+func (im *Image) fs(ctx context.Context, opts Options) (*FS, error) {
+	f := NewFS(opts)
 	for i := range im.Manifest.Layers {
-		if err := im.applyLayer(ctx, f, i); err != nil {
+		if err := im.applyLayer(ctx, f, i, opts.MaxLayerSize); err != nil {
 			_ = f.Close()
 			return nil, fmt.Errorf("read filesystem of %s: %w", im.Ref, err)
 		}
@@ -78,8 +89,8 @@ func (im *Image) FS(ctx context.Context) (*FS, error) {
 	return f, nil
 }
 
-func (im *Image) applyLayer(ctx context.Context, f *FS, i int) error {
-	lr, err := im.OpenLayer(ctx, i)
+func (im *Image) applyLayer(ctx context.Context, f *FS, i int, max int64) error {
+	lr, err := im.openLayer(ctx, i, max, FlagMaxLayerSize)
 	if err != nil {
 		return err
 	}

@@ -12,12 +12,22 @@ import (
 // Defaults for Options fields left zero.
 const (
 	DefaultMaxLayerSize int64 = 512 << 20
-	DefaultPlatform           = "linux/amd64"
-	DefaultRetries            = 3
+	// DefaultMaxImageSize caps the files of all layers of an image read as a
+	// filesystem (a bundle): real bundles are a few MiB.
+	DefaultMaxImageSize int64 = 256 << 20
+	// DefaultMaxDatabaseSize caps the layer holding an index image's database.
+	DefaultMaxDatabaseSize int64 = 4 << 30
+	DefaultPlatform              = "linux/amd64"
+	DefaultRetries               = 3
+	// DefaultRegistryTimeout is how long a registry may keep opm waiting for
+	// response headers, or for the next bytes of a body. With DefaultRetries
+	// a registry that stalls outright fails within (3+1)×10 s plus backoff,
+	// under a minute.
+	DefaultRegistryTimeout = 10 * time.Second
 	// Files up to SpillFileSize stay in memory while the whole tree stays under
 	// SpillTotalSize; anything beyond goes to a temporary file.
 	DefaultSpillFileSize  int64 = 32 << 20
-	DefaultSpillTotalSize int64 = 256 << 20
+	DefaultSpillTotalSize int64 = 128 << 20
 )
 
 // Options are the image access settings every opm command shares.
@@ -34,17 +44,34 @@ type Options struct {
 	Platform string
 	// MaxLayerSize caps a layer's compressed and uncompressed size and any single entry.
 	MaxLayerSize int64
+	// MaxImageSize caps the sum of the file sizes over all layers of an image
+	// read as a filesystem (sparse files at their expanded size, a layer
+	// listed twice counted twice), and the bytes spilled to disk meanwhile.
+	MaxImageSize int64
+	// MaxDatabaseSize caps the layer (compressed and uncompressed) and the
+	// file read as an index image's database, instead of MaxLayerSize.
+	MaxDatabaseSize int64
 	// Retries is how many times a failed registry request (5xx, 429, connection
 	// reset) is retried with backoff; 0 means DefaultRetries, negative means none.
 	Retries int
 	// RetryDelay is the first backoff delay (doubled on each retry); 0 means 200ms.
 	RetryDelay time.Duration
+	// ResponseTimeout is how long to wait for a registry's response headers;
+	// 0 means DefaultRegistryTimeout.
+	ResponseTimeout time.Duration
+	// IdleTimeout is how long a response body may send nothing before the
+	// read fails (and a blob download resumes on a new connection); 0 means
+	// DefaultRegistryTimeout.
+	IdleTimeout time.Duration
 	// RegistriesConf overrides the registries.conf path (tests, unusual setups).
 	RegistriesConf string
 	// TempDir is where large layer files spill to and archives are unpacked; "" is os.TempDir().
 	TempDir string
 	// SpillFileSize and SpillTotalSize bound what a flattened filesystem keeps in memory.
 	SpillFileSize, SpillTotalSize int64
+	// Warn receives warnings meant for the user (such as a fall back to
+	// plain HTTP), once each; when nil they are kept for Client.Warnings.
+	Warn func(msg string)
 }
 
 // Flag names, shared so that commands and docs agree.
@@ -55,7 +82,10 @@ const (
 	FlagAuthFile      = "authfile"
 	FlagPlatform      = "platform"
 	FlagMaxLayerSize  = "max-layer-size"
+	FlagMaxImageSize  = "max-image-size"
+	FlagMaxDBSize     = "max-database-size"
 	FlagRetries       = "retries"
+	FlagTimeout       = "registry-timeout"
 )
 
 // AddFlags registers the shared image flags on fs, bound to o.
@@ -66,7 +96,10 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AuthFile, FlagAuthFile, o.AuthFile, "registry credentials file, consulted before REGISTRY_AUTH_FILE and the docker/containers defaults")
 	fs.StringVar(&o.Platform, FlagPlatform, o.Platform, "platform to pick from multi-arch images, os/arch[/variant] (default "+DefaultPlatform+")")
 	fs.Int64Var(&o.MaxLayerSize, FlagMaxLayerSize, o.MaxLayerSize, fmt.Sprintf("largest layer or layer entry accepted, in bytes (default %d)", DefaultMaxLayerSize))
+	fs.Int64Var(&o.MaxImageSize, FlagMaxImageSize, o.MaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, in bytes (default %d)", DefaultMaxImageSize))
+	fs.Int64Var(&o.MaxDatabaseSize, FlagMaxDBSize, o.MaxDatabaseSize, fmt.Sprintf("largest database layer of an index image, in bytes (default %d)", DefaultMaxDatabaseSize))
 	fs.IntVar(&o.Retries, FlagRetries, o.Retries, fmt.Sprintf("retries for failed registry requests (default %d, negative for none)", DefaultRetries))
+	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry's response, or for more bytes of one, before retrying (default %s)", DefaultRegistryTimeout))
 }
 
 // ErrFlagConflict is returned when --skip-tls-verify and --use-http are both set.
@@ -83,6 +116,18 @@ func (o *Options) Validate() error {
 	if o.MaxLayerSize == 0 {
 		o.MaxLayerSize = DefaultMaxLayerSize
 	}
+	if o.MaxImageSize < 0 {
+		return fmt.Errorf("--%s must not be negative", FlagMaxImageSize)
+	}
+	if o.MaxImageSize == 0 {
+		o.MaxImageSize = DefaultMaxImageSize
+	}
+	if o.MaxDatabaseSize < 0 {
+		return fmt.Errorf("--%s must not be negative", FlagMaxDBSize)
+	}
+	if o.MaxDatabaseSize == 0 {
+		o.MaxDatabaseSize = DefaultMaxDatabaseSize
+	}
 	if o.Platform == "" {
 		o.Platform = DefaultPlatform
 	}
@@ -97,6 +142,15 @@ func (o *Options) Validate() error {
 	}
 	if o.RetryDelay == 0 {
 		o.RetryDelay = 200 * time.Millisecond
+	}
+	if o.ResponseTimeout < 0 || o.IdleTimeout < 0 {
+		return fmt.Errorf("--%s must not be negative", FlagTimeout)
+	}
+	if o.ResponseTimeout == 0 {
+		o.ResponseTimeout = DefaultRegistryTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultRegistryTimeout
 	}
 	if o.SpillFileSize == 0 {
 		o.SpillFileSize = DefaultSpillFileSize
@@ -132,3 +186,27 @@ func ParsePlatform(s string) (Platform, error) {
 	}
 	return p, nil
 }
+
+// timeoutFlag sets both registry timeouts from one duration flag.
+type timeoutFlag struct{ o *Options }
+
+func (f timeoutFlag) String() string {
+	if f.o == nil || f.o.ResponseTimeout == 0 {
+		return ""
+	}
+	return f.o.ResponseTimeout.String()
+}
+
+func (f timeoutFlag) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if d <= 0 {
+		return fmt.Errorf("must be positive, such as 30s")
+	}
+	f.o.ResponseTimeout, f.o.IdleTimeout = d, d
+	return nil
+}
+
+func (timeoutFlag) Type() string { return "duration" }

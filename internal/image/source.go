@@ -80,6 +80,15 @@ func (s *registrySource) manifest(ctx context.Context, dgst string) ([]byte, str
 }
 
 func (s *registrySource) blob(ctx context.Context, desc v1.Descriptor) (io.ReadCloser, error) {
+	open := func() (io.ReadCloser, error) { return s.openBlob(ctx, desc) }
+	rc, err := open()
+	if err != nil {
+		return nil, err
+	}
+	return &resumingBody{ctx: ctx, open: open, rc: rc, retries: s.c.opts.Retries, delay: s.c.opts.RetryDelay}, nil
+}
+
+func (s *registrySource) openBlob(ctx context.Context, desc v1.Descriptor) (io.ReadCloser, error) {
 	ref := s.ep.ref.Context().Digest(desc.Digest.String())
 	l, err := s.puller.Layer(ctx, ref)
 	if err != nil {

@@ -121,7 +121,8 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 	// With errors so far, the rest (other bundles of the same package too)
 	// is still checked, so that every problem is reported at once; the
 	// transaction is rolled back anyway.
-	return d.addRows(ctx, all, res, errs, opts)
+	res, err = d.addRows(ctx, all, res, errs, opts)
+	return res, corruptErr(d.path, err)
 }
 
 // addRows adds parsed bundles; errs are the parse errors so far (strict mode),
@@ -142,10 +143,6 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 		return nil, fmt.Errorf("add to index %s: %w", d.path, err)
 	}
 	defer w.close()
-	if err := w.ensureHelperIndexes(ctx); err != nil {
-		return nil, fmt.Errorf("add to index %s: %w", d.path, err)
-	}
-
 	byPkg := map[string][]*rows{}
 	for _, r := range all {
 		byPkg[r.Package] = append(byPkg[r.Package], r)
@@ -155,6 +152,13 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
+	set, err := addHelpers(ctx, tx, pkgs, opts)
+	if err != nil {
+		return nil, fmt.Errorf("add to index %s: %w", d.path, err)
+	}
+	if err := w.ensureHelperIndexes(ctx, set); err != nil {
+		return nil, fmt.Errorf("add to index %s: %w", d.path, err)
+	}
 
 	for _, pkg := range pkgs {
 		cand := byPkg[pkg]
@@ -237,6 +241,30 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 	return res, nil
 }
 
+// addHelpers says which helper indexes an add needs: none when every
+// package is new (nothing is deleted), those for channel entries when
+// existing packages are rebuilt, all of them when bundles may be replaced.
+// It costs one primary-key lookup per package, so adding a new package
+// does no work that grows with the database.
+func addHelpers(ctx context.Context, tx *sql.Tx, pkgs []string, opts AddOptions) (helperSet, error) {
+	set := helpNone
+	for _, p := range pkgs {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM package WHERE name = ?`, p).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return helpNone, fmt.Errorf("look up package %s: %w", p, err)
+		}
+		set = helpEntries
+		if opts.OverwriteLatest {
+			return helpAll, nil
+		}
+	}
+	return set, nil
+}
+
 func (res *AddResult) skip(b BundleRef, reason error) {
 	res.Skipped = append(res.Skipped, Skipped{Bundle: b, Reason: reason, Message: reason.Error()})
 }
@@ -303,9 +331,16 @@ func (w *writer) addPackage(ctx context.Context, pkg string, news []*rows, opts 
 		}
 		return s
 	}
+	// Most indexes deprecate nothing: test that first, since the join
+	// reads every channel entry.
 	var n int
-	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM deprecated d JOIN channel_entry ce ON ce.operatorbundle_name = d.operatorbundle_name WHERE ce.package_name = ?`, pkg).Scan(&n); err != nil {
+	if err := w.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM deprecated)`).Scan(&n); err != nil {
 		return nil, nil, fmt.Errorf("read deprecated bundles: %w", err)
+	}
+	if n > 0 {
+		if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM deprecated d JOIN channel_entry ce ON ce.operatorbundle_name = d.operatorbundle_name WHERE ce.package_name = ?`, pkg).Scan(&n); err != nil {
+			return nil, nil, fmt.Errorf("read deprecated bundles: %w", err)
+		}
 	}
 	if n > 0 {
 		return nil, []*Error{{Kind: KindUnsupported, Package: pkg,
@@ -530,6 +565,19 @@ func (w *writer) loadPackage(ctx context.Context, pkg string) ([]*existing, stri
 		exists = false
 	} else if err != nil {
 		return nil, "", false, fmt.Errorf("read package %s: %w", pkg, err)
+	}
+	if !exists {
+		// A package without a row has no channels either, unless an old
+		// writer left some behind: look (channel is one row per channel)
+		// before reading channel entries, which would scan them all.
+		var one int
+		err := w.tx.QueryRowContext(ctx, `SELECT 1 FROM channel WHERE package_name = ? LIMIT 1`, pkg).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, "", false, nil
+		}
+		if err != nil {
+			return nil, "", false, fmt.Errorf("read channels of package %s: %w", pkg, err)
+		}
 	}
 	byName := map[string]*existing{}
 	var olds []*existing

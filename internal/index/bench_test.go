@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if synthDir != "" {
 		os.RemoveAll(synthDir)
 	}
+	for _, d := range largeDirs {
+		os.RemoveAll(d)
+	}
 	os.Exit(code)
 }
 

@@ -61,7 +61,7 @@ func (d *DB) Import(ctx context.Context, pkgs []ImportPackage) error {
 			entries += 2 * len(c.Entries)
 		}
 	}
-	if err := w.ensureHelperIndexesFor(ctx, entries); err != nil {
+	if err := w.ensureHelperIndexesFor(ctx, helpAll, entries); err != nil {
 		return fmt.Errorf("import into index %s: %w", d.path, err)
 	}
 	var errs []error

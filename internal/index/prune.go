@@ -91,7 +91,7 @@ func (d *DB) PruneStranded(ctx context.Context) (*PruneStrandedResult, error) {
 		res.Warnings = append(res.Warnings, "replaced the database's api cleanup triggers by opm's (upstream's dropped APIs still provided by other bundles; see docs/compatibility.md)")
 	}
 	w := &writer{tx: tx}
-	if err := w.ensureHelperIndexes(ctx); err != nil {
+	if err := w.ensureHelperIndexes(ctx, helpAll); err != nil {
 		return nil, fmt.Errorf("prune stranded bundles of %s: %w", d.path, err)
 	}
 

@@ -54,7 +54,7 @@ func (d *DB) RemovePackages(ctx context.Context, names []string) (*RemoveResult,
 		res.Warnings = append(res.Warnings, "replaced the database's api cleanup triggers by opm's (upstream's dropped APIs still provided by other bundles; see docs/compatibility.md)")
 	}
 	w := &writer{tx: tx}
-	if err := w.ensureHelperIndexes(ctx); err != nil {
+	if err := w.ensureHelperIndexes(ctx, helpAll); err != nil {
 		return nil, fmt.Errorf("remove from index %s: %w", d.path, err)
 	}
 	for _, p := range names {

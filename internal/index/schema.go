@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"time"
 
-	_ "github.com/mattn/go-sqlite3" // the sqlite driver (cgo)
+	"github.com/mattn/go-sqlite3" // the sqlite driver (cgo)
 )
 
 // SchemaVersion is the schema_migrations version opm reads and writes: the
@@ -139,6 +141,8 @@ var (
 	ErrNotIndex = errors.New("not an operator index database")
 	// ErrSchemaVersion: the database has a schema version opm does not write.
 	ErrSchemaVersion = errors.New("unsupported index schema version")
+	// ErrCorrupt: sqlite's integrity check found damage in the database.
+	ErrCorrupt = errors.New("index database is corrupt")
 )
 
 var sqliteMagic = []byte("SQLite format 3\x00")
@@ -177,13 +181,29 @@ func dsn(path string, readOnly bool) string {
 // must be an SQLite database at schema version 13: older versions (0–12,
 // written by old upstream releases) are refused, not migrated, with a message
 // saying how to proceed (see docs/compatibility.md).
-func Open(path string) (*DB, error) { return open(path, false) }
+//
+// Before any write can happen, Open runs sqlite's quick_check over the whole
+// file (about 0.8 s per GiB) and refuses a damaged one with ErrCorrupt; see
+// OpenWith to skip that.
+func Open(path string) (*DB, error) { return open(path, false, OpenOptions{}) }
+
+// OpenOptions tune OpenWith.
+type OpenOptions struct {
+	// SkipQuickCheck leaves out the whole-file quick_check, so that opening
+	// costs the same whatever the database's size. Damage in the pages a
+	// write reads still fails that write with ErrCorrupt (rolled back,
+	// nothing written); damage elsewhere is left as it is, unseen.
+	SkipQuickCheck bool
+}
+
+// OpenWith is Open with options.
+func OpenWith(path string, opts OpenOptions) (*DB, error) { return open(path, false, opts) }
 
 // OpenReadOnly opens an existing index database for reading only (inspect,
 // export); it never writes, so it works on read-only files and directories.
-func OpenReadOnly(path string) (*DB, error) { return open(path, true) }
+func OpenReadOnly(path string) (*DB, error) { return open(path, true, OpenOptions{}) }
 
-func open(path string, readOnly bool) (*DB, error) {
+func open(path string, readOnly bool, opts OpenOptions) (*DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
@@ -196,9 +216,73 @@ func open(path string, readOnly bool) (*DB, error) {
 	d := &DB{path: path, sql: sdb, readOnly: readOnly}
 	if err := d.checkSchema(context.Background()); err != nil {
 		sdb.Close()
-		return nil, err
+		return nil, corruptErr(path, err)
+	}
+	if !readOnly && !opts.SkipQuickCheck {
+		// Writing into a damaged file spreads the damage into the pages
+		// the write touches and hides it until a reader trips on it.
+		if err := d.QuickCheck(context.Background()); err != nil {
+			sdb.Close()
+			return nil, err
+		}
 	}
 	return d, nil
+}
+
+// corruptErr turns sqlite's "malformed" errors, met while reading the
+// schema or writing, into ErrCorrupt naming the file.
+func corruptErr(path string, err error) error {
+	if err != nil && !errors.Is(err, ErrCorrupt) && isMalformed(err) {
+		return fmt.Errorf("open index %s: %w: %v; restore it from a backup or rebuild the index from its bundles", path, ErrCorrupt, err)
+	}
+	return err
+}
+
+func isMalformed(err error) bool {
+	var se sqlite3.Error
+	if errors.As(err, &se) {
+		return se.Code == sqlite3.ErrCorrupt || se.Code == sqlite3.ErrNotADB
+	}
+	return strings.Contains(err.Error(), "malformed")
+}
+
+// QuickCheck runs sqlite's "PRAGMA quick_check" (every page and record well
+// formed, without the index-content cross-check of integrity_check) and
+// returns ErrCorrupt, naming the file and the first problems found, when it
+// reports anything but "ok".
+func (d *DB) QuickCheck(ctx context.Context) error {
+	rows, err := d.sql.QueryContext(ctx, `PRAGMA quick_check(5)`)
+	if err != nil {
+		if isMalformed(err) {
+			return fmt.Errorf("check index %s: %w: %v; restore it from a backup or rebuild the index from its bundles", d.path, ErrCorrupt, err)
+		}
+		return fmt.Errorf("check index %s: %w", d.path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return fmt.Errorf("check index %s: %w", d.path, err)
+		}
+		// sqlite heads the list with "*** in database main ***".
+		for _, line := range strings.Split(msg, "\n") {
+			if line = strings.TrimSpace(line); line != "ok" && line != "" && !strings.HasPrefix(line, "***") {
+				problems = append(problems, line)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		if isMalformed(err) {
+			return fmt.Errorf("check index %s: %w: %v; restore it from a backup or rebuild the index from its bundles", d.path, ErrCorrupt, err)
+		}
+		return fmt.Errorf("check index %s: %w", d.path, err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("check index %s: %w: sqlite quick_check found: %s; nothing was written; restore it from a backup or rebuild the index from its bundles",
+			d.path, ErrCorrupt, strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 func checkFile(path string) error {
@@ -286,6 +370,13 @@ func Create(path string) (*DB, error) {
 		return nil, fmt.Errorf("create index %s: %w", path, err)
 	}
 	tmpName := tmp.Name()
+	// CreateTemp makes 0600 files; an index database is read by other
+	// users (a serving image runs as another uid), like upstream's 0644.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmpName)
+		return nil, fmt.Errorf("create index %s: %w", path, err)
+	}
 	tmp.Close()
 	defer os.Remove(tmpName)
 	defer os.Remove(tmpName + "-journal")
@@ -321,13 +412,31 @@ func initSchema(path string) error {
 			return fmt.Errorf("schema: %w", err)
 		}
 	}
-	if _, err := tx.Exec(`INSERT INTO schema_migrations(version) VALUES (?)`, SchemaVersion); err != nil {
+	if _, err := tx.Exec(`INSERT INTO schema_migrations(version, timestamp) VALUES (?, ?)`, SchemaVersion, migrationTimestamp()); err != nil {
 		return fmt.Errorf("schema version: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
 	return sdb.Close()
+}
+
+// fixedTimestamp is schema_migrations.timestamp when SOURCE_DATE_EPOCH is
+// not set: no reader uses the column, and a clock value would make two
+// builds of the same bundles differ.
+const fixedTimestamp = "1970-01-01 00:00:00"
+
+// migrationTimestamp is the schema_migrations.timestamp of a new database:
+// SOURCE_DATE_EPOCH (reproducible-builds.org) when it is a valid number of
+// seconds, else fixedTimestamp. The text has the form sqlite's
+// CURRENT_TIMESTAMP writes.
+func migrationTimestamp() string {
+	if v := os.Getenv("SOURCE_DATE_EPOCH"); v != "" {
+		if sec, err := strconv.ParseInt(v, 10, 64); err == nil && sec >= 0 {
+			return time.Unix(sec, 0).UTC().Format("2006-01-02 15:04:05")
+		}
+	}
+	return fixedTimestamp
 }
 
 func syncFile(path string) error {

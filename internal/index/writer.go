@@ -11,9 +11,10 @@ import (
 type writer struct {
 	tx    *sql.Tx
 	stmts map[string]*sql.Stmt
-	// helperIndexes are created for the transaction and dropped before it
-	// commits (see ensureHelperIndexes).
+	// helperIndexes is set once ensureHelperIndexes ran; created are the
+	// indexes it made, dropped before the transaction commits.
 	helperIndexes bool
+	created       []string
 }
 
 var writerStatements = map[string]string{
@@ -52,64 +53,131 @@ func (w *writer) close() {
 // so each deleted row would scan a whole table (channel_entry.replaces points
 // into channel_entry itself). These indexes exist only inside a write
 // transaction and are dropped before it commits, so the schema on disk stays
-// exactly upstream's.
-var helperIndexes = []string{
-	`CREATE INDEX opm_tmp_entry_replaces ON channel_entry(replaces)`,
-	`CREATE INDEX opm_tmp_entry_package ON channel_entry(package_name)`,
-	`CREATE INDEX opm_tmp_provider_bundle ON api_provider(operatorbundle_name)`,
-	`CREATE INDEX opm_tmp_provider_api ON api_provider(group_name, version, kind)`,
-	`CREATE INDEX opm_tmp_requirer_bundle ON api_requirer(operatorbundle_name)`,
-	`CREATE INDEX opm_tmp_requirer_api ON api_requirer(group_name, version, kind)`,
-	`CREATE INDEX opm_tmp_image_bundle ON related_image(operatorbundle_name)`,
-	`CREATE INDEX opm_tmp_property_bundle ON properties(operatorbundle_name)`,
-	`CREATE INDEX opm_tmp_dep_bundle ON dependencies(operatorbundle_name)`,
-	`CREATE INDEX opm_tmp_channel_head ON channel(head_operatorbundle_name)`,
+// exactly upstream's. Building one costs a pass over its table, so a write
+// builds only those its deletes need (see helperSet).
+type helperIndex struct {
+	name, table, columns string
 }
+
+var (
+	// entryHelpers serve rebuilding an existing package's channels:
+	// deleting its channel entries and channels.
+	entryHelpers = []helperIndex{
+		{"opm_tmp_entry_replaces", "channel_entry", "replaces"},
+		{"opm_tmp_entry_package", "channel_entry", "package_name"},
+	}
+	// bundleHelpers serve deleting bundles (--overwrite-latest, rm), whose
+	// rows cascade into every per-bundle table.
+	bundleHelpers = []helperIndex{
+		{"opm_tmp_provider_bundle", "api_provider", "operatorbundle_name"},
+		{"opm_tmp_provider_api", "api_provider", "group_name, version, kind"},
+		{"opm_tmp_requirer_bundle", "api_requirer", "operatorbundle_name"},
+		{"opm_tmp_requirer_api", "api_requirer", "group_name, version, kind"},
+		{"opm_tmp_image_bundle", "related_image", "operatorbundle_name"},
+		{"opm_tmp_property_bundle", "properties", "operatorbundle_name"},
+		{"opm_tmp_dep_bundle", "dependencies", "operatorbundle_name"},
+		{"opm_tmp_channel_head", "channel", "head_operatorbundle_name"},
+	}
+)
+
+// helperSet says which helper indexes a write needs.
+type helperSet int
+
+const (
+	helpNone    helperSet = iota
+	helpEntries           // existing packages are rebuilt
+	helpAll               // bundles are deleted
+)
 
 // helperThreshold is the channel_entry size from which deletes use helper
 // indexes; below it a scan is cheaper than building them.
 const helperThreshold = 2000
 
-// ensureHelperIndexes creates the helper indexes when the database is big
-// enough to need them. Call it before any savepoint: a rollback to a savepoint
-// would drop them again.
-func (w *writer) ensureHelperIndexes(ctx context.Context) error {
-	return w.ensureHelperIndexesFor(ctx, 0)
+// ensureHelperIndexes creates the helper indexes of set when the database is
+// big enough to need them, skipping any whose columns an index of the
+// database already leads with. Call it before any savepoint: a rollback to a
+// savepoint would drop them again.
+func (w *writer) ensureHelperIndexes(ctx context.Context, set helperSet) error {
+	return w.ensureHelperIndexesFor(ctx, set, 0)
 }
 
-// ensureHelperIndexesFor is ensureHelperIndexes when about adding more
-// channel entries are about to be written.
-func (w *writer) ensureHelperIndexesFor(ctx context.Context, adding int) error {
-	if w.helperIndexes {
+// ensureHelperIndexesFor is ensureHelperIndexes when adding more channel
+// entries are about to be written.
+func (w *writer) ensureHelperIndexesFor(ctx context.Context, set helperSet, adding int) error {
+	if w.helperIndexes || set == helpNone {
 		return nil
 	}
-	var n int
-	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM channel_entry`).Scan(&n); err != nil {
-		return fmt.Errorf("count channel entries: %w", err)
+	// The largest rowid, not COUNT(*): a lookup, where counting reads the
+	// whole table.
+	var n int64
+	if err := w.tx.QueryRowContext(ctx, `SELECT IFNULL(MAX(rowid), 0) FROM channel_entry`).Scan(&n); err != nil {
+		return fmt.Errorf("size channel entries: %w", err)
 	}
-	if n+adding < helperThreshold {
+	if n+int64(adding) < helperThreshold {
 		return nil
 	}
-	for _, q := range helperIndexes {
-		if _, err := w.tx.ExecContext(ctx, q); err != nil {
+	want := entryHelpers
+	if set == helpAll {
+		want = append(append([]helperIndex{}, entryHelpers...), bundleHelpers...)
+	}
+	for _, h := range want {
+		covered, err := w.indexed(ctx, h)
+		if err != nil {
+			return err
+		}
+		if covered {
+			continue
+		}
+		if _, err := w.tx.ExecContext(ctx, `CREATE INDEX `+h.name+` ON `+h.table+`(`+h.columns+`)`); err != nil {
 			return fmt.Errorf("create helper index: %w", err)
 		}
+		w.created = append(w.created, h.name)
 	}
 	w.helperIndexes = true
 	return nil
 }
 
+// indexed reports whether an index of h's table starts with h's columns.
+func (w *writer) indexed(ctx context.Context, h helperIndex) (bool, error) {
+	cols := strings.Split(strings.ReplaceAll(h.columns, " ", ""), ",")
+	var names []string
+	if err := queryEach(ctx, w.tx, `SELECT name FROM pragma_index_list(?)`, []any{h.table}, func(s scanner) error {
+		var n string
+		if err := s.Scan(&n); err != nil {
+			return err
+		}
+		names = append(names, n)
+		return nil
+	}); err != nil {
+		return false, fmt.Errorf("list indexes of %s: %w", h.table, err)
+	}
+	for _, idx := range names {
+		var got []string
+		if err := queryEach(ctx, w.tx, `SELECT IFNULL(name, '') FROM pragma_index_info(?) ORDER BY seqno`, []any{idx}, func(s scanner) error {
+			var c string
+			if err := s.Scan(&c); err != nil {
+				return err
+			}
+			got = append(got, c)
+			return nil
+		}); err != nil {
+			return false, fmt.Errorf("read index %s: %w", idx, err)
+		}
+		if len(got) >= len(cols) && strings.Join(got[:len(cols)], ",") == strings.Join(cols, ",") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // finish drops the helper indexes; call it before commit.
 func (w *writer) finish(ctx context.Context) error {
-	if !w.helperIndexes {
-		return nil
-	}
-	for _, q := range helperIndexes {
-		name := strings.Fields(q)[2]
+	for _, name := range w.created {
 		if _, err := w.tx.ExecContext(ctx, `DROP INDEX `+name); err != nil {
 			return fmt.Errorf("drop helper index %s: %w", name, err)
 		}
 	}
+	w.created = nil
 	w.helperIndexes = false
 	return nil
 }

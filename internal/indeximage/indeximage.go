@@ -225,7 +225,7 @@ func (b *Builder) fetch(ctx context.Context, im *image.Image, dst string) (found
 	if ok {
 		return f, nil
 	}
-	data, idx, err := im.FindFile(ctx, b.dbPath)
+	data, idx, err := im.FindDatabase(ctx, b.dbPath)
 	if idx < 0 {
 		for _, l := range layers {
 			b.pulled.Add(l.Size)
@@ -250,7 +250,7 @@ func (b *Builder) fetch(ctx context.Context, im *image.Image, dst string) (found
 // scanTop looks for the database in the top layer, streaming it to dst.
 func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst string) (found, bool, error) {
 	desc := im.Layers()[top]
-	lr, err := im.OpenLayer(ctx, top)
+	lr, err := im.OpenDatabaseLayer(ctx, top)
 	if err != nil {
 		return found{}, false, err
 	}

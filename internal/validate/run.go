@@ -117,7 +117,15 @@ var (
 
 func loadFinding(err error) Finding {
 	var se *bundle.SyntaxError
+	var tl *bundle.FileTooLargeError
+	var sl *bundle.SymlinkError
 	switch {
+	case errors.As(err, &sl):
+		return Finding{Rule: ruleLoad.ID, Severity: Error, File: sl.File, Message: err.Error(),
+			Hint: "copy the file into the bundle directory; links that leave it are followed only when asked to (FollowSymlinks)"}
+	case errors.As(err, &tl):
+		return Finding{Rule: ruleLoad.ID, Severity: Error, File: tl.File, Message: err.Error(),
+			Hint: "bundle files are kilobytes; remove the file or split it (the rest of the bundle was checked without it)"}
 	case errors.As(err, &se):
 		return Finding{Rule: ruleYAMLSyntax.ID, Severity: Error, File: se.File, Line: se.Line, Message: "syntax error: " + se.Msg,
 			Hint: "fix the YAML at this line; the rest of the bundle was checked without this file"}

@@ -105,6 +105,12 @@ func (f *FS) applyEntry(tr *tar.Reader, hdr *tar.Header, digest string) error {
 		n.mode |= fs.ModeDir
 		n.kids = map[string]*node{}
 	case tar.TypeReg, tar.TypeGNUSparse:
+		// hdr.Size of a GNU sparse entry is its expanded size: a few bytes
+		// of sparse map can stand for gigabytes of holes.
+		if f.total += hdr.Size; f.total > f.lim.maxTotal {
+			return Errorf(digest, entry, "the image's files add up to more than the %s limit (%s; this entry is %s; layers listed several times count each time)",
+				HumanSize(f.lim.maxTotal), TotalHint, HumanSize(hdr.Size))
+		}
 		n.size = hdr.Size
 		if err := f.storeData(n, tr, digest, entry); err != nil {
 			return err
@@ -121,7 +127,8 @@ func (f *FS) applyEntry(tr *tar.Reader, hdr *tar.Header, digest string) error {
 		if err != nil {
 			return err
 		}
-		n.size, n.data, n.spill = target.size, target.data, target.spill
+		n.size, n.content = target.size, target.content
+		n.content.refs++
 	default:
 		return Errorf(digest, entry, "unsupported tar entry type %q", hdr.Typeflag)
 	}
@@ -193,12 +200,21 @@ func (f *FS) pruneLower(dir *node) {
 	}
 }
 
-// drop accounts for a removed subtree. Spilled files stay until Close: a hard
-// link may share them.
+// drop accounts for a removed subtree. File content goes when its last
+// hard link does, so overwriting links many times cannot drive the counts
+// below what is really held.
 func (f *FS) drop(n *node) {
 	f.entries--
-	if n.spill == "" {
-		f.mem -= int64(len(n.data))
+	if c := n.content; c != nil {
+		if c.refs--; c.refs == 0 {
+			if c.spill != "" {
+				f.disk -= c.size
+				_ = os.Remove(c.spill)
+			} else {
+				f.mem -= int64(len(c.data))
+			}
+			c.data = nil
+		}
 	}
 	for _, k := range n.kids {
 		f.drop(k)
@@ -265,12 +281,16 @@ func (f *FS) linkTarget(name, digest, entry string) (*node, error) {
 func (f *FS) storeData(n *node, r io.Reader, digest, entry string) error {
 	size := n.size
 	if size <= f.lim.spillFile && f.mem+size <= f.lim.spillTotal {
-		n.data = make([]byte, size)
-		if _, err := io.ReadFull(r, n.data); err != nil {
+		data := make([]byte, size)
+		if _, err := io.ReadFull(r, data); err != nil {
 			return Truncated(digest, entry, err)
 		}
+		n.content = &content{data: data, size: size, refs: 1}
 		f.mem += size
 		return nil
+	}
+	if f.disk+size > f.lim.maxSpill {
+		return Errorf(digest, entry, "files spilled to disk would pass the %s limit (%s; this entry is %s)", HumanSize(f.lim.maxSpill), TotalHint, HumanSize(size))
 	}
 	if f.tmpDir == "" {
 		dir, err := os.MkdirTemp(f.lim.tempDir, "opm-fs-")
@@ -291,7 +311,8 @@ func (f *FS) storeData(n *node, r io.Reader, digest, entry string) error {
 		os.Remove(tmp.Name())
 		return Truncated(digest, entry, err)
 	}
-	n.spill = tmp.Name()
+	n.content = &content{spill: tmp.Name(), size: size, refs: 1}
+	f.disk += size
 	return nil
 }
 

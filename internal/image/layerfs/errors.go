@@ -10,6 +10,9 @@ import (
 // LimitHint names the flag that raises the size cap, for messages.
 const LimitHint = "--max-layer-size"
 
+// TotalHint names the flag that raises the cap on an image's files, for messages.
+const TotalHint = "--max-image-size"
+
 // ErrUnsafeLayer is wrapped by every refusal of a layer's content, so callers
 // can tell a hostile or broken image from a transport failure.
 var ErrUnsafeLayer = errors.New("unsafe layer")

@@ -18,19 +18,34 @@ import (
 // the image root (absolute targets are relative to it, as in a container).
 // Close it to remove spilled files.
 type FS struct {
-	root    *node
-	tmpDir  string
-	mem     int64
-	entries int
-	layers  int
-	lim     fsLimits
+	root   *node
+	tmpDir string
+	// mem and disk are the bytes of file content held now, in memory and
+	// in spilled files; total is every regular file's size as declared,
+	// summed over all layers applied (a layer applied twice counts twice,
+	// overwritten files still count), so it only grows.
+	mem, disk, total int64
+	entries          int
+	layers           int
+	lim              fsLimits
 }
 
 type fsLimits struct {
 	maxEntry   int64
+	maxTotal   int64
+	maxSpill   int64
 	spillFile  int64
 	spillTotal int64
 	tempDir    string
+}
+
+// content is a file's data, shared by the hard links to it; it is counted
+// in FS.mem or FS.disk once, and released when the last link goes.
+type content struct {
+	data  []byte
+	spill string // temporary file holding the data, if spilled
+	size  int64
+	refs  int
 }
 
 // maxEntries bounds the number of files so a layer of millions of empty
@@ -41,9 +56,8 @@ type node struct {
 	mode    fs.FileMode // type bits and permissions
 	size    int64
 	modTime time.Time
-	data    []byte
-	spill   string // temporary file holding the data, if spilled
-	target  string // symlink target
+	content *content // regular files
+	target  string   // symlink target
 	kids    map[string]*node
 	layer   int // last layer that declared or traversed this node
 }
@@ -53,8 +67,16 @@ func (n *node) isSymlink() bool { return n.mode&fs.ModeSymlink != 0 }
 
 // Limits bound what an FS accepts and keeps in memory.
 type Limits struct {
-	// MaxEntry is the largest file accepted (checked on the tar header).
+	// MaxEntry is the largest file accepted (checked on the tar header; a
+	// GNU sparse file counts its expanded size).
 	MaxEntry int64
+	// MaxTotal caps the sum of the sizes of all regular files of all layers
+	// applied, holes of sparse files included: a layer listed twice, or a
+	// file overwritten, counts again.
+	MaxTotal int64
+	// MaxSpill caps the bytes held in spilled temporary files at any time
+	// (0: MaxTotal).
+	MaxSpill int64
 	// Files up to SpillFile bytes stay in memory while the total stays under
 	// SpillTotal; others go to a temporary directory under TempDir ("" is os.TempDir()).
 	SpillFile, SpillTotal int64
@@ -63,9 +85,12 @@ type Limits struct {
 
 // Defaults for zero Limits fields.
 const (
-	DefaultMaxEntry   int64 = 512 << 20
-	DefaultSpillFile  int64 = 32 << 20
-	DefaultSpillTotal int64 = 256 << 20
+	DefaultMaxEntry  int64 = 512 << 20
+	DefaultMaxTotal  int64 = 256 << 20
+	DefaultSpillFile int64 = 32 << 20
+	// DefaultSpillTotal leaves room under a 300 MB peak RSS for the rest of
+	// a run (parsing, the index).
+	DefaultSpillTotal int64 = 128 << 20
 )
 
 // New returns an empty filesystem. Apply layers to it with ApplyLayer.
@@ -79,11 +104,21 @@ func New(lim Limits) *FS {
 	if lim.SpillTotal <= 0 {
 		lim.SpillTotal = DefaultSpillTotal
 	}
+	if lim.MaxTotal <= 0 {
+		lim.MaxTotal = DefaultMaxTotal
+	}
+	if lim.MaxSpill <= 0 {
+		lim.MaxSpill = lim.MaxTotal
+	}
 	return &FS{
 		root: &node{mode: fs.ModeDir | 0o755, kids: map[string]*node{}},
-		lim:  fsLimits{maxEntry: lim.MaxEntry, spillFile: lim.SpillFile, spillTotal: lim.SpillTotal, tempDir: lim.TempDir},
+		lim:  fsLimits{maxEntry: lim.MaxEntry, maxTotal: lim.MaxTotal, maxSpill: lim.MaxSpill, spillFile: lim.SpillFile, spillTotal: lim.SpillTotal, tempDir: lim.TempDir},
 	}
 }
+
+// Usage is what the FS holds now: file bytes in memory and in spilled
+// files, and the declared size of every regular file applied so far.
+func (f *FS) Usage() (mem, disk, total int64) { return f.mem, f.disk, f.total }
 
 // Close removes spilled files. The FS must not be used afterwards.
 func (f *FS) Close() error {
@@ -161,14 +196,14 @@ func (f *FS) Open(name string) (fs.File, error) {
 	if n.isDir() {
 		return &dirFile{info: info, entries: f.dirEntries(n)}, nil
 	}
-	if n.spill != "" {
-		osf, err := os.Open(n.spill)
+	if n.content.spill != "" {
+		osf, err := os.Open(n.content.spill)
 		if err != nil {
 			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 		}
 		return &spillFile{File: osf, info: info}, nil
 	}
-	return &memFile{Reader: bytes.NewReader(n.data), info: info}, nil
+	return &memFile{Reader: bytes.NewReader(n.content.data), info: info}, nil
 }
 
 // Stat implements fs.StatFS.
@@ -222,10 +257,10 @@ func (f *FS) ReadFile(name string) ([]byte, error) {
 	if n.isDir() {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: errors.New("is a directory")}
 	}
-	if n.spill != "" {
-		return os.ReadFile(n.spill)
+	if n.content.spill != "" {
+		return os.ReadFile(n.content.spill)
 	}
-	return slices.Clone(n.data), nil
+	return slices.Clone(n.content.data), nil
 }
 
 func (f *FS) dirEntries(n *node) []fs.DirEntry {

@@ -28,6 +28,7 @@ type Expect struct {
 type Reader struct {
 	want Expect
 	max  int64
+	hint string // the flag that raises max, for messages
 
 	raw      io.ReadCloser
 	comp     *CountingReader // compressed bytes, hashed
@@ -47,11 +48,16 @@ var (
 // the content, because docker-archive layers are often plain tar under a gzip
 // media type. max caps the compressed and the uncompressed size.
 func NewReader(rc io.ReadCloser, want Expect, max int64) (*Reader, error) {
+	return NewReaderHint(rc, want, max, LimitHint)
+}
+
+// NewReaderHint is NewReader naming hint as the flag that raises max.
+func NewReaderHint(rc io.ReadCloser, want Expect, max int64, hint string) (*Reader, error) {
 	if want.Size > max {
 		rc.Close()
-		return nil, Errorf(want.Digest, "", "compressed size %s is over the %s limit (%s)", HumanSize(want.Size), HumanSize(max), LimitHint)
+		return nil, Errorf(want.Digest, "", "compressed size %s is over the %s limit (%s)", HumanSize(want.Size), HumanSize(max), hint)
 	}
-	lr := &Reader{want: want, max: max, raw: rc, diffHash: sha256.New()}
+	lr := &Reader{want: want, max: max, hint: hint, raw: rc, diffHash: sha256.New()}
 	lr.comp = &CountingReader{R: rc, H: sha256.New(), Limit: want.Size}
 	br := bufio.NewReaderSize(lr.comp, 64<<10)
 	head, _ := br.Peek(4)
@@ -87,7 +93,7 @@ func (lr *Reader) Read(p []byte) (int, error) {
 	lr.n += int64(n)
 	lr.diffHash.Write(p[:n])
 	if lr.n > lr.max {
-		lr.err = Errorf(lr.want.Digest, "", "uncompressed size is over the %s limit (%s)", HumanSize(lr.max), LimitHint)
+		lr.err = Errorf(lr.want.Digest, "", "uncompressed size is over the %s limit (%s)", HumanSize(lr.max), lr.hint)
 		return n, lr.err
 	}
 	if err != nil && err != io.EOF {

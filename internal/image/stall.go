@@ -1,0 +1,141 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// stallGuard fails a response body that sends nothing for idle: a registry
+// (or a proxy) that stops mid-body would otherwise hold opm forever, since
+// http.Transport bounds only the wait for headers.
+type stallGuard struct {
+	host string
+	idle time.Duration
+	next http.RoundTripper
+}
+
+func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithCancel(req.Context())
+	resp, err := g.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	b := &idleBody{rc: resp.Body, cancel: cancel, host: g.host, idle: g.idle}
+	// Cancelling the request's context closes the connection, which ends
+	// a Read blocked on it. The timer runs only inside Read, so a slow
+	// consumer is not mistaken for a stalled registry.
+	b.timer = time.AfterFunc(time.Hour, func() {
+		b.expired.Store(true)
+		cancel()
+	})
+	b.timer.Stop()
+	resp.Body = b
+	return resp, nil
+}
+
+// errStalled is a body that sent nothing for too long; it is a net.Error
+// timeout so that retries treat it like one.
+type errStalled struct {
+	host string
+	idle time.Duration
+}
+
+func (e *errStalled) Error() string {
+	return fmt.Sprintf("registry %s sent nothing for %s (raise --%s for a slow registry)", e.host, e.idle, FlagTimeout)
+}
+func (e *errStalled) Timeout() bool   { return true }
+func (e *errStalled) Temporary() bool { return true }
+
+type idleBody struct {
+	rc      io.ReadCloser
+	cancel  context.CancelFunc
+	timer   *time.Timer
+	expired atomic.Bool
+	host    string
+	idle    time.Duration
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	if b.expired.Load() {
+		return 0, &errStalled{host: b.host, idle: b.idle}
+	}
+	b.timer.Reset(b.idle)
+	n, err := b.rc.Read(p)
+	b.timer.Stop()
+	if b.expired.Load() {
+		return n, &errStalled{host: b.host, idle: b.idle}
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	err := b.rc.Close()
+	b.cancel()
+	return err
+}
+
+// resumingBody re-fetches a blob whose download broke off (a dropped
+// connection, a stalled body) and skips what was already read, up to
+// retries times with doubling delays. The caller verifies the digest of the
+// whole stream, so a registry that serves other bytes the second time is
+// caught.
+type resumingBody struct {
+	ctx     context.Context
+	open    func() (io.ReadCloser, error)
+	rc      io.ReadCloser
+	n       int64
+	retries int
+	delay   time.Duration
+}
+
+func (r *resumingBody) Read(p []byte) (int, error) {
+	for {
+		n, err := r.rc.Read(p)
+		r.n += int64(n)
+		if err == nil || err == io.EOF || !resumable(err) || r.retries <= 0 || r.ctx.Err() != nil {
+			return n, err
+		}
+		if rerr := r.reopen(); rerr != nil {
+			return n, fmt.Errorf("%w (resuming the download failed: %v)", err, rerr)
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+func (r *resumingBody) reopen() error {
+	r.retries--
+	_ = r.rc.Close()
+	select {
+	case <-r.ctx.Done():
+		return r.ctx.Err()
+	case <-time.After(r.delay):
+	}
+	r.delay *= 2
+	rc, err := r.open()
+	if err != nil {
+		return err
+	}
+	if _, err := io.CopyN(io.Discard, rc, r.n); err != nil {
+		_ = rc.Close()
+		return fmt.Errorf("skip the %d bytes already read: %w", r.n, err)
+	}
+	r.rc = rc
+	return nil
+}
+
+func (r *resumingBody) Close() error { return r.rc.Close() }
+
+// resumable is true for a body that broke off: retryable errors plus the
+// unexpected EOF of a connection closed mid-body.
+func resumable(err error) bool {
+	return retryable(err) || errors.Is(err, io.ErrUnexpectedEOF)
+}

@@ -1,0 +1,213 @@
+package image
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/opmkit/opm/internal/image/layerfs/tartest"
+)
+
+// Proxy behaviours, applied to what the registry sends back.
+const (
+	passThrough  = iota
+	stallHeaders // forward requests, never answer
+	stallOnce    // after threshold bytes on one connection, stop sending (once)
+	dropOnce     // after threshold bytes on one connection, close it (once)
+	stallAlways  // every connection stops after threshold bytes
+)
+
+// stallProxy is a TCP proxy in front of a registry that misbehaves on cue.
+type stallProxy struct {
+	ln        net.Listener
+	target    string
+	mode      atomic.Int32
+	threshold int64
+	fired     atomic.Bool
+	conns     atomic.Int32
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	open      []net.Conn
+}
+
+func startStallProxy(t *testing.T, target string, threshold int64) *stallProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stallProxy{ln: ln, target: target, threshold: threshold}
+	go p.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		// The client keeps idle connections alive; end them.
+		p.mu.Lock()
+		for _, c := range p.open {
+			c.Close()
+		}
+		p.mu.Unlock()
+		p.wg.Wait()
+	})
+	return p
+}
+
+func (p *stallProxy) addr() string { return p.ln.Addr().String() }
+
+func (p *stallProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.conns.Add(1)
+		p.mu.Lock()
+		p.open = append(p.open, c)
+		p.mu.Unlock()
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.handle(c)
+		}()
+	}
+}
+
+func (p *stallProxy) handle(client net.Conn) {
+	defer client.Close()
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	defer server.Close()
+	p.mu.Lock()
+	p.open = append(p.open, server)
+	p.mu.Unlock()
+	go func() { _, _ = io.Copy(server, client); server.Close() }()
+	mode := p.mode.Load()
+	if mode == stallHeaders {
+		_, _ = io.Copy(io.Discard, server) // swallow the answers until the client gives up
+		return
+	}
+	var sent int64
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := server.Read(buf)
+		if n > 0 {
+			if sent+int64(n) > p.threshold && (mode == stallAlways || (mode != passThrough && p.fired.CompareAndSwap(false, true))) {
+				if mode == dropOnce {
+					return
+				}
+				// Stall: hold the connection open, sending nothing, until
+				// the client closes it.
+				_, _ = io.Copy(io.Discard, client)
+				return
+			}
+			sent += int64(n)
+			if _, werr := client.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// pushRandomImage pushes an image with one incompressible 2 MiB layer.
+func pushRandomImage(t *testing.T, registry string) {
+	t.Helper()
+	data := make([]byte, 2<<20)
+	_, _ = rand.Read(data)
+	layer, err := LayerFromTar(tartest.Make(t, tartest.Entry{Name: "blob", Body: string(data)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, _ := NewImage(ImageConfig{}, layer)
+	c := mustClient(t, Options{UseHTTP: true})
+	if _, err := c.Write(context.Background(), img, mustRef(t, registry+"/stall/img:1")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readThrough opens the image through the proxy and reads its layer whole,
+// verifying digest and diff_id.
+func readThrough(t *testing.T, p *stallProxy, retries int) error {
+	t.Helper()
+	c := mustClient(t, Options{UseHTTP: true, Retries: retries, RetryDelay: 10 * time.Millisecond,
+		ResponseTimeout: 300 * time.Millisecond, IdleTimeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	im, err := c.Open(ctx, mustRef(t, p.addr()+"/stall/img:1"))
+	if err != nil {
+		return err
+	}
+	defer im.Close()
+	lr, err := im.OpenLayer(ctx, 0)
+	if err != nil {
+		return err
+	}
+	defer lr.Close()
+	if _, err := io.Copy(io.Discard, lr); err != nil {
+		return err
+	}
+	return lr.Verify()
+}
+
+func TestStalledRegistry(t *testing.T) {
+	reg := localRegistry(t)
+	pushRandomImage(t, reg)
+
+	t.Run("headers never come", func(t *testing.T) {
+		p := startStallProxy(t, reg, 256<<10)
+		p.mode.Store(stallHeaders)
+		start := time.Now()
+		err := readThrough(t, p, 1)
+		t.Logf("failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+		if err == nil || !strings.Contains(err.Error(), "timeout awaiting response headers") {
+			t.Fatalf("got %v, want a response-header timeout", err)
+		}
+	})
+	t.Run("body stalls once", func(t *testing.T) {
+		p := startStallProxy(t, reg, 256<<10)
+		p.mode.Store(stallOnce)
+		if err := readThrough(t, p, 2); err != nil {
+			t.Fatalf("a download that stalled once was not resumed: %v", err)
+		}
+		if !p.fired.Load() || p.conns.Load() < 2 {
+			t.Errorf("the stall never happened or no new connection was made (fired %t, %d connections)", p.fired.Load(), p.conns.Load())
+		}
+	})
+	t.Run("connection dropped mid-body", func(t *testing.T) {
+		p := startStallProxy(t, reg, 256<<10)
+		p.mode.Store(dropOnce)
+		if err := readThrough(t, p, 2); err != nil {
+			t.Fatalf("a download dropped once was not resumed: %v", err)
+		}
+		if !p.fired.Load() {
+			t.Error("the drop never happened")
+		}
+	})
+	t.Run("body always stalls", func(t *testing.T) {
+		p := startStallProxy(t, reg, 256<<10)
+		p.mode.Store(stallAlways)
+		err := readThrough(t, p, 2)
+		var st *errStalled
+		if !errors.As(err, &st) || !strings.Contains(err.Error(), "--registry-timeout") {
+			t.Fatalf("got %v, want a stalled-body error naming --registry-timeout", err)
+		}
+		if n := p.conns.Load(); n < 3 {
+			t.Errorf("%d connections: want the first and two resumptions", n)
+		}
+	})
+	t.Run("no misbehaviour", func(t *testing.T) {
+		p := startStallProxy(t, reg, 256<<10)
+		if err := readThrough(t, p, 0); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
