@@ -93,7 +93,7 @@ type SymlinkError struct {
 }
 
 func (e *SymlinkError) Error() string {
-	return fmt.Sprintf("%s is a symbolic link to %s, outside the bundle directory; it was not followed (copy the file into the bundle, or allow links out with FollowSymlinks)", e.File, e.Target)
+	return fmt.Sprintf("%s is a symbolic link to %s, outside the bundle directory; it was not followed (copy the file into the bundle, or pass --follow-symlinks to read it)", e.File, e.Target)
 }
 
 // LoadOptions tune LoadDirWith.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	
+
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 

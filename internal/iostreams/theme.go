@@ -81,3 +81,11 @@ func (t *Theme) NotePrefix() string {
 	}
 	return t.infoS.Render("note:")
 }
+
+// WarningPrefix starts a warning line: "warning:".
+func (t *Theme) WarningPrefix() string {
+	if !t.enabled {
+		return "warning:"
+	}
+	return t.warnS.Render("warning:")
+}

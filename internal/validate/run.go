@@ -122,7 +122,7 @@ func loadFinding(err error) Finding {
 	switch {
 	case errors.As(err, &sl):
 		return Finding{Rule: ruleLoad.ID, Severity: Error, File: sl.File, Message: err.Error(),
-			Hint: "copy the file into the bundle directory; links that leave it are followed only when asked to (FollowSymlinks)"}
+			Hint: "copy the file into the bundle directory; links that leave it are followed only with --follow-symlinks"}
 	case errors.As(err, &tl):
 		return Finding{Rule: ruleLoad.ID, Severity: Error, File: tl.File, Message: err.Error(),
 			Hint: "bundle files are kilobytes; remove the file or split it (the rest of the bundle was checked without it)"}

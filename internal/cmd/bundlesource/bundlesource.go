@@ -12,6 +12,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/spf13/pflag"
+
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/validate"
@@ -21,6 +23,9 @@ import (
 // directory-only runs never touch registry configuration and images share
 // connections.
 type Opener struct {
+	// Load says how bundle directories are read (links out of them).
+	Load bundle.LoadOptions
+
 	imageOpts image.Options
 	newClient func(image.Options) (*image.Client, error)
 
@@ -94,7 +99,7 @@ func (o *Opener) Open(ctx context.Context, arg string) (*Opened, error) {
 		return nil, err
 	}
 	if local {
-		b, err := bundle.LoadDir(arg)
+		b, err := bundle.LoadDirWith(arg, o.Load)
 		return &Opened{Bundle: b, Local: true}, err
 	}
 	if err := CheckArg(arg); err != nil {
@@ -124,8 +129,12 @@ func (o *Opener) Open(ctx context.Context, arg string) (*Opened, error) {
 	return &Opened{Bundle: b, Labels: labels}, err
 }
 
-// DirInput is a bundle directory to validate.
-func DirInput(path string) (validate.Input, error) {
+// DirInput is a bundle directory to validate; links out of it are not
+// followed.
+func DirInput(path string) (validate.Input, error) { return DirInputWith(path, bundle.LoadOptions{}) }
+
+// DirInputWith is DirInput reading the directory as lo says.
+func DirInputWith(path string, lo bundle.LoadOptions) (validate.Input, error) {
 	// Refuse an unreadable directory here, as an I/O error, rather than
 	// reporting it as a finding.
 	f, err := os.Open(path)
@@ -142,6 +151,28 @@ func DirInput(path string) (validate.Input, error) {
 	}
 	return validate.Input{
 		Path: path,
-		Load: func(context.Context) (*bundle.Bundle, error) { return bundle.LoadDir(path) },
+		Load: func(context.Context) (*bundle.Bundle, error) { return bundle.LoadDirWith(path, lo) },
 	}, nil
+}
+
+// FollowSymlinksFlag is the flag that lets bundle directories link to files
+// outside themselves.
+const FollowSymlinksFlag = "follow-symlinks"
+
+// AddFlags registers how bundle directories are read on fs, bound to lo.
+func AddFlags(fs *pflag.FlagSet, lo *bundle.LoadOptions) {
+	fs.BoolVar(&lo.FollowSymlinks, FollowSymlinksFlag, false, "follow symbolic links in bundle directories that lead outside them (by default such a link is an error: the bundle, and an image built from it, would carry a file from elsewhere on this machine)")
+}
+
+// DirFS is the file system of a bundle directory as lo says to read it: by
+// default, links that leave dir are refused when followed.
+func DirFS(dir string, lo bundle.LoadOptions) (fs.FS, func() error, error) {
+	if lo.FollowSymlinks {
+		return os.DirFS(dir), func() error { return nil }, nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return root.FS(), root.Close, nil
 }

@@ -6,6 +6,7 @@
 package factory
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -51,6 +52,15 @@ func New(io *iostreams.IOStreams) *Factory {
 		Version:     version.Get,
 	}
 	f.Config = config.New(f.LookupEnv)
+	f.ImageClient = func(o image.Options) (*image.Client, error) {
+		if o.Warn == nil {
+			// Warnings such as a fall back to plain HTTP are for the user.
+			o.Warn = func(msg string) {
+				fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().WarningPrefix(), msg)
+			}
+		}
+		return image.NewClient(o)
+	}
 	return f
 }
 

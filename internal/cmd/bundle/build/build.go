@@ -36,6 +36,7 @@ type Options struct {
 	ImageBuilder   string
 	Permissive     bool
 	Image          image.Options
+	Load           bundle.LoadOptions
 }
 
 // NewCmd is `opm bundle build`; runF, when not nil, runs instead of Run.
@@ -90,6 +91,7 @@ I/O error (bad flag, unreadable directory, registry or tool failure).`,
 	fl.StringVarP(&opts.ImageBuilder, "image-builder", "b", "", "build with this tool instead of in-process: docker, podman or buildah")
 	fl.BoolVar(&opts.Permissive, "permissive", false, "build even when validation finds failing findings")
 	opts.Image.AddFlags(fl)
+	bundlesource.AddFlags(fl, &opts.Load)
 	return cmd
 }
 
@@ -146,7 +148,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 
 	// Validate, exactly as `opm bundle validate` would.
-	in, err := bundlesource.DirInput(bundleDir)
+	in, err := bundlesource.DirInputWith(bundleDir, opts.Load)
 	if err != nil {
 		return exit.With(exit.Usage, err)
 	}
@@ -193,7 +195,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return exit.With(exit.Usage, err)
 		}
 	} else {
-		img, err := image.BuildBundleImage(os.DirFS(bundleDir), labels)
+		fsys, closeFS, err := bundlesource.DirFS(bundleDir, opts.Load)
+		if err != nil {
+			return exit.With(exit.Usage, err)
+		}
+		defer func() { _ = closeFS() }()
+		img, err := image.BuildBundleImage(fsys, labels)
+		if err != nil && !opts.Load.FollowSymlinks && strings.Contains(err.Error(), "path escapes from parent") {
+			// os.Root's refusal of a link out, found while building.
+			return exit.With(exit.Failed, fmt.Errorf("not building %s: a symbolic link in %s leads outside it (see the bundle-load finding above); copy the file into the bundle, or pass --follow-symlinks to put its target in the image: %w", opts.Tag, bundleDir, err))
+		}
 		if err != nil {
 			return exit.With(exit.Usage, err)
 		}

@@ -29,6 +29,7 @@ type Options struct {
 	ListRules bool
 	FromFiles bool
 	Image     image.Options
+	Load      bundle.LoadOptions
 }
 
 // NewCmd is `opm bundle validate`; runF, when not nil, runs instead of Run
@@ -78,6 +79,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 	cmd.Flags().BoolVar(&opts.FromFiles, "from-files", false, "the arguments are files: validate the bundle directories that hold them (for pre-commit hooks)")
 	_ = cmd.Flags().SetAnnotation("from-files", config.NoEnvAnnotation, []string{"true"})
 	opts.Image.AddFlags(cmd.Flags())
+	bundlesource.AddFlags(cmd.Flags(), &opts.Load)
 	return cmd
 }
 
@@ -107,7 +109,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	src := &imageInputs{opener: bundlesource.NewOpener(opts.Image, f.ImageClient)}
+	src := &imageInputs{opener: bundlesource.NewOpener(opts.Image, f.ImageClient), load: opts.Load}
+	src.opener.Load = opts.Load
 	inputs := make([]validate.Input, 0, len(paths))
 	var errs []error
 	for _, p := range paths {
@@ -149,6 +152,7 @@ const imageConcurrency = 16
 // one opener (one client, so connections are reused).
 type imageInputs struct {
 	opener   *bundlesource.Opener
+	load     bundle.LoadOptions
 	images   int
 	progress *iostreams.Progress
 	// failed counts images that could not be opened at all.
@@ -164,7 +168,7 @@ func (s *imageInputs) inputFor(arg string) (validate.Input, error) {
 		return validate.Input{}, err
 	}
 	if local {
-		return bundlesource.DirInput(arg)
+		return bundlesource.DirInputWith(arg, s.load)
 	}
 	if err := bundlesource.CheckArg(arg); err != nil {
 		return validate.Input{}, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -26,6 +27,7 @@ type Options struct {
 	Permissive      bool
 	OverwriteLatest bool
 	Output          string
+	Load            bundle.LoadOptions
 	indexio.ImageOptions
 }
 
@@ -88,6 +90,7 @@ Exit status: 0 added, 1 error, 2 a bundle image is already in the index,
 	fl.BoolVar(&opts.OverwriteLatest, "overwrite-latest", false, "replace a channel head's bundle by a rebuilt one of the same CSV name")
 	output.AddFlag(cmd, &opts.Output)
 	opts.AddFlags(fl)
+	bundlesource.AddFlags(fl, &opts.Load)
 	return cmd
 }
 
@@ -117,6 +120,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 
 	opener := bundlesource.NewOpener(opts.Image, f.ImageClient)
+	opener.Load = opts.Load
 	pulled, cleanup, err := indexio.PullWithTool(ctx, f, pullTool, opts.Bundles, opts.Image)
 	defer cleanup()
 	if err != nil {
