@@ -10,7 +10,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,7 +93,7 @@ const childEnv = "CMDTEST_RUN_OPM"
 // process it runs opm with the arguments, else the tests.
 func Main(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, stop := root.SignalContext()
 		code := root.Run(ctx, factory.New(iostreams.System()), os.Args[1:])
 		stop()
 		os.Exit(code)

@@ -9,6 +9,8 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/add"
 	"github.com/opmkit/opm/internal/cmd/index/export"
 	"github.com/opmkit/opm/internal/cmd/index/inspect"
+	"github.com/opmkit/opm/internal/cmd/index/prune"
+	"github.com/opmkit/opm/internal/cmd/index/prunestranded"
 	"github.com/opmkit/opm/internal/cmd/index/rm"
 )
 
@@ -19,5 +21,7 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		rm.NewCmd(f, nil),
 		inspect.NewCmd(f, nil),
 		export.NewCmd(f, nil),
+		prune.NewCmd(f, nil),
+		prunestranded.NewCmd(f, nil),
 	)
 }

@@ -147,7 +147,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			// A run that added nothing leaves no new file behind.
 			_ = os.Remove(opts.Database)
 		}
-		return exit.With(index.ExitCode(addErr), fmt.Errorf("add to %s: %w", opts.Database, addErr))
+		return exit.Exactly(index.ExitCode(addErr), fmt.Errorf("add to %s: %w", opts.Database, addErr))
 	}
 	if opts.Output == output.JSON {
 		return output.WriteJSON(f.IO.Out, res)

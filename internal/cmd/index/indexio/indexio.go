@@ -260,7 +260,7 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 		if ctx.Err() != nil {
 			return nil, Interrupted(ctx, changeErr)
 		}
-		return nil, exit.With(index.ExitCode(changeErr), fmt.Errorf("%s: %w\nnothing was written", what, changeErr))
+		return nil, exit.Exactly(index.ExitCode(changeErr), fmt.Errorf("%s: %w\nnothing was written", what, changeErr))
 	}
 
 	switch {
@@ -462,4 +462,57 @@ func Source(ctx context.Context, f *factory.Factory, arg string, opts image.Opti
 		return nil, nil, fmt.Errorf("database of %s: %w", arg, err)
 	}
 	return db, func() { _ = db.Close(); _ = b.Close() }, nil
+}
+
+// ChangeDatabase runs change (a remove or a prune) on the database file
+// path, in the library's one transaction, and renders its result: text on
+// stderr, or JSON on stdout. A missing file is an error, not a new index.
+func ChangeDatabase[R any](ctx context.Context, f *factory.Factory, path, format, verb string,
+	change func(*index.DB) (R, error), write func(*factory.Factory, string, R)) error {
+	if _, err := os.Stat(path); err != nil {
+		return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", verb, path, err))
+	}
+	db, err := index.Open(path)
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	res, err := change(db)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", verb, path, err))
+	}
+	if format == output.JSON {
+		return output.WriteJSON(f.IO.Out, res)
+	}
+	write(f, path, res)
+	return nil
+}
+
+// AddBuildFlags adds the image flags of upstream's index prune and
+// prune-stranded: those of add and rm without --build-tool, --pull-tool and
+// --enable-alpha, and -c defaulting to podman (see UpstreamContainerTool).
+func (o *ImageOptions) AddBuildFlags(f *pflag.FlagSet) {
+	f.StringVarP(&o.FromIndex, "from-index", "f", "", "index image to start from (only its database layer is fetched)")
+	f.StringVarP(&o.Tag, "tag", "t", "", "where to write the index image: a registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME]")
+	f.StringVarP(&o.BinaryImage, "binary-image", "i", indeximage.DefaultBinaryImage, "base image of the index when it is not --from-index's; also the FROM of --generate's Dockerfile")
+	f.BoolVar(&o.Generate, "generate", false, "write database/index.db and the Dockerfile in the working directory instead of an image")
+	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", indeximage.DefaultDockerfile, "name of the Dockerfile --generate writes")
+	f.StringVarP(&o.ContainerTool, "container-tool", "c", "podman", "docker or podman to build the image with; not given, opm writes the image itself without a container tool")
+	o.Image.AddFlags(f)
+}
+
+// UpstreamContainerTool applies upstream's -c default (podman) only when
+// -c was given: without it opm works in-process. none is refused, as
+// upstream refused it on prune.
+func (o *ImageOptions) UpstreamContainerTool(given bool) error {
+	if !given {
+		o.ContainerTool = ""
+		return nil
+	}
+	if o.ContainerTool == "none" {
+		return exit.Usagef("--container-tool none: this command builds an image; use docker or podman, or drop -c to build without a container tool")
+	}
+	return nil
 }
