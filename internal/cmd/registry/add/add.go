@@ -88,4 +88,3 @@ func Run(ctx context.Context, f *factory.Factory, opts *indexadd.Options) error 
 	}
 	return indexadd.Run(ctx, f, opts)
 }
-
