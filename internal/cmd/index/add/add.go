@@ -122,22 +122,30 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
-	loaded, err := indexio.LoadBundles(ctx, opener, opts.Bundles, pulled)
+	loaded, skipped, err := indexio.LoadBundles(ctx, opener, opts.Bundles, pulled, opts.Permissive)
 	if err != nil {
-		return exit.With(exit.Failed, err)
+		return indexio.Interrupted(ctx, err)
 	}
 	addOpts := index.AddOptions{Mode: mode, Permissive: opts.Permissive, OverwriteLatest: opts.OverwriteLatest}
+	add := func(db *index.DB) (*index.AddResult, error) {
+		res, err := db.Add(ctx, loaded, addOpts)
+		if res != nil {
+			// What --permissive left out before the add is reported with
+			// what the add itself skipped.
+			res.Skipped = append(skipped, res.Skipped...)
+		}
+		return res, err
+	}
 
 	if opts.Database == "" {
-		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output,
-			func(db *index.DB) (*index.AddResult, error) { return db.Add(ctx, loaded, addOpts) }, writeAddResult)
+		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output, add, writeAddResult)
 	}
 
 	db, created, err := openOrCreate(opts.Database)
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
-	res, addErr := db.Add(ctx, loaded, addOpts)
+	res, addErr := add(db)
 	closeErr := db.Close()
 	if addErr == nil {
 		addErr = closeErr

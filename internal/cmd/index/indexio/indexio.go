@@ -26,6 +26,7 @@ import (
 	"github.com/opmkit/opm/internal/image/layerfs"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
+	"github.com/opmkit/opm/internal/validate"
 )
 
 // ImageOptions are the flags index add and index rm share for index
@@ -129,11 +130,15 @@ func (o *ImageOptions) Check(database string) (build, pull containertools.Tool, 
 	return build, pull, nil
 }
 
-// LoadBundles opens every bundle, several at once, and fails with every
-// problem found when any bundle cannot be read whole. open, when it has an
+// LoadBundles opens every bundle, several at once, and checks each with
+// validate.CheckForIndex, the index rules of opm bundle validate. Without
+// permissive, any bundle that cannot be read whole or that the rules refuse
+// fails the run with every problem found (refusals name their rule ids),
+// before anything is written. With permissive, such bundles are returned as
+// skipped, each with its reason, and the rest loaded. open, when it has an
 // entry for an argument, names where to read that bundle from instead (an
 // archive a pull tool saved); the index still records the argument.
-func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string) ([]index.LoadedBundle, error) {
+func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string, permissive bool) ([]index.LoadedBundle, []index.Skipped, error) {
 	out := make([]index.LoadedBundle, len(args))
 	errs := make([]error, len(args))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0)+2)
@@ -152,14 +157,38 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 				errs[i] = fmt.Errorf("load bundle %s: %w", arg, err)
 				return
 			}
+			if err := validate.CheckForIndex(arg, ob.Bundle, nil).Err(); err != nil {
+				errs[i] = err
+				return
+			}
 			out[i] = index.LoadedBundle{Bundle: ob.Bundle, BundlePath: arg, Local: ob.Local}
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("%w\nnothing was added; `opm bundle validate` shows every problem with its fix", err)
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
 	}
-	return out, nil
+	if !permissive {
+		if err := errors.Join(errs...); err != nil {
+			return nil, nil, fmt.Errorf("%w\nnothing was added; `opm bundle validate` shows every problem with its fix (--permissive adds the other bundles)", err)
+		}
+		return out, nil, nil
+	}
+	var loaded []index.LoadedBundle
+	var skipped []index.Skipped
+	for i, err := range errs {
+		if err == nil {
+			loaded = append(loaded, out[i])
+			continue
+		}
+		ref := index.BundleRef{Path: args[i], Name: args[i]}
+		var refused *validate.RefusedError
+		if errors.As(err, &refused) && refused.Report.Name != "" {
+			ref.Name = refused.Report.Name
+		}
+		skipped = append(skipped, index.Skipped{Bundle: ref, Reason: err, Message: err.Error()})
+	}
+	return loaded, skipped, nil
 }
 
 // indexImageOutput is what an image-mode index add or rm wrote.
@@ -227,6 +256,10 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 	}
 	if err != nil {
 		return nil, Interrupted(ctx, err)
+	}
+	if dbPath, ok := b.BaseDatabase(); ok {
+		// -i given an index image: its bundles would silently be lost.
+		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", indeximage.BinaryImageWarning(o.BinaryImage, dbPath))
 	}
 	if o.FromIndex == "" {
 		db, err := index.Create(b.DatabasePath())
