@@ -23,5 +23,6 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		export.NewCmd(f, nil),
 		prune.NewCmd(f, nil),
 		prunestranded.NewCmd(f, nil),
+		group.Refused("deprecatetruncate", "upstream hid it; it cuts every bundle a deprecated one replaces out of its channels, which opm does not do without a plan you can review. Remove whole packages with rm, or drop stranded bundles with prune-stranded"),
 	)
 }

@@ -22,6 +22,7 @@ func NewCmd(f *factory.Factory, extra ...*cobra.Command) *cobra.Command {
 		rm.NewCmd(f, nil),
 		prune.NewCmd(f, nil),
 		prunestranded.NewCmd(f, nil),
+		group.Refused("deprecatetruncate", "upstream hid it; it cuts every bundle a deprecated one replaces out of its channels, which opm does not do without a plan you can review. Remove whole packages with rm, or drop stranded bundles with prune-stranded"),
 	}
 	return group.New("registry", "Change and serve sqlite index database files (upstream opm's registry commands)", append(subs, extra...)...)
 }

@@ -86,6 +86,7 @@ Exit status: 0 added, 1 error, 2 a bundle image is already in the index,
 	fl.StringVar(&opts.Mode, "mode", "replaces", "graph update mode: replaces, semver or semver-skippatch")
 	fl.BoolVar(&opts.Permissive, "permissive", false, "skip bundles that cannot be added, report them, and add the rest")
 	fl.BoolVar(&opts.OverwriteLatest, "overwrite-latest", false, "replace a channel head's bundle by a rebuilt one of the same CSV name")
+	_ = fl.MarkHidden("overwrite-latest") // hidden upstream too
 	output.AddFlag(cmd, &opts.Output)
 	opts.AddFlags(fl)
 	return cmd

@@ -50,7 +50,7 @@ func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.Tag, "tag", "t", "", "where to write the index image: a registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME]")
 	f.StringVarP(&o.BinaryImage, "binary-image", "i", indeximage.DefaultBinaryImage, "base image of a new index (its opm serves the database); also the FROM of --generate's Dockerfile")
 	f.BoolVar(&o.Generate, "generate", false, "write database/index.db and the Dockerfile in the working directory instead of an image")
-	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", indeximage.DefaultDockerfile, "name of the Dockerfile --generate writes")
+	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", "", "name of the Dockerfile --generate writes (default "+indeximage.DefaultDockerfile+")")
 	f.StringVarP(&o.ContainerTool, "container-tool", "c", "", "docker or podman for both --pull-tool and --build-tool (default: none, opm works without a container tool)")
 	f.StringVarP(&o.BuildTool, "build-tool", "u", "", "build the image with docker or podman from a generated Dockerfile instead of writing it directly")
 	f.StringVarP(&o.PullTool, "pull-tool", "p", "", "pull bundle images with docker or podman (their local storage and configuration) instead of directly; none is the default")
@@ -322,7 +322,11 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 		if err != nil {
 			return nil, exit.With(exit.Failed, err)
 		}
-		dbOut, dockerfile, err := indeximage.Generate(cwd, b.DatabasePath(), o.OutDockerfile, o.BinaryImage)
+		name := o.OutDockerfile
+		if name == "" {
+			name = indeximage.DefaultDockerfile
+		}
+		dbOut, dockerfile, err := indeximage.Generate(cwd, b.DatabasePath(), name, o.BinaryImage)
 		if err != nil {
 			return nil, exit.With(exit.Failed, err)
 		}
@@ -531,7 +535,7 @@ func (o *ImageOptions) AddBuildFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.Tag, "tag", "t", "", "where to write the index image: a registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME]")
 	f.StringVarP(&o.BinaryImage, "binary-image", "i", indeximage.DefaultBinaryImage, "base image of the index when it is not --from-index's; also the FROM of --generate's Dockerfile")
 	f.BoolVar(&o.Generate, "generate", false, "write database/index.db and the Dockerfile in the working directory instead of an image")
-	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", indeximage.DefaultDockerfile, "name of the Dockerfile --generate writes")
+	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", "", "name of the Dockerfile --generate writes (default "+indeximage.DefaultDockerfile+")")
 	f.StringVarP(&o.ContainerTool, "container-tool", "c", "podman", "docker or podman to build the image with; not given, opm writes the image itself without a container tool")
 	o.Image.AddFlags(f)
 }
