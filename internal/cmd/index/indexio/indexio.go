@@ -100,6 +100,9 @@ func (o *ImageOptions) Check(database string) (build, pull containertools.Tool, 
 	if err != nil {
 		return "", "", err
 	}
+	if err := o.Image.Validate(); err != nil {
+		return "", "", exit.Usagef("%v", err)
+	}
 	if database != "" {
 		if o.ImageMode() {
 			return "", "", exit.Usagef("--database works on a database file; drop --from-index, --tag, --generate and the tool flags, or drop --database")
@@ -153,12 +156,16 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 				from = o
 			}
 			ob, err := opener.Open(ctx, from)
+			if ob != nil && ctx.Err() == nil {
+				// What was read is judged by the index rules, so that a
+				// refusal names the rule ids bundle validate gives.
+				if refused := validate.CheckForIndex(arg, ob.Bundle, err).Err(); refused != nil {
+					errs[i] = refused
+					return
+				}
+			}
 			if err != nil {
 				errs[i] = fmt.Errorf("load bundle %s: %w", arg, err)
-				return
-			}
-			if err := validate.CheckForIndex(arg, ob.Bundle, nil).Err(); err != nil {
-				errs[i] = err
 				return
 			}
 			out[i] = index.LoadedBundle{Bundle: ob.Bundle, BundlePath: arg, Local: ob.Local}
