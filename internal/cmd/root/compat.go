@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/image"
@@ -26,7 +27,7 @@ func addCompatFlags(root *cobra.Command) {
 	pf.Bool(image.FlagSkipTLSVerify, false, "skip TLS certificate verification for registries (commands that use no registry ignore it)")
 	pf.Bool(image.FlagUseHTTP, false, "use plain HTTP for registries (commands that use no registry ignore it)")
 	pf.Bool(flagSkipTLS, false, "use plain HTTP for registries, as upstream opm made of this flag")
-	_ = pf.MarkDeprecated(flagSkipTLS, "use --use-http (or --skip-tls-verify) instead")
+	config.Deprecate(pf, flagSkipTLS, "use --use-http (or --skip-tls-verify) instead")
 	pf.Bool(flagDebug, false, "print more detail on stderr: the command's settings and the chain of a failure's causes")
 	_ = pf.MarkHidden(flagDebug)
 }
@@ -36,6 +37,11 @@ func addCompatFlags(root *cobra.Command) {
 // and prints the settings under --debug.
 func applyCompatFlags(f *factory.Factory, cmd *cobra.Command) error {
 	fl := cmd.Flags()
+	fl.VisitAll(func(p *pflag.Flag) {
+		if advice := p.Annotations[config.DeprecatedAnnotation]; p.Changed && len(advice) > 0 {
+			fmt.Fprintf(f.IO.ErrOut, "%s --%s is deprecated: %s\n", f.IO.ErrTheme().NotePrefix(), p.Name, advice[0])
+		}
+	})
 	if fl.Lookup(flagSkipTLS) != nil && fl.Changed(flagSkipTLS) {
 		for _, other := range []string{image.FlagUseHTTP, image.FlagSkipTLSVerify} {
 			if fl.Changed(other) {

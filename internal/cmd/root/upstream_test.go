@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/root"
@@ -118,10 +119,10 @@ func TestUpstreamCommandTable(t *testing.T) {
 			assert.Equal(t, row.def, fl.DefValue, "%s: default", name)
 		}
 		if row.has("deprecated") {
-			assert.NotEmpty(t, fl.Deprecated, "%s is deprecated", name)
+			assert.NotEmpty(t, fl.Annotations[config.DeprecatedAnnotation], "%s is deprecated", name)
 		}
-		if row.has("hidden") {
-			assert.True(t, fl.Hidden || fl.Deprecated != "", "%s is hidden", name)
+		if row.has("hidden") || row.has("deprecated") {
+			assert.True(t, fl.Hidden, "%s is hidden", name)
 		}
 		// Parse it on the real tree, long and short.
 		spellings := []string{"--" + row.flag}
@@ -159,4 +160,29 @@ func sampleValue(typ string) string {
 		return "a,b"
 	}
 	return "x"
+}
+
+// TestSkipTLSIsUseHTTP checks upstream's deprecated --skip-tls: it means
+// --use-http, as upstream made of it, says it is deprecated, and is refused
+// with the flags it conflicts with. --debug shows the resulting settings.
+func TestSkipTLSIsUseHTTP(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	db := t.TempDir() + "/index.db"
+	for _, args := range [][]string{
+		{"--skip-tls", "--debug", "index", "add", "--database", db, "-b", "127.0.0.1:1/x/b:1", "--retries", "-1"},
+		{"registry", "add", "--skip-tls", "--debug", "-d", db, "-b", "127.0.0.1:1/x/b:1", "--retries", "-1"},
+	} {
+		r := o.Run(args...)
+		assert.Equal(t, exit.Failed, r.Code, "%v: %s", args, r.ErrOut)
+		assert.Contains(t, r.ErrOut, "note: --skip-tls is deprecated: use --use-http")
+		assert.Empty(t, r.Out, "stdout holds nothing but results")
+		assert.Contains(t, r.ErrOut, "debug:   --use-http=true", "%v", args)
+		assert.Contains(t, r.ErrOut, "debug: exit status 1; causes:")
+	}
+	r := o.Run("index", "add", "--skip-tls", "--skip-tls-verify", "--database", db, "-b", "127.0.0.1:1/x/b:1")
+	assert.Equal(t, exit.UpstreamUsage, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "--skip-tls cannot be combined with --skip-tls-verify")
+	r = o.Run("version", "--skip-tls-verify")
+	assert.Equal(t, exit.OK, r.Code, "root flags are accepted everywhere: %s", r.ErrOut)
 }

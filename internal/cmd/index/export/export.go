@@ -9,6 +9,7 @@ import (
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
+	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
@@ -54,8 +55,7 @@ their images, several at once.`,
 	fl.StringSliceVarP(&opts.Packages, "package", "p", nil, "comma-separated packages to export (default: all)")
 	fl.StringVarP(&opts.Folder, "download-folder", "f", "downloaded", "directory to write the packages into")
 	fl.StringSliceVarP(&opts.OldPackages, "xpackage", "o", nil, "old spelling of --package")
-	_ = fl.MarkHidden("xpackage")
-	_ = fl.MarkDeprecated("xpackage", "use -p/--package instead")
+	config.Deprecate(fl, "xpackage", "use -p/--package instead")
 	fl.StringVarP(&opts.ContainerTool, "container-tool", "c", "none", "accepted for compatibility with upstream opm (none, docker or podman): opm reads the index image itself")
 	opts.Image.AddFlags(fl)
 	return cmd

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
+	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/lintflags"
@@ -60,7 +61,7 @@ read, so an interrupted or failed unpack leaves --out as it was.`,
 	fl.BoolVarP(&opts.SkipValidation, "skip-validation", "v", false, "do not validate the bundle first")
 	fl.StringVarP(&opts.ImageOpts.CAFile, "root-ca", "c", "", "PEM file of a root CA for registries")
 	fl.BoolVarP(&opts.SkipTLS, "skip-tls", "s", false, "use plain HTTP for registries")
-	_ = fl.MarkDeprecated("skip-tls", "use --use-http (or --skip-tls-verify) instead")
+	config.Deprecate(fl, "skip-tls", "use --use-http (or --skip-tls-verify) instead")
 	fl.BoolVar(&opts.ImageOpts.SkipTLSVerify, image.FlagSkipTLSVerify, false, "skip TLS certificate verification for registries")
 	fl.BoolVar(&opts.ImageOpts.UseHTTP, image.FlagUseHTTP, false, "use plain HTTP for registries")
 	fl.BoolVarP(&opts.Debug, "debug", "d", false, "print more detail on stderr")

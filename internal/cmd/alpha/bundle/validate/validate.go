@@ -3,6 +3,7 @@
 package validate
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -29,10 +30,11 @@ func NewCmd(f *factory.Factory, runF func(*bundlevalidate.Options) error) *cobra
 	opts.Output, opts.FailOn = output.Text, "error"
 	var tag, builder, optional string
 	cmd := &cobra.Command{
-		Use:        "validate -t IMAGE [-b TOOL] [-o VALIDATORS]",
-		Short:      "Validate a bundle image, as upstream opm did (opm bundle validate IMAGE)",
-		Deprecated: "use 'opm bundle validate IMAGE' instead",
-		Hidden:     true,
+		Use:   "validate -t IMAGE [-b TOOL] [-o VALIDATORS]",
+		Short: "Validate a bundle image, as upstream opm did (opm bundle validate IMAGE)",
+		// Deprecated upstream too; not cobra's Deprecated, whose message
+		// would go to stdout.
+		Hidden: true,
 		Long: `Upstream opm's 'alpha bundle validate': 'opm bundle validate' of the image
 named by -t, with every rule. -b is accepted and ignored (opm reads images
 itself); -o names upstream's optional suites (operatorhub, bundle-objects),
@@ -53,6 +55,7 @@ whose checks are among opm's rules, which all run.`,
 				}
 			}
 			opts.Paths = []string{tag}
+			fmt.Fprintf(f.IO.ErrOut, "%s opm alpha bundle validate is deprecated: use opm bundle validate %s\n", f.IO.ErrTheme().NotePrefix(), tag)
 			if runF != nil {
 				return runF(opts)
 			}
