@@ -4,9 +4,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
 
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/root"
@@ -14,9 +12,9 @@ import (
 )
 
 func main() {
-	// An interrupt cancels the run's context; commands stop, clean up and
-	// return exit.Interrupted (130).
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGINT or SIGTERM cancels the run's context; commands stop, clean up
+	// and return; the exit status is 130 or 143.
+	ctx, stop := root.SignalContext()
 	code := root.Run(ctx, factory.New(iostreams.System()), os.Args[1:])
 	stop()
 	os.Exit(code)

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,7 +93,7 @@ const childEnv = "CMDTEST_RUN_OPM"
 // process it runs opm with the arguments, else the tests.
 func Main(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+		ctx, stop := root.SignalContext()
 		code := root.Run(ctx, factory.New(iostreams.System()), os.Args[1:])
 		stop()
 		os.Exit(code)
@@ -102,11 +101,11 @@ func Main(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func (r *Runner) runChild(args []string) Result {
+// Command is the child process a run with Dir set would start, not yet
+// started: for tests that signal or time it themselves. The package needs
+// Main as its TestMain.
+func (r *Runner) Command(args ...string) *exec.Cmd {
 	r.t.Helper()
-	if r.TTY {
-		r.t.Fatal("cmdtest: a child-process run (Dir set) has no terminal")
-	}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Dir = r.Dir
 	env := map[string]string{"PATH": os.Getenv("PATH")}
@@ -120,6 +119,15 @@ func (r *Runner) runChild(args []string) Result {
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
+	return cmd
+}
+
+func (r *Runner) runChild(args []string) Result {
+	r.t.Helper()
+	if r.TTY {
+		r.t.Fatal("cmdtest: a child-process run (Dir set) has no terminal")
+	}
+	cmd := r.Command(args...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -6,14 +6,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"syscall"
 )
 
 // Exit statuses.
 const (
 	OK          = 0
-	Failed      = 1 // the command ran and found failing findings
-	Usage       = 2 // bad flags or arguments, unreadable input, other I/O errors
-	Interrupted = 130
+	Failed      = 1   // the command ran and found failing findings
+	Usage       = 2   // bad flags or arguments, unreadable input, other I/O errors
+	Interrupted = 130 // SIGINT (128+2)
+	Terminated  = 143 // SIGTERM (128+15)
+
+	// UpstreamUsage is a usage error on the command paths upstream opm
+	// v1.73.0 had (index, registry, alpha): there upstream's `index add`
+	// gives 2 its own meaning (bundle image already present), so a usage
+	// error must not look like it. 64 is sysexits.h's EX_USAGE.
+	UpstreamUsage = 64
 )
 
 // Error carries an exit status from a command's RunE to main. Err is
@@ -22,6 +31,13 @@ const (
 type Error struct {
 	Code int
 	Err  error
+	// Exact marks a status that keeps its number on every command path
+	// (upstream's index add statuses 2 and 3), where a plain Usage status
+	// becomes UpstreamUsage on upstream's paths.
+	Exact bool
+	// usage marks an error in how opm was called (Usagef), as opposed to
+	// an I/O error that shares its status on opm's own commands.
+	usage bool
 }
 
 func (e *Error) Error() string {
@@ -39,9 +55,13 @@ var Findings = &Error{Code: Failed}
 // With is err with exit status code.
 func With(code int, err error) error { return &Error{Code: code, Err: err} }
 
+// Exactly is err with exit status code, kept as is on upstream's command
+// paths (index add's 2 and 3 mean what upstream's meant).
+func Exactly(code int, err error) error { return &Error{Code: code, Err: err, Exact: true} }
+
 // Usagef is an error in how opm was called: exit status 2.
 func Usagef(format string, args ...any) error {
-	return &Error{Code: Usage, Err: fmt.Errorf(format, args...)}
+	return &Error{Code: Usage, Err: fmt.Errorf(format, args...), usage: true}
 }
 
 // Interrupt is the error of a run stopped by a signal: exit status 130.
@@ -68,4 +88,40 @@ func Code(err error) (code int, print bool) {
 		return ee.Code, ee.Err != nil
 	}
 	return Usage, true
+}
+
+// Signalled is the cause of a run's context cancelled by a signal.
+type Signalled struct{ Signal os.Signal }
+
+func (s Signalled) Error() string { return "stopped by " + s.Signal.String() }
+
+// Status is the exit status of a process stopped by the signal: 128 plus
+// its number, as a shell reports it.
+func (s Signalled) Status() int {
+	if n, ok := s.Signal.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return Interrupted
+}
+
+// UsageOnUpstream is the status of err on upstream's command paths
+// (docs/output.md): a usage error (Usagef, or an error cobra returned
+// about flags, arguments or commands) is UpstreamUsage; an I/O error that
+// opm's own commands give status Usage is Failed there, as upstream; Exact
+// statuses and every other status are kept.
+func UsageOnUpstream(err error) int {
+	var ee *Error
+	if !errors.As(err, &ee) {
+		if err == nil {
+			return OK
+		}
+		return UpstreamUsage
+	}
+	switch {
+	case ee.Exact || ee.Code != Usage:
+		return ee.Code
+	case ee.usage:
+		return UpstreamUsage
+	}
+	return Failed
 }

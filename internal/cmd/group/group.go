@@ -42,3 +42,18 @@ func NoArgs(cmd *cobra.Command, args []string) error {
 	}
 	return exit.Usagef("%s\nRun '%s --help' for usage.", msg, cmd.CommandPath())
 }
+
+// Refused is a hidden command opm does not provide, which upstream opm
+// had: run with any flags, it is a usage error that says why, rather than
+// "unknown command".
+func Refused(name, why string) *cobra.Command {
+	return &cobra.Command{
+		Use:                name,
+		Short:              "Not provided by opm",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exit.Usagef("%s is not provided by opm: %s", cmd.CommandPath(), why)
+		},
+	}
+}

@@ -38,7 +38,7 @@ func TestAddFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "replaces", got.Mode)
 	assert.Equal(t, indeximage.DefaultBinaryImage, got.BinaryImage)
-	assert.Equal(t, indeximage.DefaultDockerfile, got.OutDockerfile)
+	assert.Empty(t, got.OutDockerfile, "as upstream: empty means "+indeximage.DefaultDockerfile)
 	assert.True(t, got.Generate)
 	assert.True(t, got.ImageMode())
 }

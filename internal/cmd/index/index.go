@@ -9,6 +9,8 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/add"
 	"github.com/opmkit/opm/internal/cmd/index/export"
 	"github.com/opmkit/opm/internal/cmd/index/inspect"
+	"github.com/opmkit/opm/internal/cmd/index/prune"
+	"github.com/opmkit/opm/internal/cmd/index/prunestranded"
 	"github.com/opmkit/opm/internal/cmd/index/rm"
 )
 
@@ -19,5 +21,8 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		rm.NewCmd(f, nil),
 		inspect.NewCmd(f, nil),
 		export.NewCmd(f, nil),
+		prune.NewCmd(f, nil),
+		prunestranded.NewCmd(f, nil),
+		group.Refused("deprecatetruncate", "upstream hid it; it cuts every bundle a deprecated one replaces out of its channels, which opm does not do without a plan you can review. Remove whole packages with rm, or drop stranded bundles with prune-stranded"),
 	)
 }

@@ -574,14 +574,14 @@ func TestIndexImageFailuresWriteNothing(t *testing.T) {
 
 	// Usage errors.
 	r = o.Run("index", "add", "-b", valid)
-	assert.Equal(t, exit.Usage, r.Code)
+	assert.Equal(t, exit.UpstreamUsage, r.Code)
 	r = o.Run("index", "add", "-b", valid, "--database", "x.db", "-t", reg.ref("idx:4"))
-	assert.Equal(t, exit.Usage, r.Code)
+	assert.Equal(t, exit.UpstreamUsage, r.Code)
 	assert.Contains(t, r.ErrOut, "--database works on a database file")
 	r = o.Run("index", "add", "-b", valid, "-t", reg.ref("idx:4"), "-u", "kaniko")
-	assert.Equal(t, exit.Usage, r.Code)
+	assert.Equal(t, exit.UpstreamUsage, r.Code)
 	r = o.Run("index", "rm", "-o", "x", "-t", reg.ref("idx:4"))
-	assert.Equal(t, exit.Usage, r.Code)
+	assert.Equal(t, exit.UpstreamUsage, r.Code)
 	assert.Contains(t, r.ErrOut, "--from-index is required")
 
 	assert.Empty(t, dirEntries(t, work), "nothing is left in the working directory")

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -102,12 +103,12 @@ func TestIndexAddFailureLeavesNoNewDatabase(t *testing.T) {
 	assert.True(t, os.IsNotExist(err), "no database file is left behind")
 
 	r = o.Run("index", "add", "--database", db, "--bundles", "./no/such/dir")
-	assert.Equal(t, 2, r.Code)
+	assert.Equal(t, exit.Failed, r.Code, "a bundle that cannot be read is a failed run on upstream's paths")
 	assert.Contains(t, r.ErrOut, "no such directory, and not an image reference")
 
 	r = o.Run("index", "add", "--bundles", validBundle)
-	assert.Equal(t, 2, r.Code)
+	assert.Equal(t, exit.UpstreamUsage, r.Code)
 	r = o.Run("index", "add", "--database", db, "--bundles", validBundle, "--mode", "sideways")
-	assert.Equal(t, 2, r.Code)
+	assert.Equal(t, exit.UpstreamUsage, r.Code)
 	assert.Contains(t, r.ErrOut, "--mode")
 }

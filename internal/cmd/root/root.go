@@ -5,10 +5,15 @@ package root
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/cmd/alpha"
 	"github.com/opmkit/opm/internal/cmd/bundle"
 	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/csv"
@@ -16,6 +21,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index"
+	"github.com/opmkit/opm/internal/cmd/registry"
 	"github.com/opmkit/opm/internal/cmd/version"
 )
 
@@ -48,9 +54,13 @@ config file.`,
 			if err := f.Config.CheckUnknown(cmd.Root(), f.Environ()); err != nil {
 				return err
 			}
-			return f.Config.Apply(cmd)
+			if err := f.Config.Apply(cmd); err != nil {
+				return err
+			}
+			return applyCompatFlags(f, cmd)
 		},
 	}
+	addCompatFlags(root)
 	root.PersistentFlags().String(config.FlagName, "", "config file (default $XDG_CONFIG_HOME/opm/config.yaml, else ~/.config/opm/config.yaml)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return exit.Usagef("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
@@ -60,6 +70,8 @@ config file.`,
 		bundle.NewCmd(f),
 		csv.NewCmd(f),
 		index.NewCmd(f),
+		registry.NewCmd(f),
+		alpha.NewCmd(f),
 	)
 	return root
 }
@@ -72,10 +84,72 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 	root.SetIn(f.IO.In)
 	root.SetOut(f.IO.Out) // help and usage go to stdout, as asked for
 	root.SetErr(f.IO.ErrOut)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	code, print := exit.Code(err)
+	if err != nil && ctx.Err() != nil {
+		// A signal stopped the run: whatever each cancelled request
+		// returned, say it once. Commands have rolled back and removed
+		// their temporary files before returning.
+		code = exit.Interrupted
+		var sig exit.Signalled
+		if errors.As(context.Cause(ctx), &sig) {
+			code = sig.Status()
+		}
+		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), "interrupted; nothing was written")
+		return code
+	}
+	if err != nil && upstreamPath(cmd) {
+		code = exit.UsageOnUpstream(err)
+	}
 	if print {
 		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), err)
 	}
+	if err != nil && debug(cmd) {
+		fmt.Fprintf(f.IO.ErrOut, "debug: exit status %d; causes:\n", code)
+		for _, c := range causes(err) {
+			fmt.Fprintf(f.IO.ErrOut, "debug:   %s\n", c)
+		}
+	}
 	return code
+}
+
+// upstreamPath says whether cmd is one of the command paths upstream opm
+// v1.73.0 had, whose exit statuses scripts test (docs/output.md).
+func upstreamPath(cmd *cobra.Command) bool {
+	if cmd == nil {
+		return false
+	}
+	for c := cmd; c.HasParent(); c = c.Parent() {
+		if !c.Parent().HasParent() {
+			switch c.Name() {
+			case "index", "registry", "alpha":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// SignalContext is the context of a real run: SIGINT or SIGTERM cancels
+// it, with exit.Signalled as the cause, and commands stop, roll back,
+// remove their temporary files and return. A second signal is not caught:
+// it ends opm at once. stop releases the signal handling.
+func SignalContext() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			signal.Stop(sigs)
+			cancel(exit.Signalled{Signal: s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
 }

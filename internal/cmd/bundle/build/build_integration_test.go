@@ -75,7 +75,7 @@ func TestBundleBuildPushValidateRealRegistry(t *testing.T) {
 
 	// Without --use-http, plain HTTP is refused: nothing is pushed in clear.
 	r = o.Run("bundle", "build", "-d", dir, "-t", reg.Ref("etcd-bundle:plain"))
-	assert.Equal(t, exit.Usage, r.Code)
+	assert.Equal(t, exit.Failed, r.Code, "a registry failure is 1, as on index add")
 	assert.Contains(t, r.ErrOut, "--use-http")
 
 	// The image validates exactly as the directory, and so do skopeo's

@@ -21,6 +21,10 @@ type Options struct {
 	OutputDir      string
 	Overwrite      bool
 	Output         string
+	// Upstream and BaseImage are set by upstream's path, `opm alpha bundle
+	// generate` (see bundle.GenerateOptions).
+	Upstream  bool
+	BaseImage string
 }
 
 // NewCmd is `opm bundle generate`; runF, when not nil, runs instead of Run.
@@ -74,6 +78,8 @@ func Run(f *factory.Factory, opts *Options) error {
 		Channels:       opts.Channels,
 		DefaultChannel: opts.DefaultChannel,
 		Overwrite:      opts.Overwrite,
+		Upstream:       opts.Upstream,
+		BaseImage:      opts.BaseImage,
 	})
 	if err != nil {
 		return exit.With(exit.Failed, fmt.Errorf("generate bundle metadata: %w", err))

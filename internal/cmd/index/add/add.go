@@ -88,6 +88,7 @@ Exit status: 0 added, 1 error, 2 a bundle image is already in the index,
 	fl.StringVar(&opts.Mode, "mode", "replaces", "graph update mode: replaces, semver or semver-skippatch")
 	fl.BoolVar(&opts.Permissive, "permissive", false, "skip bundles that cannot be added, report them, and add the rest")
 	fl.BoolVar(&opts.OverwriteLatest, "overwrite-latest", false, "replace a channel head's bundle by a rebuilt one of the same CSV name")
+	_ = fl.MarkHidden("overwrite-latest") // hidden upstream too
 	output.AddFlag(cmd, &opts.Output)
 	opts.AddFlags(fl)
 	bundlesource.AddFlags(fl, &opts.Load)
@@ -126,22 +127,30 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
-	loaded, err := indexio.LoadBundles(ctx, opener, opts.Bundles, pulled)
+	loaded, skipped, err := indexio.LoadBundles(ctx, opener, opts.Bundles, pulled, opts.Permissive)
 	if err != nil {
-		return exit.With(exit.Failed, err)
+		return indexio.Interrupted(ctx, err)
 	}
 	addOpts := index.AddOptions{Mode: mode, Permissive: opts.Permissive, OverwriteLatest: opts.OverwriteLatest}
+	add := func(db *index.DB) (*index.AddResult, error) {
+		res, err := db.Add(ctx, loaded, addOpts)
+		if res != nil {
+			// What --permissive left out before the add is reported with
+			// what the add itself skipped.
+			res.Skipped = append(skipped, res.Skipped...)
+		}
+		return res, err
+	}
 
 	if opts.Database == "" {
-		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output,
-			func(db *index.DB) (*index.AddResult, error) { return db.Add(ctx, loaded, addOpts) }, writeAddResult)
+		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output, add, writeAddResult)
 	}
 
 	db, created, err := openOrCreate(opts.Database)
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
-	res, addErr := db.Add(ctx, loaded, addOpts)
+	res, addErr := add(db)
 	closeErr := db.Close()
 	if addErr == nil {
 		addErr = closeErr
@@ -151,7 +160,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			// A run that added nothing leaves no new file behind.
 			_ = os.Remove(opts.Database)
 		}
-		return exit.With(index.ExitCode(addErr), fmt.Errorf("add to %s: %w", opts.Database, addErr))
+		return exit.Exactly(index.ExitCode(addErr), fmt.Errorf("add to %s: %w", opts.Database, addErr))
 	}
 	if opts.Output == output.JSON {
 		return output.WriteJSON(f.IO.Out, res)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
+	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
@@ -21,7 +22,10 @@ type Options struct {
 	Index    string
 	Packages []string
 	Folder   string
-	Image    image.Options
+	// OldPackages is upstream's hidden, deprecated -o spelling of -p.
+	OldPackages   []string
+	ContainerTool string
+	Image         image.Options
 }
 
 // NewCmd is `opm index export`; runF, when not nil, runs instead of Run.
@@ -50,6 +54,9 @@ their images, several at once.`,
 	fl.StringVarP(&opts.Index, "index", "i", "", "the sqlite index database file or index image to export")
 	fl.StringSliceVarP(&opts.Packages, "package", "p", nil, "comma-separated packages to export (default: all)")
 	fl.StringVarP(&opts.Folder, "download-folder", "f", "downloaded", "directory to write the packages into")
+	fl.StringSliceVarP(&opts.OldPackages, "xpackage", "o", nil, "old spelling of --package")
+	config.Deprecate(fl, "xpackage", "use -p/--package instead")
+	fl.StringVarP(&opts.ContainerTool, "container-tool", "c", "none", "accepted for compatibility with upstream opm (none, docker or podman): opm reads the index image itself")
 	opts.Image.AddFlags(fl)
 	return cmd
 }
@@ -58,6 +65,17 @@ their images, several at once.`,
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.Index == "" {
 		return exit.Usagef("--index is required: the index database or image to export")
+	}
+	if len(opts.OldPackages) > 0 {
+		if len(opts.Packages) > 0 {
+			return exit.Usagef("-o (the old spelling of --package) and -p/--package cannot both be given; use -p")
+		}
+		opts.Packages = opts.OldPackages
+	}
+	switch opts.ContainerTool {
+	case "", "none", "docker", "podman":
+	default:
+		return exit.Usagef("--container-tool %q: use none, docker or podman", opts.ContainerTool)
 	}
 	db, done, err := indexio.Source(ctx, f, opts.Index, opts.Image)
 	if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/opmkit/opm/internal/image/layerfs"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
+	"github.com/opmkit/opm/internal/validate"
 )
 
 // ImageOptions are the flags index add and index rm share for index
@@ -49,7 +50,7 @@ func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.Tag, "tag", "t", "", "where to write the index image: a registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME]")
 	f.StringVarP(&o.BinaryImage, "binary-image", "i", indeximage.DefaultBinaryImage, "base image of a new index (its opm serves the database); also the FROM of --generate's Dockerfile")
 	f.BoolVar(&o.Generate, "generate", false, "write database/index.db and the Dockerfile in the working directory instead of an image")
-	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", indeximage.DefaultDockerfile, "name of the Dockerfile --generate writes")
+	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", "", "name of the Dockerfile --generate writes (default "+indeximage.DefaultDockerfile+")")
 	f.StringVarP(&o.ContainerTool, "container-tool", "c", "", "docker or podman for both --pull-tool and --build-tool (default: none, opm works without a container tool)")
 	f.StringVarP(&o.BuildTool, "build-tool", "u", "", "build the image with docker or podman from a generated Dockerfile instead of writing it directly")
 	f.StringVarP(&o.PullTool, "pull-tool", "p", "", "pull bundle images with docker or podman (their local storage and configuration) instead of directly; none is the default")
@@ -99,6 +100,9 @@ func (o *ImageOptions) Check(database string) (build, pull containertools.Tool, 
 	if err != nil {
 		return "", "", err
 	}
+	if err := o.Image.Validate(); err != nil {
+		return "", "", exit.Usagef("%v", err)
+	}
 	if database != "" {
 		if o.ImageMode() {
 			return "", "", exit.Usagef("--database works on a database file; drop --from-index, --tag, --generate and the tool flags, or drop --database")
@@ -129,11 +133,15 @@ func (o *ImageOptions) Check(database string) (build, pull containertools.Tool, 
 	return build, pull, nil
 }
 
-// LoadBundles opens every bundle, several at once, and fails with every
-// problem found when any bundle cannot be read whole. open, when it has an
+// LoadBundles opens every bundle, several at once, and checks each with
+// validate.CheckForIndex, the index rules of opm bundle validate. Without
+// permissive, any bundle that cannot be read whole or that the rules refuse
+// fails the run with every problem found (refusals name their rule ids),
+// before anything is written. With permissive, such bundles are returned as
+// skipped, each with its reason, and the rest loaded. open, when it has an
 // entry for an argument, names where to read that bundle from instead (an
 // archive a pull tool saved); the index still records the argument.
-func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string) ([]index.LoadedBundle, error) {
+func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string, permissive bool) ([]index.LoadedBundle, []index.Skipped, error) {
 	out := make([]index.LoadedBundle, len(args))
 	errs := make([]error, len(args))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0)+2)
@@ -148,6 +156,14 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 				from = o
 			}
 			ob, err := opener.Open(ctx, from)
+			if ob != nil && ctx.Err() == nil {
+				// What was read is judged by the index rules, so that a
+				// refusal names the rule ids bundle validate gives.
+				if refused := validate.CheckForIndex(arg, ob.Bundle, err).Err(); refused != nil {
+					errs[i] = refused
+					return
+				}
+			}
 			if err != nil {
 				errs[i] = fmt.Errorf("load bundle %s: %w", arg, err)
 				return
@@ -156,10 +172,30 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("%w\nnothing was added; `opm bundle validate` shows every problem with its fix", err)
+	if ctx.Err() != nil {
+		return nil, nil, ctx.Err()
 	}
-	return out, nil
+	if !permissive {
+		if err := errors.Join(errs...); err != nil {
+			return nil, nil, fmt.Errorf("%w\nnothing was added; `opm bundle validate` shows every problem with its fix (--permissive adds the other bundles)", err)
+		}
+		return out, nil, nil
+	}
+	var loaded []index.LoadedBundle
+	var skipped []index.Skipped
+	for i, err := range errs {
+		if err == nil {
+			loaded = append(loaded, out[i])
+			continue
+		}
+		ref := index.BundleRef{Path: args[i], Name: args[i]}
+		var refused *validate.RefusedError
+		if errors.As(err, &refused) && refused.Report.Name != "" {
+			ref.Name = refused.Report.Name
+		}
+		skipped = append(skipped, index.Skipped{Bundle: ref, Reason: err, Message: err.Error()})
+	}
+	return loaded, skipped, nil
 }
 
 // indexImageOutput is what an image-mode index add or rm wrote.
@@ -228,6 +264,10 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 	if err != nil {
 		return nil, Interrupted(ctx, err)
 	}
+	if dbPath, ok := b.BaseDatabase(); ok {
+		// -i given an index image: its bundles would silently be lost.
+		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", indeximage.BinaryImageWarning(o.BinaryImage, dbPath))
+	}
 	if o.FromIndex == "" {
 		db, err := index.Create(b.DatabasePath())
 		if err != nil {
@@ -260,7 +300,7 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 		if ctx.Err() != nil {
 			return nil, Interrupted(ctx, changeErr)
 		}
-		return nil, exit.With(index.ExitCode(changeErr), fmt.Errorf("%s: %w\nnothing was written", what, changeErr))
+		return nil, exit.Exactly(index.ExitCode(changeErr), fmt.Errorf("%s: %w\nnothing was written", what, changeErr))
 	}
 
 	switch {
@@ -289,7 +329,11 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 		if err != nil {
 			return nil, exit.With(exit.Failed, err)
 		}
-		dbOut, dockerfile, err := indeximage.Generate(cwd, b.DatabasePath(), o.OutDockerfile, o.BinaryImage)
+		name := o.OutDockerfile
+		if name == "" {
+			name = indeximage.DefaultDockerfile
+		}
+		dbOut, dockerfile, err := indeximage.Generate(cwd, b.DatabasePath(), name, o.BinaryImage)
 		if err != nil {
 			return nil, exit.With(exit.Failed, err)
 		}
@@ -462,4 +506,57 @@ func Source(ctx context.Context, f *factory.Factory, arg string, opts image.Opti
 		return nil, nil, fmt.Errorf("database of %s: %w", arg, err)
 	}
 	return db, func() { _ = db.Close(); _ = b.Close() }, nil
+}
+
+// ChangeDatabase runs change (a remove or a prune) on the database file
+// path, in the library's one transaction, and renders its result: text on
+// stderr, or JSON on stdout. A missing file is an error, not a new index.
+func ChangeDatabase[R any](ctx context.Context, f *factory.Factory, path, format, verb string,
+	change func(*index.DB) (R, error), write func(*factory.Factory, string, R)) error {
+	if _, err := os.Stat(path); err != nil {
+		return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", verb, path, err))
+	}
+	db, err := index.Open(path)
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	res, err := change(db)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", verb, path, err))
+	}
+	if format == output.JSON {
+		return output.WriteJSON(f.IO.Out, res)
+	}
+	write(f, path, res)
+	return nil
+}
+
+// AddBuildFlags adds the image flags of upstream's index prune and
+// prune-stranded: those of add and rm without --build-tool, --pull-tool and
+// --enable-alpha, and -c defaulting to podman (see UpstreamContainerTool).
+func (o *ImageOptions) AddBuildFlags(f *pflag.FlagSet) {
+	f.StringVarP(&o.FromIndex, "from-index", "f", "", "index image to start from (only its database layer is fetched)")
+	f.StringVarP(&o.Tag, "tag", "t", "", "where to write the index image: a registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME]")
+	f.StringVarP(&o.BinaryImage, "binary-image", "i", indeximage.DefaultBinaryImage, "base image of the index when it is not --from-index's; also the FROM of --generate's Dockerfile")
+	f.BoolVar(&o.Generate, "generate", false, "write database/index.db and the Dockerfile in the working directory instead of an image")
+	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", "", "name of the Dockerfile --generate writes (default "+indeximage.DefaultDockerfile+")")
+	f.StringVarP(&o.ContainerTool, "container-tool", "c", "podman", "docker or podman to build the image with; not given, opm writes the image itself without a container tool")
+	o.Image.AddFlags(f)
+}
+
+// UpstreamContainerTool applies upstream's -c default (podman) only when
+// -c was given: without it opm works in-process. none is refused, as
+// upstream refused it on prune.
+func (o *ImageOptions) UpstreamContainerTool(given bool) error {
+	if !given {
+		o.ContainerTool = ""
+		return nil
+	}
+	if o.ContainerTool == "none" {
+		return exit.Usagef("--container-tool none: this command builds an image; use docker or podman, or drop -c to build without a container tool")
+	}
+	return nil
 }

@@ -1,0 +1,95 @@
+package root
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/opmkit/opm/internal/cmd/config"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/image"
+)
+
+// Root flags upstream opm v1.73.0 had on every command. Commands that talk
+// to registries declare --skip-tls-verify and --use-http themselves; those
+// local flags take the value wherever it is given on the command line, and
+// the root's are accepted (and mean nothing) on every other command.
+const (
+	flagSkipTLS = "skip-tls"
+	flagDebug   = "debug"
+)
+
+func addCompatFlags(root *cobra.Command) {
+	pf := root.PersistentFlags()
+	pf.Bool(image.FlagSkipTLSVerify, false, "skip TLS certificate verification for registries (commands that use no registry ignore it)")
+	pf.Bool(image.FlagUseHTTP, false, "use plain HTTP for registries (commands that use no registry ignore it)")
+	pf.Bool(flagSkipTLS, false, "use plain HTTP for registries, as upstream opm made of this flag")
+	config.Deprecate(pf, flagSkipTLS, "use --use-http (or --skip-tls-verify) instead")
+	pf.Bool(flagDebug, false, "print more detail on stderr: the command's settings and the chain of a failure's causes")
+	_ = pf.MarkHidden(flagDebug)
+}
+
+// applyCompatFlags turns upstream's deprecated --skip-tls into --use-http,
+// as upstream did, refusing it together with the flags it conflicts with,
+// and prints the settings under --debug.
+func applyCompatFlags(f *factory.Factory, cmd *cobra.Command) error {
+	fl := cmd.Flags()
+	fl.VisitAll(func(p *pflag.Flag) {
+		if advice := p.Annotations[config.DeprecatedAnnotation]; p.Changed && len(advice) > 0 {
+			fmt.Fprintf(f.IO.ErrOut, "%s --%s is deprecated: %s\n", f.IO.ErrTheme().NotePrefix(), p.Name, advice[0])
+		}
+	})
+	if fl.Lookup(flagSkipTLS) != nil && fl.Changed(flagSkipTLS) {
+		for _, other := range []string{image.FlagUseHTTP, image.FlagSkipTLSVerify} {
+			if fl.Changed(other) {
+				return exit.Usagef("--%s cannot be combined with --%s (--skip-tls is deprecated: use --%s alone)", flagSkipTLS, other, other)
+			}
+		}
+		if on, _ := fl.GetBool(flagSkipTLS); on && fl.Lookup(image.FlagUseHTTP) != nil {
+			if err := fl.Set(image.FlagUseHTTP, "true"); err != nil {
+				return exit.Usagef("--%s: %v", flagSkipTLS, err)
+			}
+		}
+	}
+	if debug(cmd) {
+		w := f.IO.ErrOut
+		fmt.Fprintf(w, "debug: %s (opm %s)\n", cmd.CommandPath(), f.Version().Version)
+		fl.VisitAll(func(p *pflag.Flag) {
+			if p.Changed {
+				fmt.Fprintf(w, "debug:   --%s=%s%s\n", p.Name, p.Value, f.From(p.Name))
+			}
+		})
+	}
+	return nil
+}
+
+// debug says whether --debug is on for cmd.
+func debug(cmd *cobra.Command) bool {
+	if cmd == nil || cmd.Flags().Lookup(flagDebug) == nil {
+		return false
+	}
+	on, _ := cmd.Flags().GetBool(flagDebug)
+	return on
+}
+
+// causes is the chain of err's wrapped errors, for --debug.
+func causes(err error) []string {
+	var out []string
+	for depth := 0; err != nil && depth < 20; depth++ {
+		out = append(out, fmt.Sprintf("%T: %s", err, strings.SplitN(err.Error(), "\n", 2)[0]))
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				for _, e := range j.Unwrap() {
+					out = append(out, causes(e)...)
+				}
+			}
+			break
+		}
+		err = u.Unwrap()
+	}
+	return out
+}
