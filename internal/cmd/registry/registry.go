@@ -1,6 +1,7 @@
 // Package registry is `opm registry`, upstream opm's commands on a sqlite
-// database file. Each verb is a thin alias onto the index command's
-// Options and Run with the database set.
+// database file: add, rm, prune and prune-stranded are thin aliases onto
+// the index commands' Options and Run with the database set; serve serves
+// a database over gRPC and health probes it.
 package registry
 
 import (
@@ -9,19 +10,22 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/registry/add"
+	"github.com/opmkit/opm/internal/cmd/registry/health"
 	"github.com/opmkit/opm/internal/cmd/registry/prune"
 	"github.com/opmkit/opm/internal/cmd/registry/prunestranded"
 	"github.com/opmkit/opm/internal/cmd/registry/rm"
+	"github.com/opmkit/opm/internal/cmd/registry/serve"
 )
 
-// NewCmd is `opm registry` with its subcommands; extra are added too
-// (serve and health live in their own packages).
+// NewCmd is `opm registry` with its subcommands; extra are added too.
 func NewCmd(f *factory.Factory, extra ...*cobra.Command) *cobra.Command {
 	subs := []*cobra.Command{
 		add.NewCmd(f, nil),
 		rm.NewCmd(f, nil),
 		prune.NewCmd(f, nil),
 		prunestranded.NewCmd(f, nil),
+		serve.NewCmd(f, nil),
+		health.NewCmd(f, nil),
 		group.Refused("deprecatetruncate", "upstream hid it; it cuts every bundle a deprecated one replaces out of its channels, which opm does not do without a plan you can review. Remove whole packages with rm, or drop stranded bundles with prune-stranded"),
 	}
 	return group.New("registry", "Change and serve sqlite index database files (upstream opm's registry commands)", append(subs, extra...)...)

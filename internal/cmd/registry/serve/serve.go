@@ -1,0 +1,121 @@
+// Package serve is `opm registry serve`: the gRPC server of a CatalogSource
+// pod, with upstream opm's flags.
+package serve
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/registry"
+)
+
+// Infinite is --timeout-seconds' value for serving until a signal.
+const Infinite = "infinite"
+
+// Options are the flags of opm registry serve.
+type Options struct {
+	Database       string
+	Port           string
+	TerminationLog string
+	TimeoutSeconds string
+	SkipMigrate    bool
+	Debug          bool
+	// OnServing, when set (tests), is called once the server answers.
+	OnServing func(net.Addr)
+}
+
+// NewCmd is `opm registry serve`; runF, when not nil, runs instead of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "serve [-d DATABASE] [-p PORT]",
+		Short: "Serve an index database over gRPC (the program of a CatalogSource pod)",
+		Long: `Serve a sqlite index database to OLM: the api.Registry gRPC service,
+gRPC health (grpc.health.v1.Health) and reflection, on every interface at
+--port.
+
+The database is opened read-only and immutable: nothing is ever written
+next to it, so the server runs on a read-only root file system and as any
+user that can read the file. Upstream opm migrated the database to the
+latest schema on start; opm serves schema 13 databases (every opm and
+upstream v1.x since 2020 writes them) and refuses older ones with a
+message saying how to convert them, so --skip-migrate changes nothing.
+
+On start it logs one line (database, address, package and bundle counts)
+to stderr. SIGTERM or SIGINT (or --timeout-seconds passing) stops it
+gracefully: health turns NOT_SERVING, calls in flight finish, it logs one
+line and exits 0. When the database cannot be served, the error also goes
+to --termination-log, which Kubernetes shows in the pod's status.`,
+		Example: `  opm registry serve -d database/index.db -p 50051
+  opm registry health --addr localhost:50051`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Database, "database", "d", "bundles.db", "the sqlite index database to serve")
+	fl.StringVarP(&opts.Port, "port", "p", "50051", "TCP port to serve on (every interface)")
+	fl.StringVarP(&opts.TerminationLog, "termination-log", "t", "/dev/termination-log", "file that receives the error when the database cannot be served (Kubernetes' terminationMessagePath); empty for none")
+	fl.StringVar(&opts.TimeoutSeconds, "timeout-seconds", Infinite, "stop serving gracefully after this many seconds, or "+Infinite)
+	fl.BoolVar(&opts.SkipMigrate, "skip-migrate", false, "accepted for compatibility with upstream opm: opm never migrates, it serves the database read-only")
+	fl.BoolVar(&opts.Debug, "debug", false, "log every gRPC call (method, duration, status code)")
+	return cmd
+}
+
+// Run serves the database until ctx ends or the timeout passes.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	port, err := strconv.ParseUint(opts.Port, 10, 16)
+	if err != nil {
+		return exit.Usagef("--port %q%s: want a TCP port number (0 to 65535)", opts.Port, f.From("port"))
+	}
+	timeout, err := ParseTimeout(opts.TimeoutSeconds)
+	if err != nil {
+		return exit.Usagef("--timeout-seconds %q%s: %v", opts.TimeoutSeconds, f.From("timeout-seconds"), err)
+	}
+	if opts.Database == "" {
+		return exit.Usagef("--database%s is empty: name the index database to serve", f.From("database"))
+	}
+	level := slog.LevelInfo
+	if opts.Debug {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
+	err = registry.Serve(ctx, registry.Options{
+		DB:             opts.Database,
+		Addr:           net.JoinHostPort("", strconv.FormatUint(port, 10)),
+		TerminationLog: opts.TerminationLog,
+		Timeout:        timeout,
+		Debug:          opts.Debug,
+		Logger:         log,
+		OnServing:      opts.OnServing,
+	})
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	return nil
+}
+
+// ParseTimeout reads --timeout-seconds: a whole number of seconds, or
+// "infinite" (0: no timeout).
+func ParseTimeout(s string) (time.Duration, error) {
+	if s == Infinite {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || n == 0 {
+		return 0, errors.New("want a positive whole number of seconds, or " + Infinite)
+	}
+	return time.Duration(n) * time.Second, nil
+}
