@@ -16,12 +16,12 @@ const ServingImageRepository = "ghcr.io/opmkit/opm"
 // the marks of a build that no release published.
 var gitDescribe = regexp.MustCompile(`-[0-9]+-g[0-9a-f]{7,}`)
 
-// DefaultBinaryImageFor is the base of new index images for an opm of this
+// DefaultBinaryImage is the base of new index images for an opm of this
 // version: opm's serving image of the same release, so that the opm serving
 // the database is the one that wrote it. A development build (version
 // "dev", a bare commit, a `git describe` past a tag, -dirty, a snapshot) has
 // no published image, and the error says to pass --binary-image.
-func DefaultBinaryImageFor(version string) (string, error) {
+func DefaultBinaryImage(version string) (string, error) {
 	v := strings.TrimSpace(version)
 	notReleased := func(why string) (string, error) {
 		return "", fmt.Errorf("this opm (version %q) is a development build with no published serving image (%s): pass -i/--binary-image, "+

@@ -32,10 +32,6 @@ const (
 	DatabaseLabel = "operators.operatorframework.io.index.database.v1"
 	// DefaultDatabasePath is where new index images keep the database.
 	DefaultDatabasePath = "/database/index.db"
-	// DefaultBinaryImage is the base of new index images: the last upstream
-	// opm release whose `opm registry serve` still serves sqlite databases
-	// (operator-registry v1.73.0; later releases removed sqlite).
-	DefaultBinaryImage = "quay.io/operator-framework/opm:v1.73.0"
 	// Port is the gRPC port `opm registry serve` listens on.
 	Port = "50051"
 	// LayerComment marks, in the image history, the layers opm writes that

@@ -1,17 +1,20 @@
 package index_test
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/add"
 	"github.com/opmkit/opm/internal/cmd/index/export"
 	"github.com/opmkit/opm/internal/cmd/index/inspect"
 	"github.com/opmkit/opm/internal/cmd/index/rm"
 	"github.com/opmkit/opm/internal/indeximage"
+	"github.com/opmkit/opm/internal/version"
 )
 
 // Flag parsing alone, through each command's runF seam.
@@ -37,10 +40,47 @@ func TestAddFlags(t *testing.T) {
 	got, err = cmdtest.Parse(t, add.NewCmd, "-b", "a", "--generate")
 	require.NoError(t, err)
 	assert.Equal(t, "replaces", got.Mode)
-	assert.Equal(t, indeximage.DefaultBinaryImage, got.BinaryImage)
+	assert.Empty(t, got.BinaryImage, "the default depends on the running opm's version")
 	assert.Empty(t, got.OutDockerfile, "as upstream: empty means "+indeximage.DefaultDockerfile)
 	assert.True(t, got.Generate)
 	assert.True(t, got.ImageMode())
+}
+
+// Without -i, a new index (or a generated Dockerfile) is based on opm's
+// serving image of the running release; a development build has none.
+func TestDefaultBinaryImage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"-b", "a", "--generate"}, {"-b", "a", "-t", "r/i:1"}, {"-b", "a", "-f", "r/i:1", "--generate"}} {
+		got, err := cmdtest.Parse(t, add.NewCmd, args...)
+		require.NoError(t, err)
+		_, _, err = got.Check("", "v1.2.3")
+		require.NoError(t, err, args)
+		assert.Equal(t, indeximage.ServingImageRepository+":v1.2.3", got.BinaryImage, args)
+	}
+
+	// Extending an index image needs no base.
+	got, err := cmdtest.Parse(t, add.NewCmd, "-b", "a", "-f", "r/i:1", "-t", "r/i:2")
+	require.NoError(t, err)
+	_, _, err = got.Check("", "dev")
+	require.NoError(t, err)
+	assert.Empty(t, got.BinaryImage)
+
+	// -i wins over the default, on any build.
+	got, err = cmdtest.Parse(t, add.NewCmd, "-b", "a", "-t", "r/i:1", "-i", "quay.io/operator-framework/opm:v1.73.0")
+	require.NoError(t, err)
+	_, _, err = got.Check("", "dev")
+	require.NoError(t, err)
+	assert.Equal(t, "quay.io/operator-framework/opm:v1.73.0", got.BinaryImage)
+
+	// A development build is told to pass -i: a usage error, nothing read.
+	for _, v := range []string{"dev", "v1.2.3-4-gabcdef12", "v1.2.3-dirty"} {
+		o := cmdtest.New(t)
+		o.Configure = func(f *factory.Factory) { f.Version = func() version.Info { return version.Info{Version: v} } }
+		r := o.Run("index", "add", "-b", validBundle, "-t", "oci:"+filepath.Join(t.TempDir(), "idx"))
+		assert.Equal(t, 2, r.Code, v)
+		assert.Contains(t, r.ErrOut, "no -i/--binary-image given, and this opm (version \""+v+"\") is a development build", v)
+		assert.Contains(t, r.ErrOut, "make serving-image", v)
+	}
 }
 
 func TestRmFlags(t *testing.T) {

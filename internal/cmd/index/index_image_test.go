@@ -614,12 +614,12 @@ CMD ["registry", "serve", "--database", "/database/index.db"]
 	assert.Equal(t, []string{"database", "index.Dockerfile"}, dirEntries(t, work))
 
 	// -d names the Dockerfile; a failing add leaves the files as they were.
-	r = o.Run("index", "add", "-b", v1dir, "--generate", "-d", "custom.Dockerfile")
+	r = o.Run("index", "add", "-b", v1dir, "--generate", "-i", "example.com/opm:v1.73.0", "-d", "custom.Dockerfile")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.Equal(t, []string{"custom.Dockerfile", "database", "index.Dockerfile"}, dirEntries(t, work))
 	before, err := os.ReadFile(filepath.Join(work, "database/index.db"))
 	require.NoError(t, err)
-	r = o.Run("index", "add", "-b", bad, "--generate")
+	r = o.Run("index", "add", "-b", bad, "--generate", "-i", "example.com/opm:v1.73.0")
 	assert.Equal(t, 1, r.Code)
 	after, err := os.ReadFile(filepath.Join(work, "database/index.db"))
 	require.NoError(t, err)
@@ -693,7 +693,7 @@ func TestIndexAddPullTool(t *testing.T) {
 	bundles := pushBundles(t, c, reg.Addr, "etcd", "0.6.1")
 	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", bundles[0]).Run() })
 	o.Dir = t.TempDir()
-	r := o.Run("index", "add", "--use-http", "-p", "podman", "-b", bundles[0], "--generate")
+	r := o.Run("index", "add", "--use-http", "-p", "podman", "-b", bundles[0], "--generate", "-i", "example.com/opm:v1.73.0")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	r = o.Run("index", "inspect", "-o", "json", "database/index.db")
 	require.Equal(t, 0, r.Code, r.ErrOut)

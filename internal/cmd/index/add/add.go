@@ -53,10 +53,13 @@ opm writes does), it is replaced rather than stacked upon, so the image
 never carries two databases. F's other layers are never downloaded: they are
 mounted or skipped when F and --tag are on the same registry. A multi-arch F
 gives a multi-arch result, every platform with the same database layer.
-Without --from-index, the base is --binary-image (default
-` + indeximage.DefaultBinaryImage + `, the last upstream
-opm release that serves sqlite), with entrypoint /bin/opm, command
-"registry serve --database /database/index.db" and port 50051.
+Without --from-index, the base is --binary-image, by default opm's own
+serving image of this opm's release (` + indeximage.ServingImageRepository + `:<version>, see
+opm version): the opm that writes the database also serves it. A
+development build has no published image: pass -i, for example an image
+built with make serving-image, or upstream's quay.io/operator-framework/opm:v1.73.0
+(the last upstream release that serves sqlite). The index gets entrypoint
+/bin/opm, command "registry serve --database /database/index.db" and port 50051.
 Nothing is written unless every bundle loads (or --permissive).
 
 --generate writes database/index.db and index.Dockerfile (--out-dockerfile)
@@ -110,7 +113,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.Database == "" && !opts.ImageMode() {
 		return exit.Usagef("say where to add: --tag IMAGE (with --from-index IMAGE to extend one), --generate, or --database FILE")
 	}
-	_, pullTool, err := opts.Check(opts.Database)
+	_, pullTool, err := opts.Check(opts.Database, f.Version().Version)
 	if err != nil {
 		return err
 	}

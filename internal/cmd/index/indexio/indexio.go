@@ -48,7 +48,7 @@ type ImageOptions struct {
 func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.FromIndex, "from-index", "f", "", "index image to start from (only its database layer is fetched)")
 	f.StringVarP(&o.Tag, "tag", "t", "", "where to write the index image: a registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME]")
-	f.StringVarP(&o.BinaryImage, "binary-image", "i", indeximage.DefaultBinaryImage, "base image of a new index (its opm serves the database); also the FROM of --generate's Dockerfile")
+	f.StringVarP(&o.BinaryImage, "binary-image", "i", "", "base image of a new index (its opm serves the database); also the FROM of --generate's Dockerfile (default: "+indeximage.ServingImageRepository+":<this opm's version>, opm's own serving image; a development build has none)")
 	f.BoolVar(&o.Generate, "generate", false, "write database/index.db and the Dockerfile in the working directory instead of an image")
 	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", "", "name of the Dockerfile --generate writes (default "+indeximage.DefaultDockerfile+")")
 	f.StringVarP(&o.ContainerTool, "container-tool", "c", "", "docker or podman for both --pull-tool and --build-tool (default: none, opm works without a container tool)")
@@ -94,8 +94,10 @@ func (o *ImageOptions) ImageMode() bool {
 	return o.FromIndex != "" || o.Tag != "" || o.Generate || o.BuildTool != "" || o.ContainerTool != ""
 }
 
-// Check validates the image options before anything is read.
-func (o *ImageOptions) Check(database string) (build, pull containertools.Tool, err error) {
+// Check validates the image options before anything is read. version is
+// the running opm's: without -i, a new index is based on opm's serving
+// image of that version, which a development build does not have.
+func (o *ImageOptions) Check(database, version string) (build, pull containertools.Tool, err error) {
 	build, pull, err = o.tools()
 	if err != nil {
 		return "", "", err
@@ -120,6 +122,11 @@ func (o *ImageOptions) Check(database string) (build, pull containertools.Tool, 
 	if o.Tag != "" && build == "" {
 		if _, err := image.ParseReference(o.Tag); err != nil {
 			return "", "", exit.Usagef("--tag: %v", err)
+		}
+	}
+	if o.BinaryImage == "" && (o.FromIndex == "" || o.Generate || build != "") {
+		if o.BinaryImage, err = indeximage.DefaultBinaryImage(version); err != nil {
+			return "", "", exit.Usagef("no -i/--binary-image given, and %w", err)
 		}
 	}
 	for flag, v := range map[string]string{"from-index": o.FromIndex, "binary-image": o.BinaryImage} {
@@ -540,7 +547,7 @@ func ChangeDatabase[R any](ctx context.Context, f *factory.Factory, path, format
 func (o *ImageOptions) AddBuildFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.FromIndex, "from-index", "f", "", "index image to start from (only its database layer is fetched)")
 	f.StringVarP(&o.Tag, "tag", "t", "", "where to write the index image: a registry reference, oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE[:NAME]")
-	f.StringVarP(&o.BinaryImage, "binary-image", "i", indeximage.DefaultBinaryImage, "base image of the index when it is not --from-index's; also the FROM of --generate's Dockerfile")
+	f.StringVarP(&o.BinaryImage, "binary-image", "i", "", "base image of the index when it is not --from-index's; also the FROM of --generate's Dockerfile (default: "+indeximage.ServingImageRepository+":<this opm's version>, opm's own serving image; a development build has none)")
 	f.BoolVar(&o.Generate, "generate", false, "write database/index.db and the Dockerfile in the working directory instead of an image")
 	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", "", "name of the Dockerfile --generate writes (default "+indeximage.DefaultDockerfile+")")
 	f.StringVarP(&o.ContainerTool, "container-tool", "c", "podman", "docker or podman to build the image with; not given, opm writes the image itself without a container tool")

@@ -73,7 +73,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	change := func(db *index.DB) (*index.PruneResult, error) { return db.Prune(ctx, opts.Packages) }
 	if opts.Database != "" {
-		if _, _, err := opts.Check(opts.Database); err != nil {
+		if _, _, err := opts.Check(opts.Database, f.Version().Version); err != nil {
 			return err
 		}
 		return indexio.ChangeDatabase(ctx, f, opts.Database, opts.Output, "prune", change, write)
@@ -81,7 +81,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.FromIndex == "" {
 		return exit.Usagef("--from-index is required: the index image to prune (or --database FILE)")
 	}
-	if _, _, err := opts.Check(""); err != nil {
+	if _, _, err := opts.Check("", f.Version().Version); err != nil {
 		return err
 	}
 	return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output, change, write)

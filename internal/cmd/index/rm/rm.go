@@ -70,13 +70,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if opts.FromIndex == "" {
 			return exit.Usagef("--from-index is required: the index image to remove from (or --database FILE)")
 		}
-		if _, _, err := opts.Check(""); err != nil {
+		if _, _, err := opts.Check("", f.Version().Version); err != nil {
 			return err
 		}
 		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output,
 			func(db *index.DB) (*index.RemoveResult, error) { return db.RemovePackages(ctx, opts.Operators) }, writeRemoveResult)
 	}
-	if _, _, err := opts.Check(opts.Database); err != nil {
+	if _, _, err := opts.Check(opts.Database, f.Version().Version); err != nil {
 		return err
 	}
 	db, err := index.Open(opts.Database)
