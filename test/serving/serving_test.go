@@ -118,6 +118,8 @@ func staticOpm(t *testing.T) string {
 	dir := filepath.Join(os.TempDir(), "opm-serving-e2e", sourceHash(t))
 	bin := filepath.Join(dir, "opm")
 	if _, err := os.Stat(bin); err == nil {
+		now := time.Now()
+		_ = os.Chtimes(bin, now, now) // used: keep it past pruneCache
 		t.Logf("static opm from the cache: %s", bin)
 		return bin
 	}
@@ -136,7 +138,25 @@ func staticOpm(t *testing.T) string {
 	require.NoError(t, err, "static build of opm: %s", out)
 	require.NoError(t, os.Rename(tmp.Name(), bin))
 	t.Logf("built static opm in %s: %s", time.Since(start).Round(time.Second), bin)
+	pruneCache(filepath.Dir(dir), dir)
 	return bin
+}
+
+// pruneCache removes the builds of other sources not used for a day (a
+// build of other sources may be in use by another checkout's test run).
+func pruneCache(root, keep string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		p := filepath.Join(root, e.Name())
+		info, err := os.Stat(filepath.Join(p, "opm"))
+		if p == keep || err != nil || time.Since(info.ModTime()) < 24*time.Hour {
+			continue
+		}
+		_ = os.RemoveAll(p)
+	}
 }
 
 // run runs a command and fails the test when it fails.
