@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/add"
 	"github.com/opmkit/opm/internal/cmd/index/export"
@@ -77,7 +78,7 @@ func TestDefaultBinaryImage(t *testing.T) {
 		o := cmdtest.New(t)
 		o.Configure = func(f *factory.Factory) { f.Version = func() version.Info { return version.Info{Version: v} } }
 		r := o.Run("index", "add", "-b", validBundle, "-t", "oci:"+filepath.Join(t.TempDir(), "idx"))
-		assert.Equal(t, 2, r.Code, v)
+		assert.Equal(t, exit.UpstreamUsage, r.Code, v)
 		assert.Contains(t, r.ErrOut, "no -i/--binary-image given, and this opm (version \""+v+"\") is a development build", v)
 		assert.Contains(t, r.ErrOut, "make serving-image", v)
 	}

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -54,7 +56,7 @@ func serveInProcess(t *testing.T, db string) string {
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- registry.Serve(ctx, registry.Options{DB: db, Listener: lis, OnServing: func(net.Addr) { close(ready) }})
+		done <- registry.Serve(ctx, registry.Options{DB: db, Listener: lis, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OnServing: func(net.Addr) { close(ready) }})
 	}()
 	select {
 	case <-ready:
@@ -135,7 +137,7 @@ func TestBinary(t *testing.T) {
 
 	t.Run("opm is not the probe under its own name", func(t *testing.T) {
 		code, _, errOut := run(bin, "-addr=:"+port)
-		assert.Equal(t, exit.UpstreamUsage, code)
+		assert.Equal(t, exit.Usage, code)
 		assert.Contains(t, errOut, "unknown shorthand flag")
 	})
 

@@ -32,8 +32,8 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 when it answers SERVING. This is grpc_health_probe's check, with its exit
 statuses: 1 bad options, 2 no connection within --connect-timeout, 3 the
 health call failed (timeout, no health service, unknown --service), 4 the
-server answered but is not SERVING. A bad command line exits 2, as with
-every opm command.
+server answered but is not SERVING. A bad command line exits 64, as on
+every opm registry command.
 
 Run under the name grpc_health_probe (the serving image's
 /bin/grpc_health_probe is a link to opm), opm is that probe, with its
