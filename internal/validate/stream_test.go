@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,4 +81,143 @@ func TestCorpusFindingsUnchanged(t *testing.T) {
 	want, err := os.ReadFile(corpusGolden)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), got, "findings over the shared corpus changed; after a deliberate rule change, regenerate with OPM_UPDATE_GOLDEN=1")
+}
+
+// referenceRun is the plain, non-streaming way to validate: load every
+// bundle, check each, then run the package rules over each package's
+// bundles at once, keeping everything until the end (what Run did before it
+// was built on Stream).
+func referenceRun(inputs []Input, opts Options) *Result {
+	reports := make([]BundleReport, len(inputs))
+	groups := map[string][]*Member{}
+	var order []string
+	byMember := map[*Member]*BundleReport{}
+	for i, in := range inputs {
+		b, err := in.Load(context.Background())
+		reports[i] = Check(in.Path, b, err, opts)
+		if b == nil || b.CSV == nil {
+			continue
+		}
+		m := newMember(i, in.Path, b)
+		if _, ok := groups[b.Package()]; !ok {
+			order = append(order, b.Package())
+		}
+		groups[b.Package()] = append(groups[b.Package()], m)
+		byMember[m] = &reports[i]
+	}
+	for _, pkg := range order {
+		checkPackage(pkg, groups[pkg], byMember, opts)
+	}
+	return NewResult(reports, opts.FailOn)
+}
+
+// withPeek gives each input the package look-up DirInput gives a directory.
+func withPeek(t testing.TB, shared string, in []Input) []Input {
+	out := make([]Input, len(in))
+	for i, x := range in {
+		dir := filepath.Join(shared, filepath.FromSlash(x.Path))
+		x.Package = func(context.Context) string { return bundle.PeekPackageDir(dir, bundle.LoadOptions{}) }
+		out[i] = x
+	}
+	return out
+}
+
+// interleave deals inputs round-robin into k piles and concatenates them,
+// so that the bundles of one package are spread over the whole list.
+func interleave(in []Input, k int) []Input {
+	var out []Input
+	for start := range k {
+		for i := start; i < len(in); i += k {
+			out = append(out, in[i])
+		}
+	}
+	return out
+}
+
+func reversed(in []Input) []Input {
+	out := make([]Input, len(in))
+	for i, x := range in {
+		out[len(in)-1-i] = x
+	}
+	return out
+}
+
+// TestStreamMatchesReference runs the whole corpus through Run (so Stream)
+// in several orders, with and without the package look-up, at several
+// concurrencies, and compares with referenceRun: same reports, same order.
+func TestStreamMatchesReference(t *testing.T) {
+	shared := sharedDir(t)
+	base := corpusInputs(t, shared)
+	cases := []struct {
+		name string
+		in   []Input
+		peek bool
+		conc int
+	}{
+		{"given", base, true, 3},
+		{"given", base, false, 1},
+		{"reversed", reversed(base), true, 3},
+		{"interleaved-7", interleave(base, 7), true, 1},
+		{"interleaved-50", interleave(base, 50), false, 3},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("%s/peek=%v/concurrency=%d", tc.name, tc.peek, tc.conc), func(t *testing.T) {
+			want := referenceRun(tc.in, Options{})
+			inputs := tc.in
+			if tc.peek {
+				inputs = withPeek(t, shared, tc.in)
+			}
+			got := Run(context.Background(), inputs, Options{Concurrency: tc.conc})
+			require.Equal(t, want, got)
+		})
+	}
+	// The reference is today's implementation's result too.
+	want, err := os.ReadFile(corpusGolden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), goldenOf(t, referenceRun(base, Options{})))
+}
+
+// TestStreamEmitsPackagesAsTheyFinish checks that Stream emits each package
+// once, in the order of its first input, with every input in exactly one
+// report, and that it does so before loading the next packages' bundles.
+func TestStreamEmitsPackagesAsTheyFinish(t *testing.T) {
+	shared := sharedDir(t)
+	inputs := withPeek(t, shared, corpusInputs(t, shared))
+	var loads atomic.Int64
+	for i := range inputs {
+		load := inputs[i].Load
+		inputs[i].Load = func(ctx context.Context) (*bundle.Bundle, error) { loads.Add(1); return load(ctx) }
+	}
+	seen := map[int]bool{}
+	packages := map[string]bool{}
+	lastFirst := -1
+	var emitted int
+	// One at a time, so that the count of loads is exact.
+	Stream(context.Background(), inputs, Options{Concurrency: 1}, func(p PackageReport) {
+		require.NotEmpty(t, p.Bundles)
+		require.Len(t, p.Inputs, len(p.Bundles))
+		if p.Package != "" {
+			assert.False(t, packages[p.Package], "package %s emitted twice", p.Package)
+			packages[p.Package] = true
+		}
+		assert.Greater(t, p.Inputs[0], lastFirst, "packages come in the order of their first input")
+		lastFirst = p.Inputs[0]
+		for k, i := range p.Inputs {
+			assert.False(t, seen[i], "input %d emitted twice", i)
+			seen[i] = true
+			assert.Equal(t, inputs[i].Path, p.Bundles[k].Path)
+			if k > 0 {
+				assert.Greater(t, i, p.Inputs[k-1], "reports keep the inputs' order")
+			}
+		}
+		emitted += len(p.Bundles)
+		// Every corpus bundle names its package in its annotations, so no
+		// bundle of a later package is loaded before this one is emitted,
+		// but for the one the single worker may have started meanwhile.
+		n := int(loads.Load())
+		assert.LessOrEqual(t, n, emitted+1, "package %s emitted after %d loads, though only %d bundles were emitted", p.Package, n, emitted)
+	})
+	assert.Len(t, seen, len(inputs))
+	assert.Equal(t, len(inputs), int(loads.Load()))
+	assert.Len(t, packages, 21, "the corpus's 13 real and 8 edge packages")
 }
