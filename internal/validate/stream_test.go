@@ -221,3 +221,29 @@ func TestStreamEmitsPackagesAsTheyFinish(t *testing.T) {
 	assert.Equal(t, len(inputs), int(loads.Load()))
 	assert.Len(t, packages, 21, "the corpus's 13 real and 8 edge packages")
 }
+
+// TestTextWriterMatchesWriteText streams the whole corpus into a TextWriter
+// package by package and checks the text equals WriteText's over Run's
+// result, at both --fail-on levels (the order is the same: the corpus is
+// given package by package).
+func TestTextWriterMatchesWriteText(t *testing.T) {
+	shared := sharedDir(t)
+	inputs := withPeek(t, shared, corpusInputs(t, shared))
+	res := Run(context.Background(), inputs, Options{})
+	for _, failOn := range []Severity{Error, Info} {
+		opts := TextOptions{FailOn: failOn, Styles: Styles{Failed: func(s string) string { return "<" + s + ">" }}}
+		var want, got bytes.Buffer
+		whole := NewResult(res.Bundles, failOn)
+		require.NoError(t, WriteText(&want, whole, opts))
+		tw := NewTextWriter(&got, opts)
+		var packages int
+		Stream(context.Background(), inputs, Options{FailOn: failOn}, func(p PackageReport) {
+			packages++
+			require.NoError(t, tw.Write(p.Bundles))
+		})
+		require.NoError(t, tw.Close())
+		assert.Equal(t, want.String(), got.String())
+		assert.Equal(t, whole.Passed, tw.Passed())
+		assert.Greater(t, packages, 20)
+	}
+}
