@@ -31,7 +31,7 @@ if [ -n "${KEEP:-}" ]; then echo "catalog kept in $work" >&2; else trap 'rm -rf 
 go run ./bench/gencatalog -corpus "$CORPUS" -out "$work/catalog" -n "$max"
 cd "$work/catalog"
 echo "opm: $OPM ($("$OPM" version 2>/dev/null | head -1 || true)); $(nproc) CPUs"
-printf '%8s  %9s  %12s  %13s  %9s  %s\n' bundles wall "CPU (u+s)" "CPU/bundle" "peak RSS" findings
+printf '%8s  %9s  %12s  %9s  %13s  %9s  %s\n' bundles wall "CPU (u+s)" "system" "CPU/bundle" "peak RSS" findings
 for n in $SIZES; do
   mapfile -t dirs < <(head -n "$n" bundles.txt)
   # One process for all of them: relative paths keep the list far below
@@ -55,6 +55,6 @@ for n in $SIZES; do
       for (i = 1; i <= k; i++) w = w * 60 + p[i]
     }
     END {
-      printf "%8d  %8.1fs  %11.1fs  %10.2f ms  %6.0f MB  %d\n", n, w, u + s, (u + s) * 1000 / n, rss / 1024, findings
+      printf "%8d  %8.1fs  %11.1fs  %8.1fs  %10.2f ms  %6.0f MB  %d\n", n, w, u + s, s, (u + s) * 1000 / n, rss / 1024, findings
     }' "$work/time.$n"
 done
