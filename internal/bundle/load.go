@@ -109,23 +109,44 @@ func LoadDir(dir string) (*Bundle, error) { return LoadDirWith(dir, LoadOptions{
 
 // LoadDirWith is LoadDir with options.
 func LoadDirWith(dir string, opts LoadOptions) (*Bundle, error) {
-	st, err := os.Stat(dir)
+	fsys, done, err := openDir(dir, opts)
 	if err != nil {
 		return nil, err
 	}
+	defer done()
+	return Load(fsys)
+}
+
+// openDir is the file system LoadDirWith reads dir through; done releases
+// it.
+func openDir(dir string, opts LoadOptions) (fsys fs.FS, done func(), err error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("%s is not a directory", dir)
+		return nil, nil, fmt.Errorf("%s is not a directory", dir)
 	}
 	if opts.FollowSymlinks {
-		return Load(os.DirFS(dir))
+		return os.DirFS(dir), func() {}, nil
 	}
 	// os.Root refuses any path, links included, that resolves outside dir.
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer func() { _ = root.Close() }()
-	return Load(root.FS())
+	return root.FS(), func() { _ = root.Close() }, nil
+}
+
+// PeekPackageDir is PeekPackage for the bundle directory dir, read as
+// LoadDirWith(dir, opts) reads it.
+func PeekPackageDir(dir string, opts LoadOptions) string {
+	fsys, done, err := openDir(dir, opts)
+	if err != nil {
+		return ""
+	}
+	defer done()
+	return PeekPackage(fsys)
 }
 
 // escapingLink reports the target of name when name is a symbolic link
@@ -217,6 +238,19 @@ func Load(fsys fs.FS) (*Bundle, error) {
 		problems = append(problems, fmt.Errorf("%w among the files that parsed in %s/; the CSV may be in a file with a syntax error: fix those first", ErrNoCSV, path.Join(root, ManifestsDir)))
 	}
 
+	metaProblems, err := b.readMetadata(sub)
+	if err != nil {
+		return nil, err
+	}
+	problems = append(problems, metaProblems...)
+	sort.Slice(b.Files, func(i, j int) bool { return b.Files[i].Name < b.Files[j].Name })
+	return b, errors.Join(problems...)
+}
+
+// readMetadata reads metadata/: the annotations, properties and
+// dependencies files. Files that cannot be read or do not parse are
+// returned as problems.
+func (b *Bundle) readMetadata(sub fs.FS) ([]error, error) {
 	metadata, tooLarge, err := b.readDir(sub, MetadataDir)
 	if target, ok := escapingLink(sub, MetadataDir); ok && err != nil {
 		tooLarge, err = []error{&SymlinkError{File: MetadataDir, Target: target}}, nil
@@ -224,7 +258,7 @@ func Load(fsys fs.FS) (*Bundle, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	problems = append(problems, tooLarge...)
+	problems := tooLarge
 	for _, f := range metadata {
 		docs, err := decodeDocuments(f.Name, f.Data)
 		if err != nil {
@@ -251,8 +285,31 @@ func Load(fsys fs.FS) (*Bundle, error) {
 			b.Dependencies = decodeProperties(docs[0], "dependencies")
 		}
 	}
-	sort.Slice(b.Files, func(i, j int) bool { return b.Files[i].Name < b.Files[j].Name })
-	return b, errors.Join(problems...)
+	return problems, nil
+}
+
+// PeekPackage returns the package annotation of the bundle in fsys as Load
+// would read it, reading only what locates the bundle and its metadata/
+// files (not its manifests): a cheap way to learn which bundles of a long
+// list belong together before loading any. It returns "" when that is not
+// known without loading: no readable annotations, or no package annotation
+// (then Bundle.Package falls back to the CSV name).
+func PeekPackage(fsys fs.FS) string {
+	root, err := locate(fsys)
+	if err != nil {
+		return ""
+	}
+	sub := fsys
+	if root != "." {
+		if sub, err = fs.Sub(fsys, root); err != nil {
+			return ""
+		}
+	}
+	b := &Bundle{Root: root}
+	if _, err := b.readMetadata(sub); err != nil || b.Annotations == nil {
+		return ""
+	}
+	return b.Annotations.Package()
 }
 
 func hasKey(v any, k string) bool {

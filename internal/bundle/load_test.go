@@ -158,3 +158,36 @@ func TestParseCSVFileSaysWhatTheFileIs(t *testing.T) {
 		assert.Contains(t, err.Error(), want)
 	}
 }
+
+// PeekPackage names the package Load would, from metadata alone, or ""
+// when only loading could tell.
+func TestPeekPackage(t *testing.T) {
+	csv := &fstest.MapFile{Data: []byte(minimalCSV)}
+	ann := func(pkg string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("annotations:\n  operators.operatorframework.io.bundle.package.v1: " + pkg + "\n")}
+	}
+	cases := []struct {
+		name string
+		fsys fstest.MapFS
+		want string
+	}{
+		{"top", fstest.MapFS{"manifests/a.clusterserviceversion.yaml": csv, "metadata/annotations.yaml": ann("etcd")}, "etcd"},
+		{"nested", fstest.MapFS{"bundle/manifests/a.clusterserviceversion.yaml": csv, "bundle/metadata/annotations.yaml": ann("nested")}, "nested"},
+		// Load prefers annotations.* over another file holding annotations.
+		{"annotations file wins", fstest.MapFS{"manifests/a.clusterserviceversion.yaml": csv, "metadata/a.yaml": ann("other"), "metadata/annotations.yaml": ann("right")}, "right"},
+		{"no package annotation", fstest.MapFS{"manifests/a.clusterserviceversion.yaml": csv, "metadata/annotations.yaml": {Data: []byte("annotations: {}\n")}}, ""},
+		{"annotations do not parse", fstest.MapFS{"manifests/a.clusterserviceversion.yaml": csv, "metadata/annotations.yaml": {Data: []byte("annotations: [\n")}}, ""},
+		{"not a bundle", fstest.MapFS{"README.md": {Data: []byte("x")}}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, PeekPackage(tc.fsys))
+			b, _ := Load(tc.fsys)
+			if tc.want != "" {
+				require.NotNil(t, b)
+				assert.Equal(t, tc.want, b.Package(), "the look-up agrees with Load")
+			}
+		})
+	}
+	assert.Equal(t, "", PeekPackageDir(t.TempDir()+"/missing", LoadOptions{}))
+}

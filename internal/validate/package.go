@@ -7,54 +7,89 @@ import (
 	"github.com/opmkit/opm/internal/bundle"
 )
 
+// Member is what the package rules keep of one bundle once its own checks
+// are done: the few fields they compare, and where those fields are, so that
+// a finding can still name file and line. The parsed bundle is released as
+// soon as its Member is made, which is what keeps a validation run's memory
+// bounded by the bundles being loaded rather than by the whole catalog.
+type Member struct {
+	// Path is what the user gave for the bundle (BundleReport.Path).
+	Path string
+	// Name, Version and Release are the CSV's metadata.name, spec.version
+	// and spec.release.
+	Name, Version, Release string
+	// Channels and DefaultChannel come from the annotations (nil and "" when
+	// the bundle has none).
+	Channels       []string
+	DefaultChannel string
+	// CRDs are the names of the CRDs the bundle ships.
+	CRDs []string
+	// CSVFile is the CSV's file, relative to the bundle.
+	CSVFile string
+
+	index int            // the input's index, for ordering
+	lines map[string]int // line of each of memberFields in CSVFile
+}
+
+// memberFields are the CSV fields package rules report on; Member keeps
+// their lines. A package rule citing another field must add it here.
+var memberFields = []string{"metadata.name", "spec.version", "spec.release", "spec.replaces"}
+
+// newMember summarizes b, whose CSV is known, for the package rules.
+func newMember(index int, path string, b *bundle.Bundle) *Member {
+	m := &Member{
+		Path: path, Name: b.CSV.Metadata.Name, Version: b.CSV.Spec.Version, Release: b.CSV.Spec.Release,
+		index: index, lines: map[string]int{},
+	}
+	if b.Annotations != nil {
+		m.Channels, m.DefaultChannel = b.Annotations.Channels(), b.Annotations.DefaultChannel()
+	}
+	for _, c := range b.CRDs {
+		m.CRDs = append(m.CRDs, c.Name)
+	}
+	if obj := b.CSV.Object; obj != nil {
+		m.CSVFile = obj.File
+		for _, f := range memberFields {
+			if l := obj.Line(f); l > 0 {
+				m.lines[f] = l
+			}
+		}
+	}
+	return m
+}
+
 // PackageContext is what a package rule sees: the bundles of one package
-// given in the same run, and where to report.
+// given in the same run, in the order they were given, and where to report.
 type PackageContext struct {
 	Package string
-	Bundles []*bundle.Bundle
+	Members []*Member
 	Opts    Options
 
 	rule    *Rule
-	reports map[*bundle.Bundle]*BundleReport
+	reports map[*Member]*BundleReport
 }
 
-// Report records a finding against bundle b.
-func (c *PackageContext) Report(b *bundle.Bundle, obj *bundle.Object, field, msg, hint string) {
+// Report records a finding against m's CSV, at field (one of memberFields).
+func (c *PackageContext) Report(m *Member, field, msg, hint string) {
 	f := Finding{Rule: c.rule.ID, Severity: c.rule.Severity, Field: field, Message: msg, Hint: hint}
-	if obj != nil {
-		f.File, f.Line = obj.File, obj.Line(field)
+	if m.CSVFile != "" {
+		f.File, f.Line = m.CSVFile, m.lines[field]
 	}
-	rep := c.reports[b]
+	rep := c.reports[m]
 	rep.Findings = append(rep.Findings, f)
 }
 
-// checkPackages groups the loaded bundles by package and runs the package
-// rules over each group with more than one bundle.
-func checkPackages(bundles []*bundle.Bundle, reports []BundleReport, opts Options) {
-	groups := map[string][]*bundle.Bundle{}
-	var order []string
-	byBundle := map[*bundle.Bundle]*BundleReport{}
-	for i, b := range bundles {
-		if b == nil || b.CSV == nil {
-			continue
-		}
-		pkg := b.Package()
-		if _, ok := groups[pkg]; !ok {
-			order = append(order, pkg)
-		}
-		groups[pkg] = append(groups[pkg], b)
-		byBundle[b] = &reports[i]
+// checkPackage runs the package rules over the members of one package, when
+// there is more than one, adding their findings to reports.
+func checkPackage(pkg string, members []*Member, reports map[*Member]*BundleReport, opts Options) {
+	if len(members) < 2 {
+		return
 	}
-	for _, pkg := range order {
-		if len(groups[pkg]) < 2 {
+	for _, r := range Rules() {
+		if r.checkPackage == nil || !opts.enabled(r.ID) {
 			continue
 		}
-		for _, r := range Rules() {
-			if r.checkPackage == nil || !opts.enabled(r.ID) {
-				continue
-			}
-			r.checkPackage(&PackageContext{Package: pkg, Bundles: groups[pkg], Opts: opts, rule: r, reports: byBundle})
-		}
+		r.checkPackage(&PackageContext{Package: pkg, Members: members, Opts: opts, rule: r, reports: reports})
 	}
 }
 
@@ -64,28 +99,28 @@ func init() {
 		Why:  "An index keys bundles by CSV name and version: a second bundle with the same name or version is refused (upstream silently kept the first one).",
 		Fix:  "Give each bundle its own version and CSV name (<operator>.v<version>).",
 		checkPackage: func(c *PackageContext) {
-			byName := map[string][]*bundle.Bundle{}
-			byVersion := map[string][]*bundle.Bundle{}
-			for _, b := range c.Bundles {
-				byName[b.CSV.Metadata.Name] = append(byName[b.CSV.Metadata.Name], b)
-				key := b.CSV.Spec.Version + "-" + b.CSV.Spec.Release
-				byVersion[key] = append(byVersion[key], b)
+			byName := map[string][]*Member{}
+			byVersion := map[string][]*Member{}
+			for _, m := range c.Members {
+				byName[m.Name] = append(byName[m.Name], m)
+				key := m.Version + "-" + m.Release
+				byVersion[key] = append(byVersion[key], m)
 			}
-			for _, b := range c.Bundles {
-				others := func(list []*bundle.Bundle) string {
+			for _, m := range c.Members {
+				others := func(list []*Member) string {
 					var paths []string
 					for _, o := range list {
-						if o != b {
-							paths = append(paths, c.reports[o].Path)
+						if o != m {
+							paths = append(paths, o.Path)
 						}
 					}
 					return strings.Join(paths, ", ")
 				}
-				if same := byName[b.CSV.Metadata.Name]; len(same) > 1 {
-					c.Report(b, b.CSV.Object, "metadata.name", fmt.Sprintf("CSV name %q is also used by %s in package %s", b.CSV.Metadata.Name, others(same), c.Package),
+				if same := byName[m.Name]; len(same) > 1 {
+					c.Report(m, "metadata.name", fmt.Sprintf("CSV name %q is also used by %s in package %s", m.Name, others(same), c.Package),
 						"give each bundle its own CSV name, matching its version")
-				} else if same := byVersion[b.CSV.Spec.Version+"-"+b.CSV.Spec.Release]; len(same) > 1 && b.CSV.Spec.Version != "" {
-					c.Report(b, b.CSV.Object, "spec.version", fmt.Sprintf("version %s is also used by %s in package %s", b.CSV.Spec.Version, others(same), c.Package),
+				} else if same := byVersion[m.Version+"-"+m.Release]; len(same) > 1 && m.Version != "" {
+					c.Report(m, "spec.version", fmt.Sprintf("version %s is also used by %s in package %s", m.Version, others(same), c.Package),
 						"give each bundle its own version")
 				}
 			}

@@ -67,43 +67,98 @@ type TextOptions struct {
 //	✓ operators/etcd/0.9.2 (etcdoperator.v0.9.2)
 //	2 bundles, 1 error, 0 warnings, 0 infos — failed
 func WriteText(w io.Writer, r *Result, opts TextOptions) error {
-	st := opts.Styles
 	var b strings.Builder
 	for _, rep := range r.Bundles {
-		if len(rep.Findings) == 0 {
-			if !opts.Quiet {
-				b.WriteString(apply(st.Passed, "✓") + " " + apply(st.Header, rep.Path) + nameSuffix(st, rep.Name) + "\n")
-			}
-			continue
-		}
-		mark := apply(st.Passed, "✓")
-		for _, f := range rep.Findings {
-			if Fails(f.Severity, opts.FailOn) {
-				mark = apply(st.Failed, "✗")
-				break
-			}
-			mark = apply(st.Warning, "!")
-		}
-		b.WriteString(mark + " " + apply(st.Header, rep.Path) + nameSuffix(st, rep.Name) + "\n")
-		file, first := "", true
-		for _, f := range rep.Findings {
-			if first || f.File != file {
-				file, first = f.File, false
-				// csv lint names the file itself: no header needed.
-				if file != "" && file != rep.Path {
-					b.WriteString("  " + apply(st.Dim, file) + "\n")
-				}
-			}
-			indent := "    "
-			if f.File == "" || f.File == rep.Path {
-				indent = "  "
-			}
-			writeFinding(&b, st, indent, f)
-		}
+		writeReport(&b, rep, opts)
 	}
-	b.WriteString(Summary(r, opts.Noun, opts.FailOn, st) + "\n")
+	b.WriteString(Summary(r, opts.Noun, opts.FailOn, opts.Styles) + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// TextWriter writes the same report as WriteText a piece at a time, as
+// Stream hands out packages, so that findings show while the run goes on
+// and nothing is kept once written. Close writes the summary line.
+type TextWriter struct {
+	w    io.Writer
+	opts TextOptions
+
+	bundles, errors, warnings, infos int
+	passed                           bool
+}
+
+// NewTextWriter starts a text report on w.
+func NewTextWriter(w io.Writer, opts TextOptions) *TextWriter {
+	return &TextWriter{w: w, opts: opts, passed: true}
+}
+
+// Write writes the reports' blocks, in the order given; their findings
+// must be sorted (as Stream's are).
+func (t *TextWriter) Write(reports []BundleReport) error {
+	var b strings.Builder
+	for _, rep := range reports {
+		writeReport(&b, rep, t.opts)
+		t.bundles++
+		for _, f := range rep.Findings {
+			switch f.Severity {
+			case Error:
+				t.errors++
+			case Warning:
+				t.warnings++
+			default:
+				t.infos++
+			}
+			if Fails(f.Severity, t.opts.FailOn) {
+				t.passed = false
+			}
+		}
+	}
+	_, err := io.WriteString(t.w, b.String())
+	return err
+}
+
+// Passed reports whether no finding written so far fails the run.
+func (t *TextWriter) Passed() bool { return t.passed }
+
+// Close writes the summary line of everything written.
+func (t *TextWriter) Close() error {
+	_, err := io.WriteString(t.w, summaryLine(t.bundles, t.errors, t.warnings, t.infos, t.passed, t.opts.Noun, t.opts.FailOn, t.opts.Styles)+"\n")
+	return err
+}
+
+// writeReport writes one bundle's block of the text report.
+func writeReport(b *strings.Builder, rep BundleReport, opts TextOptions) {
+	st := opts.Styles
+	if len(rep.Findings) == 0 {
+		if !opts.Quiet {
+			b.WriteString(apply(st.Passed, "✓") + " " + apply(st.Header, rep.Path) + nameSuffix(st, rep.Name) + "\n")
+		}
+		return
+	}
+	mark := apply(st.Passed, "✓")
+	for _, f := range rep.Findings {
+		if Fails(f.Severity, opts.FailOn) {
+			mark = apply(st.Failed, "✗")
+			break
+		}
+		mark = apply(st.Warning, "!")
+	}
+	b.WriteString(mark + " " + apply(st.Header, rep.Path) + nameSuffix(st, rep.Name) + "\n")
+	file, first := "", true
+	for _, f := range rep.Findings {
+		if first || f.File != file {
+			file, first = f.File, false
+			// csv lint names the file itself: no header needed.
+			if file != "" && file != rep.Path {
+				b.WriteString("  " + apply(st.Dim, file) + "\n")
+			}
+		}
+		indent := "    "
+		if f.File == "" || f.File == rep.Path {
+			indent = "  "
+		}
+		writeFinding(b, st, indent, f)
+	}
 }
 
 func nameSuffix(st Styles, name string) string {
@@ -143,13 +198,17 @@ func writeFinding(b *strings.Builder, st Styles, indent string, f Finding) {
 // Summary is the last line of the text report, such as
 // "181 bundles, 12 errors, 40 warnings, 3 infos — failed".
 func Summary(r *Result, noun string, failOn Severity, st Styles) string {
+	e, w, i := r.Count()
+	return summaryLine(len(r.Bundles), e, w, i, r.Passed, noun, failOn, st)
+}
+
+func summaryLine(bundles, e, w, i int, passed bool, noun string, failOn Severity, st Styles) string {
 	if noun == "" {
 		noun = "bundle"
 	}
-	e, w, i := r.Count()
-	s := fmt.Sprintf("%s, %s, %s, %s — ", plural(len(r.Bundles), noun), plural(e, "error"), plural(w, "warning"), plural(i, "info"))
+	s := fmt.Sprintf("%s, %s, %s, %s — ", plural(bundles, noun), plural(e, "error"), plural(w, "warning"), plural(i, "info"))
 	verdict := apply(st.Passed, "passed")
-	if !r.Passed {
+	if !passed {
 		verdict = apply(st.Failed, "failed")
 	}
 	s += verdict

@@ -3,8 +3,6 @@ package validate
 import (
 	"context"
 	"errors"
-	"runtime"
-	"sync"
 
 	"github.com/opmkit/opm/internal/bundle"
 )
@@ -17,39 +15,27 @@ type Input struct {
 	// Load returns the bundle, with an error for what could not be read
 	// (see bundle.Load: a bundle and an error may both be returned).
 	Load func(ctx context.Context) (*bundle.Bundle, error)
+	// Package, when set, names the input's package cheaply, before Load
+	// (for a directory, from its annotations alone: see DirInput), so that
+	// Stream can finish that package before every input is loaded. It must
+	// name the package that Load's bundle will have (bundle.Package), or
+	// return "" when it cannot tell.
+	Package func(ctx context.Context) string
 }
 
 // Run loads and checks every input, several at once, then runs the package
 // rules across the bundles of each package. Reports keep the inputs' order.
+// It is Stream with every package's reports gathered into one Result.
 func Run(ctx context.Context, inputs []Input, opts Options) *Result {
-	n := opts.Concurrency
-	if n <= 0 {
-		n = runtime.GOMAXPROCS(0)
-	}
 	reports := make([]BundleReport, len(inputs))
-	bundles := make([]*bundle.Bundle, len(inputs))
-	sem := make(chan struct{}, n)
-	var wg sync.WaitGroup
-	for i, in := range inputs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			if err := ctx.Err(); err != nil {
-				reports[i] = BundleReport{Path: in.Path, Findings: []Finding{loadFinding(err)}}
-				return
-			}
-			b, err := in.Load(ctx)
-			bundles[i] = b
-			reports[i] = Check(in.Path, b, err, opts)
-		}()
-	}
-	wg.Wait()
-	checkPackages(bundles, reports, opts)
+	Stream(ctx, inputs, opts, func(p PackageReport) {
+		for k, i := range p.Inputs {
+			reports[i] = p.Bundles[k]
+		}
+	})
 	res := &Result{Passed: true, Bundles: reports}
-	for i := range res.Bundles {
-		sortFindings(res.Bundles[i].Findings)
-		for _, f := range res.Bundles[i].Findings {
+	for _, br := range res.Bundles {
+		for _, f := range br.Findings {
 			if Fails(f.Severity, opts.FailOn) {
 				res.Passed = false
 			}

@@ -149,10 +149,7 @@ func DirInputWith(path string, lo bundle.LoadOptions) (validate.Input, error) {
 		}
 		return validate.Input{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return validate.Input{
-		Path: path,
-		Load: func(context.Context) (*bundle.Bundle, error) { return bundle.LoadDirWith(path, lo) },
-	}, nil
+	return validate.DirInput(path, lo), nil
 }
 
 // FollowSymlinksFlag is the flag that lets bundle directories link to files

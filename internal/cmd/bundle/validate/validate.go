@@ -131,18 +131,55 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			src.progress = iostreams.NewProgress(f.IO.ErrOut, "pulled", src.images)
 		}
 	}
-	res := validate.Run(ctx, inputs, vopts)
-	src.progress.Finish()
-	if err := exit.IfInterrupted(ctx); err != nil {
-		return err
+	if opts.Output == output.JSON {
+		// One document: it is written once every bundle is done.
+		res := validate.Run(ctx, inputs, vopts)
+		src.progress.Finish()
+		if err := exit.IfInterrupted(ctx); err != nil {
+			return err
+		}
+		err = opts.Render(f, res, vopts.FailOn, "bundle")
+	} else {
+		err = streamText(ctx, f, inputs, vopts, src.progress)
 	}
-	err = opts.Render(f, res, vopts.FailOn, "bundle")
 	if n := src.failed.Load(); n > 0 {
 		// The report names each image that could not be opened (rule
 		// bundle-load); that is an I/O error, not a verdict on a bundle.
 		return exit.With(exit.Usage, fmt.Errorf("%d image(s) could not be opened", n))
 	}
 	return err
+}
+
+// streamText validates inputs and prints each package's reports as soon as
+// the package is done, then the summary line: on a whole catalog the first
+// findings show at once, and no report is kept once printed. It returns
+// exit.Findings when a finding fails the run.
+func streamText(ctx context.Context, f *factory.Factory, inputs []validate.Input, vopts validate.Options, progress *iostreams.Progress) error {
+	tw := validate.NewTextWriter(f.IO.ErrOut, validate.TextOptions{Styles: f.IO.ErrTheme().ValidateStyles(), FailOn: vopts.FailOn, Noun: "bundle"})
+	var werr error
+	validate.Stream(ctx, inputs, vopts, func(p validate.PackageReport) {
+		// Images have no package before they are pulled, so every image
+		// is pulled before the first package is printed: the progress line
+		// is done by then.
+		progress.Finish()
+		if werr == nil && ctx.Err() == nil {
+			werr = tw.Write(p.Bundles)
+		}
+	})
+	progress.Finish()
+	if err := exit.IfInterrupted(ctx); err != nil {
+		return err
+	}
+	if werr == nil {
+		werr = tw.Close()
+	}
+	if werr != nil {
+		return exit.With(exit.Usage, werr)
+	}
+	if !tw.Passed() {
+		return exit.Findings
+	}
+	return nil
 }
 
 // imageConcurrency is how many bundle images are pulled at once.

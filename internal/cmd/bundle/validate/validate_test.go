@@ -194,6 +194,44 @@ func TestBundleValidateManyBundles(t *testing.T) {
 	assert.Contains(t, r.ErrOut, "181 bundles, 0 errors, 0 warnings, 0 infos — passed")
 }
 
+// Text output comes package by package (each printed once its bundles are
+// done), while -o json keeps the arguments' order; bundles of one package
+// given apart are still compared (package-duplicate-csv).
+func TestBundleValidateTextByPackage(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	root := t.TempDir()
+	bundleOf := func(pkg, ver string) string {
+		dir := filepath.Join(root, pkg, ver)
+		cmdtest.CopyDir(t, validBundle, dir)
+		file := filepath.Join(dir, "metadata", "annotations.yaml")
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(file, []byte(strings.Replace(string(data), "package.v1: example-operator", "package.v1: "+pkg, 1)), 0o644))
+		return dir
+	}
+	a1, b1, a2 := bundleOf("alpha", "1"), bundleOf("beta", "1"), bundleOf("alpha", "2")
+	args := []string{"bundle", "validate", "--select", "package-duplicate-csv", a1, b1, a2}
+
+	r := o.Run(args...)
+	require.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	ia1, ib1, ia2 := strings.Index(r.ErrOut, "✗ "+a1+" "), strings.Index(r.ErrOut, "✓ "+b1+" "), strings.Index(r.ErrOut, "✗ "+a2+" ")
+	require.True(t, ia1 >= 0 && ib1 >= 0 && ia2 >= 0, r.ErrOut)
+	assert.Less(t, ia1, ia2, "alpha's bundles in the order given")
+	assert.Less(t, ia2, ib1, "alpha, whose first bundle came first, is printed whole before beta")
+	assert.Contains(t, r.ErrOut, "is also used by "+a2+" in package alpha")
+	assert.Contains(t, r.ErrOut, "3 bundles, 2 errors, 0 warnings, 0 infos — failed")
+
+	r = o.Run(append([]string{"bundle", "validate", "-o", "json", "--select", "package-duplicate-csv"}, a1, b1, a2)...)
+	require.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	doc := cmdtest.DecodeReport(t, r.Out)
+	for i, want := range []string{a1, b1, a2} {
+		assert.Equal(t, want, doc["bundles"].([]any)[i].(map[string]any)["path"])
+	}
+	assert.Len(t, cmdtest.Findings(doc, 1), 0)
+	assert.Len(t, cmdtest.Findings(doc, 2), 1)
+}
+
 // The real corpus, when ../shared is there: every bundle loads.
 func TestBundleValidateCorpus(t *testing.T) {
 	t.Parallel()
