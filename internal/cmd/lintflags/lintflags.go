@@ -4,6 +4,8 @@
 package lintflags
 
 import (
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -22,23 +24,65 @@ type Flags struct {
 	Skip       []string
 	FailOn     string
 	K8sVersion string
+
+	// formats are the -o values the command accepts.
+	formats []string
 }
 
-// Add adds the flags to cmd.
-func (l *Flags) Add(cmd *cobra.Command) {
-	output.AddFlag(cmd, &l.Output)
+// Project addresses written into SARIF logs.
+const (
+	InformationURI = "https://github.com/opmkit/opm"
+	RulesDocURI    = "https://github.com/opmkit/opm/blob/main/docs/validation.md"
+)
+
+// Add adds the flags to cmd; formats are its -o values (text and json
+// when none are given; bundle validate and csv lint add sarif).
+func (l *Flags) Add(cmd *cobra.Command, formats ...string) {
+	if len(formats) == 0 {
+		formats = []string{output.Text, output.JSON}
+	}
+	l.formats = formats
+	output.AddFlag(cmd, &l.Output, formats...)
 	f := cmd.Flags()
 	f.StringSliceVar(&l.Select, "select", nil, "run only these rule ids (comma-separated, repeatable)")
 	f.StringSliceVar(&l.Skip, "skip", nil, "never run these rule ids (comma-separated, repeatable)")
 	f.StringVar(&l.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
 	f.StringVar(&l.K8sVersion, "k8s-version", "", "Kubernetes version the bundles target, for deprecated-API rules (default: each CSV's minKubeVersion)")
+	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("select", CompleteRuleIDs)
+	_ = cmd.RegisterFlagCompletionFunc("skip", CompleteRuleIDs)
+}
+
+// CompleteRuleIDs completes a --select/--skip value with the ids of the
+// validation rules, each described by its summary. Ids already in the
+// comma-separated value are not offered again.
+func CompleteRuleIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	prefix := ""
+	if i := strings.LastIndex(toComplete, ","); i >= 0 {
+		prefix = toComplete[:i+1]
+	}
+	have := map[string]bool{}
+	for _, id := range strings.Split(prefix, ",") {
+		have[strings.TrimSpace(id)] = true
+	}
+	var out []cobra.Completion
+	for _, r := range validate.Rules() {
+		if !have[r.ID] {
+			out = append(out, cobra.CompletionWithDesc(prefix+r.ID, r.What))
+		}
+	}
+	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 }
 
 // Options checks the flags and turns them into validate.Options; f names
 // where a bad value came from.
 func (l *Flags) Options(f *factory.Factory) (validate.Options, error) {
 	var opts validate.Options
-	if err := output.Check(l.Output, f.From("output")); err != nil {
+	formats := l.formats
+	if len(formats) == 0 {
+		formats = []string{output.Text, output.JSON}
+	}
+	if err := output.CheckOneOf(l.Output, f.From("output"), formats...); err != nil {
 		return opts, err
 	}
 	failOn, err := validate.ParseSeverity(l.FailOn)
@@ -76,14 +120,19 @@ func RuleIDs(in []string) []string {
 	return out
 }
 
-// Render prints a result: JSON to stdout, or the text report to stderr.
-// It returns exit.Findings when the result failed.
+// Render prints a result: JSON or SARIF to stdout, or the text report to
+// stderr. It returns exit.Findings when the result failed.
 func (l *Flags) Render(f *factory.Factory, res *validate.Result, failOn validate.Severity, noun string) error {
-	if l.Output == output.JSON {
+	switch l.Output {
+	case output.JSON:
 		if err := validate.WriteJSON(f.IO.Out, res); err != nil {
 			return exit.With(exit.Usage, err)
 		}
-	} else {
+	case output.SARIF:
+		if err := WriteSARIF(f, res); err != nil {
+			return exit.With(exit.Usage, err)
+		}
+	default:
 		t := f.IO.ErrTheme()
 		if err := validate.WriteText(f.IO.ErrOut, res, validate.TextOptions{Styles: t.ValidateStyles(), FailOn: failOn, Noun: noun}); err != nil {
 			return exit.With(exit.Usage, err)
@@ -93,4 +142,20 @@ func (l *Flags) Render(f *factory.Factory, res *validate.Result, failOn validate
 		return exit.Findings
 	}
 	return nil
+}
+
+// WriteSARIF writes res as a SARIF log to stdout, with this build's
+// version and file locations relative to the working directory (the
+// repository root, when run from there as code scanning expects).
+func WriteSARIF(f *factory.Factory, res *validate.Result) error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory for SARIF locations: %w", err)
+	}
+	return validate.WriteSARIF(f.IO.Out, res, validate.SARIFOptions{
+		Version:        f.Version().Version,
+		InformationURI: InformationURI,
+		RulesDocURI:    RulesDocURI,
+		BaseDir:        wd,
+	})
 }

@@ -1,10 +1,13 @@
-// Package output holds the -o flag that commands share and its JSON
-// writer.
+// Package output holds the -o flag that commands share, its JSON writer
+// and the JSON error object a failed -o json run writes.
 package output
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"reflect"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,29 +16,167 @@ import (
 
 // Formats of -o.
 const (
-	Text = "text"
-	JSON = "json"
+	Text  = "text"
+	JSON  = "json"
+	SARIF = "sarif"
 )
 
-// AddFlag adds -o/--output to cmd, into p.
-func AddFlag(cmd *cobra.Command, p *string) {
-	cmd.Flags().StringVarP(p, "output", "o", Text, "output format: text or json (json goes to stdout)")
+// FlagName is the name of the -o flag.
+const FlagName = "output"
+
+// formatsAnnotation holds a command's -o formats on the flag, so that
+// Check and the completion agree with AddFlag.
+const formatsAnnotation = "opm_output_formats"
+
+// AddFlag adds -o/--output to cmd, into p, with its shell completion.
+// formats are what the command writes; text and json when none are given.
+func AddFlag(cmd *cobra.Command, p *string, formats ...string) {
+	addFlag(cmd, p, "o", formats)
+}
+
+// AddLongFlag is AddFlag without the -o shorthand, for commands where -o
+// means something else (upstream's index rm --operators).
+func AddLongFlag(cmd *cobra.Command, p *string, formats ...string) {
+	addFlag(cmd, p, "", formats)
+}
+
+func addFlag(cmd *cobra.Command, p *string, short string, formats []string) {
+	if len(formats) == 0 {
+		formats = []string{Text, JSON}
+	}
+	cmd.Flags().StringVarP(p, FlagName, short, Text, fmt.Sprintf("output format: %s (%s to stdout)", orList(formats), machineGo(formats)))
+	_ = cmd.Flags().SetAnnotation(FlagName, formatsAnnotation, formats)
+	_ = cmd.RegisterFlagCompletionFunc(FlagName, cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// machineGo says which formats are written to stdout.
+func machineGo(formats []string) string {
+	for _, f := range formats {
+		if f == SARIF {
+			return "json and sarif go"
+		}
+	}
+	return "json goes"
+}
+
+func orList(s []string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 // Check validates an -o value; from says where it came from (see
-// config.Config.From).
-func Check(v, from string) error {
-	switch v {
-	case Text, JSON:
-		return nil
+// config.Config.From). The accepted values are text and json.
+func Check(v, from string) error { return CheckOneOf(v, from, Text, JSON) }
+
+// CheckOneOf validates an -o value against formats.
+func CheckOneOf(v, from string, formats ...string) error {
+	for _, f := range formats {
+		if v == f {
+			return nil
+		}
 	}
-	return exit.Usagef("invalid --output %q%s: use text or json", v, from)
+	return exit.Usagef("invalid --output %q%s: use %s", v, from, orList(formats))
 }
 
-// WriteJSON writes v indented, without HTML escaping.
+// Of is the -o value cmd was run with ("" when it has no -o flag).
+func Of(cmd *cobra.Command) string {
+	if cmd == nil {
+		return ""
+	}
+	fl := cmd.Flags().Lookup(FlagName)
+	if fl == nil {
+		return ""
+	}
+	return fl.Value.String()
+}
+
+// WriteJSON writes v indented, without HTML escaping. Every nil slice or
+// map in v is written as [] or {}, never null, so that scripts can iterate
+// a list without checking for null first.
 func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	return enc.Encode(nonNil(reflect.ValueOf(v)).Interface())
+}
+
+// ErrorObject is what a failed -o json run writes to stdout.
+type ErrorObject struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail describes the failure: the first line of the error, the exit
+// status, and the rest of the message (what to do about it), if any.
+type ErrorDetail struct {
+	Message string `json:"message"`
+	Code    int    `json:"code"`
+	Hint    string `json:"hint"`
+}
+
+// NewErrorObject splits err's text into message and hint at its first
+// line break, as opm's errors put the advice on the following lines.
+func NewErrorObject(err error, code int) ErrorObject {
+	msg, hint, _ := strings.Cut(err.Error(), "\n")
+	return ErrorObject{Error: ErrorDetail{Message: strings.TrimSpace(msg), Code: code, Hint: strings.TrimSpace(hint)}}
+}
+
+var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+
+// nonNil is a copy of v with every nil slice and map made empty. Byte
+// slices (base64 strings, raw JSON) are kept as they are.
+func nonNil(v reflect.Value) reflect.Value {
+	if !v.IsValid() {
+		return v
+	}
+	t := v.Type()
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		n := reflect.New(t.Elem())
+		n.Elem().Set(nonNil(v.Elem()))
+		return n
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		n := reflect.New(t).Elem()
+		n.Set(nonNil(v.Elem()))
+		return n
+	case reflect.Struct:
+		n := reflect.New(t).Elem()
+		n.Set(v)
+		for i := range t.NumField() {
+			if t.Field(i).IsExported() {
+				n.Field(i).Set(nonNil(v.Field(i)))
+			}
+		}
+		return n
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 || t == rawMessageType {
+			return v
+		}
+		n := reflect.MakeSlice(t, v.Len(), v.Len())
+		for i := range v.Len() {
+			n.Index(i).Set(nonNil(v.Index(i)))
+		}
+		return n
+	case reflect.Array:
+		n := reflect.New(t).Elem()
+		for i := range v.Len() {
+			n.Index(i).Set(nonNil(v.Index(i)))
+		}
+		return n
+	case reflect.Map:
+		n := reflect.MakeMapWithSize(t, v.Len())
+		iter := v.MapRange()
+		for iter.Next() {
+			n.SetMapIndex(iter.Key(), nonNil(iter.Value()))
+		}
+		return n
+	}
+	return v
 }

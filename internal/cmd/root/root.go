@@ -5,6 +5,7 @@ package root
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -15,14 +16,17 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/alpha"
 	"github.com/opmkit/opm/internal/cmd/bundle"
+	"github.com/opmkit/opm/internal/cmd/completion"
 	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/csv"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index"
+	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/cmd/registry"
 	"github.com/opmkit/opm/internal/cmd/version"
+	"github.com/opmkit/opm/internal/image"
 )
 
 // NewCmd is the opm command tree. A new command is registered here (a
@@ -57,7 +61,10 @@ config file.`,
 			if err := f.Config.Apply(cmd); err != nil {
 				return err
 			}
-			return applyCompatFlags(f, cmd)
+			if err := applyCompatFlags(f, cmd); err != nil {
+				return err
+			}
+			return checkCAFile(cmd, f)
 		},
 	}
 	addCompatFlags(root)
@@ -73,6 +80,7 @@ config file.`,
 		registry.NewCmd(f),
 		alpha.NewCmd(f),
 	)
+	completion.Register(root)
 	return root
 }
 
@@ -103,6 +111,11 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 	}
 	if print {
 		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), err)
+		// A script reading -o json gets the failure on stdout too, as
+		// JSON, rather than nothing to parse.
+		if output.Of(cmd) == output.JSON {
+			_ = output.WriteJSON(f.IO.Out, output.NewErrorObject(err, code))
+		}
 	}
 	if err != nil && debug(cmd) {
 		fmt.Fprintf(f.IO.ErrOut, "debug: exit status %d; causes:\n", code)
@@ -152,4 +165,23 @@ func SignalContext() (ctx context.Context, stop func()) {
 		close(done)
 		cancel(nil)
 	}
+}
+
+// checkCAFile refuses a --ca-file that cannot be read or holds no
+// certificate before the command starts, so that it is one usage error
+// rather than a failure per image.
+func checkCAFile(cmd *cobra.Command, f *factory.Factory) error {
+	fl := cmd.Flags().Lookup(image.FlagCAFile)
+	if fl == nil || fl.Value.String() == "" {
+		return nil
+	}
+	name := fl.Value.String()
+	pem, err := os.ReadFile(name)
+	if err != nil {
+		return exit.Usagef("--%s%s: %w", image.FlagCAFile, f.From(image.FlagCAFile), err)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+		return exit.Usagef("--%s %s%s: no PEM certificate in it", image.FlagCAFile, name, f.From(image.FlagCAFile))
+	}
+	return nil
 }

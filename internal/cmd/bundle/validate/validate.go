@@ -73,7 +73,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
-	opts.Add(cmd)
+	opts.Add(cmd, output.Text, output.JSON, output.SARIF)
 	cmd.Flags().BoolVar(&opts.ListRules, "list-rules", false, "list the validation rules (id, severity, scope, what it checks) and exit")
 	_ = cmd.Flags().SetAnnotation("list-rules", config.NoEnvAnnotation, []string{"true"})
 	cmd.Flags().BoolVar(&opts.FromFiles, "from-files", false, "the arguments are files: validate the bundle directories that hold them (for pre-commit hooks)")
@@ -90,14 +90,20 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return err
 	}
 	if opts.ListRules {
+		if opts.Output == output.SARIF {
+			return exit.Usagef("--list-rules prints text or json; -o sarif is for validation results")
+		}
 		return listRules(f, opts.Output)
 	}
 	paths := opts.Paths
 	if opts.FromFiles {
 		n := len(paths)
 		if paths = BundleDirsOf(paths); len(paths) == 0 {
-			if opts.Output == output.JSON {
+			switch opts.Output {
+			case output.JSON:
 				return output.WriteJSON(f.IO.Out, noBundlesReport{Passed: true, Bundles: []any{}})
+			case output.SARIF:
+				return lintflags.WriteSARIF(f, validate.NewResult(nil, vopts.FailOn))
 			}
 			fmt.Fprintf(f.IO.ErrOut, "note: %s in no bundle directory (one holding manifests/ and metadata/): nothing to validate\n", filesAre(n))
 			return nil

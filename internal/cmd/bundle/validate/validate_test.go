@@ -413,3 +413,50 @@ func validateFindings(t *testing.T, args ...string) []map[string]any {
 	require.Len(t, doc["bundles"], 1)
 	return cmdtest.Findings(doc, 0)
 }
+
+// -o sarif: a SARIF 2.1.0 log on stdout with each rule's help page, and
+// nothing on stderr; --list-rules has no SARIF form.
+func TestBundleValidateSARIF(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	r := o.Run("bundle", "validate", "-o", "sarif", syntaxBundle)
+	require.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Empty(t, r.ErrOut)
+	var log struct {
+		Schema string `json:"$schema"`
+		Runs   []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID      string `json:"id"`
+						HelpURI string `json:"helpUri"`
+					} `json:"rules"`
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID string `json:"ruleId"`
+				Level  string `json:"level"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &log), r.Out)
+	require.Len(t, log.Runs, 1)
+	require.NotEmpty(t, log.Runs[0].Results)
+	var rules []string
+	for _, res := range log.Runs[0].Results {
+		rules = append(rules, res.RuleID)
+		assert.Contains(t, []string{"error", "warning", "note"}, res.Level)
+	}
+	assert.Contains(t, rules, "yaml-syntax")
+	require.NotEmpty(t, log.Runs[0].Tool.Driver.Rules)
+	rule := log.Runs[0].Tool.Driver.Rules[0]
+	assert.Equal(t, "https://github.com/opmkit/opm/blob/main/docs/validation.md#"+rule.ID, rule.HelpURI)
+
+	r = o.Run("bundle", "validate", "-o", "sarif", validBundle)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, `"results": []`)
+
+	r = o.Run("bundle", "validate", "--list-rules", "-o", "sarif")
+	assert.Equal(t, exit.Usage, r.Code)
+	assert.Contains(t, r.ErrOut, "--list-rules prints text or json")
+}

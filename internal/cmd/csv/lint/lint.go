@@ -55,7 +55,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
-	opts.Add(cmd)
+	opts.Add(cmd, output.Text, output.JSON, output.SARIF)
 	return cmd
 }
 
@@ -112,7 +112,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			alone = append(alone, opts.Files[i])
 		}
 	}
-	if opts.Output != output.JSON {
+	if opts.Output == output.Text {
 		t := f.IO.ErrTheme()
 		if len(alone) > 0 {
 			what := alone[0] + " is"
@@ -137,7 +137,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 // bundle is found); otherwise the file is checked alone (standalone) and
 // the bundle-scope rules do not run. Findings name the file as given.
 func lintCSV(name string, opts validate.Options) (res csvLintResult, err error) {
-	if b, csvFile, loadErr := enclosingBundle(name); b != nil {
+	b, csvFile, loadErr, err := enclosingBundle(name)
+	if err != nil {
+		return res, err
+	}
+	if b != nil {
 		res.bundleDir = filepath.Dir(filepath.Dir(name))
 		rep := validate.Check(name, b, loadErr, opts)
 		kept := []validate.Finding{}
@@ -161,7 +165,7 @@ func lintCSV(name string, opts validate.Options) (res csvLintResult, err error) 
 	if err != nil {
 		return res, err
 	}
-	b, loadErr := bundle.ParseCSVFile(name, data)
+	b, loadErr = bundle.ParseCSVFile(name, data)
 	res.report = validate.Check(name, b, loadErr, opts)
 	return res, nil
 }
@@ -179,20 +183,49 @@ type csvLintResult struct {
 
 // enclosingBundle returns the bundle whose CSV is the file name, when name
 // sits in that bundle's manifests/ directory, with the CSV's file name
-// inside the bundle and the error loading the bundle returned.
-func enclosingBundle(name string) (*bundle.Bundle, string, error) {
-	abs, err := filepath.Abs(name)
-	if err != nil {
-		return nil, "", nil
+// inside the bundle and the error loading the bundle returned. When name
+// sits in a bundle's manifests/ but holds something else, err says so and
+// what to run instead.
+func enclosingBundle(name string) (b *bundle.Bundle, csvFile string, loadErr, err error) {
+	abs, aerr := filepath.Abs(name)
+	if aerr != nil {
+		return nil, "", nil, nil
 	}
 	dir := filepath.Dir(abs)
 	if filepath.Base(dir) != bundle.ManifestsDir {
-		return nil, "", nil
+		return nil, "", nil, nil
 	}
-	b, loadErr := bundle.LoadDir(filepath.Dir(dir))
-	csvFile := path.Join(bundle.ManifestsDir, filepath.Base(abs))
-	if b == nil || b.Root != "." || b.CSV == nil || b.CSV.Object == nil || b.CSV.Object.File != csvFile {
-		return nil, "", nil
+	b, loadErr = bundle.LoadDir(filepath.Dir(dir))
+	csvFile = path.Join(bundle.ManifestsDir, filepath.Base(abs))
+	if b == nil || b.Root != "." {
+		return nil, "", nil, nil
 	}
-	return b, csvFile, loadErr
+	if b.CSV == nil || b.CSV.Object == nil || b.CSV.Object.File != csvFile {
+		if kinds := otherKinds(b, csvFile); len(kinds) > 0 {
+			return nil, "", nil, fmt.Errorf("%s is not the bundle's CSV (it holds a %s); csv lint checks ClusterServiceVersion files: use opm bundle validate %s",
+				name, strings.Join(kinds, ", "), filepath.Dir(filepath.Dir(name)))
+		}
+		return nil, "", nil, nil
+	}
+	return b, csvFile, loadErr, nil
+}
+
+// otherKinds are the kinds of the objects in file, when none of them is a
+// ClusterServiceVersion.
+func otherKinds(b *bundle.Bundle, file string) []string {
+	var kinds []string
+	seen := map[string]bool{}
+	for _, o := range b.Objects {
+		if o.File != file {
+			continue
+		}
+		if o.Kind == "ClusterServiceVersion" {
+			return nil
+		}
+		if k := o.Kind; k != "" && !seen[k] {
+			seen[k] = true
+			kinds = append(kinds, k)
+		}
+	}
+	return kinds
 }

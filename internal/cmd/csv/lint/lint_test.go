@@ -131,3 +131,57 @@ func TestCSVLintFourFindings(t *testing.T) {
 	assert.Contains(t, r.ErrOut, `write minKubeVersion: "1.21.0"`)
 	assert.Contains(t, r.ErrOut, "did you mean OwnNamespace?")
 }
+
+// A CRD file of a bundle given to csv lint is not "outside a bundle": opm
+// says it is not the bundle's CSV and what to run instead.
+func TestCSVLintCRDInBundle(t *testing.T) {
+	t.Parallel()
+	crd := validBundle + "/manifests/widgets.example.com.crd.yaml"
+	r := cmdtest.Run(t, "csv", "lint", crd)
+	require.Equal(t, exit.Usage, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, crd+" is not the bundle's CSV (it holds a CustomResourceDefinition)")
+	assert.Contains(t, r.ErrOut, "use opm bundle validate "+validBundle)
+	assert.NotContains(t, r.ErrOut, "not inside a bundle")
+}
+
+// -o sarif writes a SARIF log to stdout, findings located in the file.
+func TestCSVLintSARIF(t *testing.T) {
+	t.Parallel()
+	file := csvDir + "/syntax-error.clusterserviceversion.yaml"
+	r := cmdtest.Run(t, "csv", "lint", "-o", "sarif", file)
+	require.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Empty(t, r.ErrOut, "no note or report on stderr with -o sarif")
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Name, Version, InformationURI string
+				} `json:"driver"`
+			} `json:"tool"`
+			Results []struct {
+				RuleID    string `json:"ruleId"`
+				Locations []struct {
+					PhysicalLocation struct {
+						ArtifactLocation struct {
+							URI string `json:"uri"`
+						} `json:"artifactLocation"`
+					} `json:"physicalLocation"`
+				} `json:"locations"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &log), r.Out)
+	assert.Equal(t, "2.1.0", log.Version)
+	require.Len(t, log.Runs, 1)
+	assert.Equal(t, "opm", log.Runs[0].Tool.Driver.Name)
+	assert.NotEmpty(t, log.Runs[0].Tool.Driver.Version)
+	require.NotEmpty(t, log.Runs[0].Results)
+	loc := log.Runs[0].Results[0].Locations[0].PhysicalLocation.ArtifactLocation.URI
+	assert.True(t, strings.HasSuffix(loc, "testdata/csv/syntax-error.clusterserviceversion.yaml"), loc)
+	assert.False(t, strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "file:"), "relative to the working directory: %s", loc)
+
+	r = cmdtest.Run(t, "csv", "lint", "-o", "xml", file)
+	require.Equal(t, exit.Usage, r.Code)
+	assert.Contains(t, r.ErrOut, `invalid --output "xml": use text, json or sarif`)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
 )
@@ -25,6 +26,7 @@ type Options struct {
 	// OldPackages is upstream's hidden, deprecated -o spelling of -p.
 	OldPackages   []string
 	ContainerTool string
+	Output        string
 	Image         image.Options
 }
 
@@ -57,12 +59,18 @@ their images, several at once.`,
 	fl.StringSliceVarP(&opts.OldPackages, "xpackage", "o", nil, "old spelling of --package")
 	config.Deprecate(fl, "xpackage", "use -p/--package instead")
 	fl.StringVarP(&opts.ContainerTool, "container-tool", "c", "none", "accepted for compatibility with upstream opm (none, docker or podman): opm reads the index image itself")
+	// -o is upstream's old spelling of --package here: the output format
+	// has no short flag.
+	output.AddLongFlag(cmd, &opts.Output)
 	opts.Image.AddFlags(fl)
 	return cmd
 }
 
 // Run writes the packages out.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	if err := output.Check(opts.Output, f.From("output")); err != nil {
+		return err
+	}
 	if opts.Index == "" {
 		return exit.Usagef("--index is required: the index database or image to export")
 	}
@@ -96,6 +104,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.With(exit.Failed, fmt.Errorf("export %s: %w", opts.Index, err))
 	}
+	if opts.Output == output.JSON {
+		return output.WriteJSON(f.IO.Out, exportOutput{Index: opts.Index, Folder: opts.Folder,
+			Packages: res.Packages, Bundles: res.Bundles, Fetched: res.Fetched})
+	}
 	fmt.Fprintf(f.IO.ErrOut, "exported %d package(s), %d bundle(s) (%d pulled) to %s\n", len(res.Packages), res.Bundles, res.Fetched, opts.Folder)
 	return nil
+}
+
+// exportOutput is -o json: what was exported from where to where.
+type exportOutput struct {
+	Index    string   `json:"index"`
+	Folder   string   `json:"folder"`
+	Packages []string `json:"packages"`
+	Bundles  int      `json:"bundles"`
+	Fetched  int      `json:"fetched"`
 }

@@ -151,6 +151,9 @@ func (o *ImageOptions) Check(database, version string) (build, pull containertoo
 func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string, permissive bool) ([]index.LoadedBundle, []index.Skipped, error) {
 	out := make([]index.LoadedBundle, len(args))
 	errs := make([]error, len(args))
+	// unreachable marks images that could not be opened at all, as opposed
+	// to bundles that were read and found broken: the advice differs.
+	unreachable := make([]bool, len(args))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0)+2)
 	var wg sync.WaitGroup
 	for i, arg := range args {
@@ -173,6 +176,10 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 			}
 			if err != nil {
 				errs[i] = fmt.Errorf("load bundle %s: %w", arg, err)
+				if ob == nil {
+					local, _ := bundlesource.IsLocal(from)
+					unreachable[i] = !local
+				}
 				return
 			}
 			out[i] = index.LoadedBundle{Bundle: ob.Bundle, BundlePath: arg, Local: ob.Local}
@@ -184,7 +191,7 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 	}
 	if !permissive {
 		if err := errors.Join(errs...); err != nil {
-			return nil, nil, fmt.Errorf("%w\nnothing was added; `opm bundle validate` shows every problem with its fix (--permissive adds the other bundles)", err)
+			return nil, nil, fmt.Errorf("%w\n%s (--permissive adds the other bundles)", err, loadAdvice(args, errs, unreachable))
 		}
 		return out, nil, nil
 	}
@@ -203,6 +210,31 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 		skipped = append(skipped, index.Skipped{Bundle: ref, Reason: err, Message: err.Error()})
 	}
 	return loaded, skipped, nil
+}
+
+// loadAdvice says what to do about bundles that failed to load: images
+// that could not be opened need their reference or access checked; bundles
+// that were read but are broken are explained by opm bundle validate.
+func loadAdvice(args []string, errs []error, unreachable []bool) string {
+	var broken []string
+	images := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+		case unreachable[i]:
+			images++
+		default:
+			broken = append(broken, args[i])
+		}
+	}
+	advice := "nothing was added"
+	if images > 0 {
+		advice += "; check that each image reference exists and can be pulled (credentials: --authfile; a private CA: --ca-file)"
+	}
+	if len(broken) > 0 {
+		advice += fmt.Sprintf("; `opm bundle validate %s` shows every problem with its fix", strings.Join(broken, " "))
+	}
+	return advice
 }
 
 // indexImageOutput is what an image-mode index add or rm wrote.

@@ -66,6 +66,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.Output == output.JSON {
 		return output.WriteJSON(f.IO.Out, idx)
 	}
+	if len(idx.Packages) == 0 {
+		// An empty tree would look like a failure to read the index.
+		fmt.Fprintf(f.IO.ErrOut, "%s %s: no packages (the index is empty; opm index add --database or --from-index adds bundles)\n", f.IO.ErrTheme().NotePrefix(), opts.Index)
+		return nil
+	}
 	writeIndexTree(f.IO.Out, idx)
 	return nil
 }
