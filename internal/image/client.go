@@ -212,6 +212,9 @@ func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
 		// insecure registry): say so, and keep credentials off it.
 		t = &plainFallback{host: host, c: c, next: t}
 	}
+	if c.opts.Traffic != nil {
+		t = countingTransport{next: t, t: c.opts.Traffic}
+	}
 	c.transports[key] = t
 	return t, nil
 }

@@ -72,6 +72,9 @@ type Options struct {
 	// Warn receives warnings meant for the user (such as a fall back to
 	// plain HTTP), once each; when nil they are kept for Client.Warnings.
 	Warn func(msg string)
+	// Traffic, when set, counts the bytes exchanged with registries (for a
+	// progress display); clients made from copies of these options share it.
+	Traffic *Traffic
 }
 
 // Flag names, shared so that commands and docs agree.

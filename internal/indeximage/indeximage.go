@@ -105,6 +105,9 @@ func (b *Builder) Warnings() []string { return b.warnings }
 // configs and the layers opened.
 func (b *Builder) Pulled() int64 { return b.pulled.Load() }
 
+// Pushed is how many bytes Write has sent so far (for a progress display).
+func (b *Builder) Pushed() int64 { return b.pushed.Load() }
+
 // FromIndex opens ref (every platform of a multi-arch image), reads the
 // database path from its label and fetches the database, from the top-most
 // layer that holds it, into DatabasePath. Layers below are never read.

@@ -1,8 +1,11 @@
 package iostreams
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -47,4 +50,27 @@ func TestThemeAndProgress(t *testing.T) {
 	p.Finish()
 	assert.Equal(t, "\r\x1b[Kpulled 1/2\r\x1b[Kpulled 2/2\r\x1b[K", errOut.String())
 	assert.False(t, strings.Contains(errOut.String(), "\n"))
+}
+
+func TestProgressDetailShowTick(t *testing.T) {
+	t.Parallel()
+	var none *Progress
+	none.SetDetail(func() string { return "x" }).Show("y")
+	none.Tick(time.Millisecond, func() string { return "z" })()
+
+	var buf bytes.Buffer
+	bytesIn := "0 B"
+	p := NewProgress(&buf, "pulled", 0).SetDetail(func() string { return bytesIn })
+	p.Step()
+	bytesIn = ""
+	p.Step()
+	assert.Equal(t, "\r\x1b[Kpulled 1, 0 B\r\x1b[Kpulled 2", buf.String(), "unknown total: the count alone; an empty detail adds nothing")
+
+	buf.Reset()
+	n := 0
+	stop := p.Tick(time.Hour, func() string { n++; return fmt.Sprintf("pushing %d", n) })
+	stop()
+	stop()
+	p.Finish()
+	assert.Equal(t, "\r\x1b[Kpushing 1\r\x1b[Kpushing 2\r\x1b[K", buf.String(), "shown at the start and once more at stop")
 }

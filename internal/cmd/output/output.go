@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/iostreams"
 )
 
 // Formats of -o.
@@ -179,4 +180,14 @@ func nonNil(v reflect.Value) reflect.Value {
 		return n
 	}
 	return v
+}
+
+// Progress is a progress line on stderr for a command writing format: nil
+// (which shows nothing) unless stderr is a terminal and the output is
+// text, so that logs and machine output get no control sequences.
+func Progress(s *iostreams.IOStreams, format, verb string, total int) *iostreams.Progress {
+	if !s.ErrTTY || format != Text {
+		return nil
+	}
+	return iostreams.NewProgress(s.ErrOut, verb, total)
 }

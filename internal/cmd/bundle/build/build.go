@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
@@ -21,6 +22,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/containertools"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/image/layerfs"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -202,6 +204,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return exit.With(exit.Failed, err)
 		}
 	} else {
+		progress := output.Progress(f.IO, opts.Output, "", 0)
+		if progress != nil && opts.Image.Traffic == nil {
+			opts.Image.Traffic = &image.Traffic{}
+		}
 		c, err := f.ImageClient(opts.Image)
 		if err != nil {
 			return exit.Usagef("%v", err)
@@ -231,7 +237,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if err != nil {
 			return exit.With(exit.Usage, err)
 		}
+		stop := func() {}
+		if ref.Transport == image.TransportRegistry {
+			t := opts.Image.Traffic
+			stop = progress.Tick(200*time.Millisecond, func() string {
+				return fmt.Sprintf("pushing %s: %s sent", opts.Tag, layerfs.HumanSize(t.Sent.Load()))
+			})
+		}
 		d, err := c.Write(ctx, img, ref)
+		stop()
+		progress.Finish()
 		if err != nil {
 			if ctx.Err() != nil {
 				return exit.Interrupt()

@@ -145,3 +145,23 @@ func TestBundleBuildWithImageBuilder(t *testing.T) {
 		})
 	}
 }
+
+// On a terminal, a push shows the bytes sent; off one, or with -o json,
+// nothing but the result.
+func TestBundleBuildPushProgress(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	reg := registrytest.Start(t)
+	ref := reg.Ref("progress-bundle:0.1.0")
+	r := o.RunTTY("bundle", "build", "-d", validBundle, "-t", ref, "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "\r\x1b[Kpushing "+ref+": ")
+	assert.Contains(t, r.ErrOut, " sent\r\x1b[Kpushed "+ref+"\n")
+
+	r = o.Run("bundle", "build", "-d", validBundle, "-t", ref, "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.NotContains(t, r.ErrOut, "\r")
+	r = o.RunTTY("bundle", "build", "-d", validBundle, "-t", ref, "--use-http", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.NotContains(t, r.ErrOut+r.Out, "\r")
+}

@@ -133,9 +133,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if src.images > 0 {
 		// Pulling is mostly waiting on the network: more at once than CPUs.
 		vopts.Concurrency = max(imageConcurrency, runtime.GOMAXPROCS(0))
-		if f.IO.ErrTTY {
-			src.progress = iostreams.NewProgress(f.IO.ErrOut, "pulled", src.images)
-		}
+		src.progress = output.Progress(f.IO, opts.Output, "pulled", src.images)
 	}
 	if opts.Output == output.JSON {
 		// One document: it is written once every bundle is done.

@@ -123,6 +123,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 
+	progress := indexio.StartPull(f, opts.Output, len(opts.Bundles), &opts.Image)
 	opener := bundlesource.NewOpener(opts.Image, f.ImageClient)
 	opener.Load = opts.Load
 	pulled, cleanup, err := indexio.PullWithTool(ctx, f, pullTool, opts.Bundles, opts.Image)
@@ -130,7 +131,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
-	loaded, skipped, err := indexio.LoadBundles(ctx, opener, opts.Bundles, pulled, opts.Permissive)
+	loaded, skipped, err := indexio.LoadBundles(ctx, opener, opts.Bundles, pulled, opts.Permissive, progress)
+	progress.Finish()
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}

@@ -85,6 +85,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	default:
 		return exit.Usagef("--container-tool %q: use none, docker or podman", opts.ContainerTool)
 	}
+	// Bundles to pull are known only as the export runs: a count without
+	// a total.
+	progress := indexio.StartPull(f, opts.Output, 0, &opts.Image)
 	db, done, err := indexio.Source(ctx, f, opts.Index, opts.Image)
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
@@ -95,12 +98,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Packages: opts.Packages,
 		Fetch: func(ctx context.Context, ref string) (*bundle.Bundle, error) {
 			ob, err := opener.Open(ctx, ref)
+			progress.Step()
 			if err != nil {
 				return nil, err
 			}
 			return ob.Bundle, nil
 		},
 	})
+	progress.Finish()
 	if err != nil {
 		return exit.With(exit.Failed, fmt.Errorf("export %s: %w", opts.Index, err))
 	}

@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -26,6 +27,7 @@ import (
 	"github.com/opmkit/opm/internal/image/layerfs"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
+	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -148,7 +150,8 @@ func (o *ImageOptions) Check(database, version string) (build, pull containertoo
 // skipped, each with its reason, and the rest loaded. open, when it has an
 // entry for an argument, names where to read that bundle from instead (an
 // archive a pull tool saved); the index still records the argument.
-func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string, permissive bool) ([]index.LoadedBundle, []index.Skipped, error) {
+// progress, when not nil, counts each bundle loaded.
+func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string, permissive bool, progress *iostreams.Progress) ([]index.LoadedBundle, []index.Skipped, error) {
 	out := make([]index.LoadedBundle, len(args))
 	errs := make([]error, len(args))
 	// unreachable marks images that could not be opened at all, as opposed
@@ -161,6 +164,7 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
+			defer progress.Step()
 			from := arg
 			if o, ok := open[arg]; ok {
 				from = o
@@ -237,6 +241,27 @@ func loadAdvice(args []string, errs []error, unreachable []bool) string {
 	return advice
 }
 
+// StartPull is the progress line of bundles being loaded ("bundles 3/10,
+// 1.2 MiB pulled"): only on a terminal with text output. The bytes are
+// those of image clients made from opts from now on (it sets
+// opts.Traffic).
+func StartPull(f *factory.Factory, format string, total int, opts *image.Options) *iostreams.Progress {
+	p := output.Progress(f.IO, format, "bundles", total)
+	if p == nil {
+		return nil
+	}
+	if opts.Traffic == nil {
+		opts.Traffic = &image.Traffic{}
+	}
+	t := opts.Traffic
+	return p.SetDetail(func() string {
+		if n := t.Received.Load(); n > 0 {
+			return layerfs.HumanSize(n) + " pulled"
+		}
+		return ""
+	})
+}
+
 // indexImageOutput is what an image-mode index add or rm wrote.
 type indexImageOutput struct {
 	// Image is set when an index image was written directly.
@@ -276,7 +301,8 @@ func Interrupted(ctx context.Context, err error) error {
 // container tool, or writes the image to --tag. The database lives in a
 // private temporary directory that is always removed; nothing is written
 // when change fails.
-func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, change func(*index.DB) error) (*indexImageOutput, error) {
+// format is the command's -o, for the progress line of the push.
+func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, format string, change func(*index.DB) error) (*indexImageOutput, error) {
 	build, _, err := o.tools()
 	if err != nil {
 		return nil, err
@@ -378,7 +404,13 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 		}
 		return &indexImageOutput{Generated: &generatedFiles{Database: relTo(cwd, dbOut), Dockerfile: relTo(cwd, dockerfile)}}, nil
 	}
+	progress := output.Progress(f.IO, format, "", 0)
+	stop := progress.Tick(200*time.Millisecond, func() string {
+		return fmt.Sprintf("writing %s: %s pushed", o.Tag, layerfs.HumanSize(b.Pushed()))
+	})
 	res, err := b.Write(ctx, o.Tag)
+	stop()
+	progress.Finish()
 	if err != nil {
 		return nil, Interrupted(ctx, fmt.Errorf("%w\nthe destination was not changed", err))
 	}
@@ -398,7 +430,7 @@ func relTo(dir, p string) string {
 func ChangeImage[R any](ctx context.Context, f *factory.Factory, o *ImageOptions, format string,
 	change func(*index.DB) (R, error), write func(*factory.Factory, string, R)) error {
 	var res R
-	out, err := runIndexImage(ctx, f, o, func(db *index.DB) error {
+	out, err := runIndexImage(ctx, f, o, format, func(db *index.DB) error {
 		var err error
 		res, err = change(db)
 		return err

@@ -1,0 +1,45 @@
+package image
+
+import (
+	"io"
+	"net/http"
+	"sync/atomic"
+)
+
+// Traffic counts the bytes of HTTP bodies a client received from and sent
+// to registries: blobs, manifests and token responses alike. Layouts and
+// archives on disk are not counted.
+type Traffic struct {
+	Received, Sent atomic.Int64
+}
+
+// countingTransport adds the body bytes of each exchange to a Traffic.
+type countingTransport struct {
+	next http.RoundTripper
+	t    *Traffic
+}
+
+func (c countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil && req.Body != http.NoBody {
+		// A RoundTripper must not change the caller's request.
+		r := req.Clone(req.Context())
+		r.Body = &countingReadCloser{ReadCloser: req.Body, n: &c.t.Sent}
+		req = r
+	}
+	resp, err := c.next.RoundTrip(req)
+	if resp != nil && resp.Body != nil {
+		resp.Body = &countingReadCloser{ReadCloser: resp.Body, n: &c.t.Received}
+	}
+	return resp, err
+}
+
+type countingReadCloser struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c *countingReadCloser) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
