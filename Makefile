@@ -1,5 +1,5 @@
 # Build tags: containers/image/v5 needs these to build with cgo and no C -dev
-# packages (see docs/development.md).
+# packages (see CONTRIBUTING.md).
 TAGS    ?= containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo none)
@@ -9,7 +9,7 @@ LDFLAGS := -X github.com/opmkit/opm/internal/version.Version=$(VERSION) \
            -X github.com/opmkit/opm/internal/version.Date=$(DATE)
 GO      ?= go
 
-.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot serving-image proto
+.PHONY: build test vet lint bench fuzz docs completions man release-check release-snapshot release-cross-check serving-image proto
 
 build:
 	$(GO) build -tags '$(TAGS)' -trimpath -ldflags '$(LDFLAGS)' -o bin/opm ./cmd/opm
@@ -75,9 +75,17 @@ release-check: $(GORELEASER)
 	$(GORELEASER) check
 
 # linux/amd64 and linux/arm64 archives in dist/ (arm64 needs Debian's
-# gcc-aarch64-linux-gnu). Nothing is published.
-release-snapshot: $(GORELEASER)
+# gcc-aarch64-linux-gnu). Nothing is published. The cross compiler is
+# checked first, before goreleaser is installed or anything is built.
+release-snapshot: release-cross-check $(GORELEASER)
 	$(GORELEASER) release --snapshot --clean --skip=publish
+
+release-cross-check:
+	@command -v aarch64-linux-gnu-gcc >/dev/null && test -e /usr/aarch64-linux-gnu/lib/libc.a || { \
+	  echo "make release-snapshot builds linux/arm64 too, statically, with Debian's cross compiler, which is missing here."; \
+	  echo "Install it:  apt-get install -y gcc-aarch64-linux-gnu libc6-dev-arm64-cross"; \
+	  echo "(see docs/releasing.md; a linux/amd64 binary alone is what 'make build' makes)"; \
+	  exit 1; }
 
 # opm's serving image (the default --binary-image of new index images), built
 # without a container daemon from static opm binaries and Debian's

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 func TestGenerateUpstreamPath(t *testing.T) {
@@ -77,15 +79,7 @@ func TestGeneratePackageFromAnnotationsOnly(t *testing.T) {
 // the test skips and says why; under CI=true it fails instead.
 func corpusDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus"))
-	require.NoError(t, err)
-	if _, err := os.Stat(dir); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the shared corpus is required under CI: %v", err)
-		}
-		t.Skipf("skipping: the shared corpus %s is absent: %v", dir, err)
-	}
-	return dir
+	return shareddata.Require(t, "corpus")
 }
 
 // upstreamShape writes the Dockerfile upstream's generator would write for

@@ -3,10 +3,12 @@ package bundle
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 func corpusBundles(tb testing.TB) []string {
-	dirs, _ := filepath.Glob("../../../shared/corpus/real/*/*")
+	dirs, _ := filepath.Glob(filepath.Join(shareddata.Require(tb, "corpus", "real"), "*", "*"))
 	var out []string
 	for _, d := range dirs {
 		if isDirPath(d) {
@@ -14,7 +16,7 @@ func corpusBundles(tb testing.TB) []string {
 		}
 	}
 	if len(out) == 0 {
-		tb.Skip("../shared/corpus/real not present: skipping corpus benchmark")
+		tb.Fatal("../shared/corpus/real holds no bundle directories")
 	}
 	return out
 }

@@ -12,22 +12,21 @@ import (
 	"testing"
 
 	"github.com/opmkit/opm/internal/bundle"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 var (
-	sharedDir    = filepath.Join("..", "..", "..", "shared")
-	corpusDir    = filepath.Join(sharedDir, "corpus", "real")
-	referenceDir = filepath.Join(sharedDir, "reference", "index")
+	corpusDir    = shareddata.Path("corpus", "real")
+	referenceDir = shareddata.Path("reference", "index")
 )
 
+// needShared skips when the reference indexes or the corpus are absent
+// (fails under CI=true).
 func needShared(t testing.TB) {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(referenceDir, "README.md")); err != nil {
-		t.Skipf("reference data not available (%s): %v", referenceDir, err)
-	}
-	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skipf("corpus not available (%s): %v", corpusDir, err)
-	}
+	shareddata.Require(t, "reference", "index", "README.md")
+	shareddata.Require(t, "corpus", "real")
 }
 
 // corpusPackages lists the packages of the real corpus.

@@ -5,13 +5,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -20,17 +20,8 @@ var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 // the reason printed, when it is absent, and fail when it is absent under CI.
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "reference", "grpc", "README.md")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s/reference is required under CI: %v", dir, err)
-		}
-		t.Skipf("skipping: %s/reference is not present (the shared data sits beside the checkout): %v", dir, err)
-	}
-	return dir
+	shareddata.Require(t, "reference", "grpc", "README.md")
+	return shareddata.Root()
 }
 
 // server is a Serve running on 127.0.0.1 in the background.

@@ -13,18 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/bundle"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 // sharedDir is ../shared beside the checkout; tests that read it skip, with
-// the reason printed, when it is absent.
+// the reason printed, when it is absent (and fail under CI=true).
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../../shared")
-	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(dir, "corpus")); err != nil {
-		t.Skipf("skipping: %s/corpus is not present (the shared corpus sits beside the checkout)", dir)
-	}
-	return dir
+	shareddata.Require(t, "corpus")
+	return shareddata.Root()
 }
 
 func dirInputs(dirs []string) []Input {

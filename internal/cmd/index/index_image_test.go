@@ -32,6 +32,8 @@ import (
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/indeximage"
 	"github.com/opmkit/opm/internal/registrytest"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 // These tests run opm index add|rm|export|inspect on index images in Debian's
@@ -39,16 +41,12 @@ import (
 // the bytes the registry served and received.
 
 // corpusDir is absolute, so that tests may change directory.
-var corpusDir = func() string {
-	p, _ := filepath.Abs("../../../../shared/corpus/real")
-	return p
-}()
+var corpusDir = shareddata.Path("corpus", "real")
 
+// needCorpus skips when the shared corpus is absent (fails under CI=true).
 func needCorpus(t testing.TB) {
 	t.Helper()
-	if _, err := os.Stat(corpusDir); err != nil {
-		t.Skipf("skipping: the shared corpus is not available (%s): %v", corpusDir, err)
-	}
+	shareddata.Require(t, "corpus", "real")
 }
 
 // exchange is one request the proxy passed on.
@@ -642,11 +640,7 @@ func TestIndexImageFromUpstreamStyleImage(t *testing.T) {
 	t.Parallel()
 	o := cmdtest.New(t)
 	needCorpus(t)
-	refDB, err := filepath.Abs("../../../../shared/reference/index/etcd.replaces.db")
-	require.NoError(t, err)
-	if _, err := os.Stat(refDB); err != nil {
-		t.Skipf("skipping: reference databases not available: %v", err)
-	}
+	refDB := shareddata.Require(t, "reference", "index", "etcd.replaces.db")
 	buildah := registrytest.RequireTool(t, "buildah")
 	reg := startRegistry(t)
 	c := testClient(t)
@@ -658,7 +652,8 @@ func TestIndexImageFromUpstreamStyleImage(t *testing.T) {
 	_, dockerfile, err := indeximage.Generate(ctxDir, refDB, "", reg.ref("opm:fake"))
 	require.NoError(t, err)
 	tag := reg.ref("upstream-style:1")
-	t.Cleanup(func() { _ = exec.Command(buildah, "rmi", "-f", tag).Run() })
+	// buildah pulls the FROM image into its storage: remove it too.
+	t.Cleanup(func() { _ = exec.Command(buildah, "rmi", "-f", tag, reg.ref("opm:fake")).Run() })
 	for _, args := range [][]string{
 		{"bud", "--isolation", "chroot", "--tls-verify=false", "--layers=false", "-f", dockerfile, "-t", tag, ctxDir},
 		{"push", "--tls-verify=false", tag},
@@ -716,7 +711,8 @@ func TestIndexAddBuildTool(t *testing.T) {
 	tmp := t.TempDir()
 	o.ProcEnv["TMPDIR"] = tmp
 	tag := "localhost/opm-index-build-test:1"
-	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", tag).Run() })
+	// podman build pulls the FROM image into its storage: remove it too.
+	t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", tag, reg.ref("opm:fake")).Run() })
 	r := o.Run("index", "add", "--use-http", "-u", "podman", "-b", valid, "-i", reg.ref("opm:fake"), "-t", tag)
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "built "+tag)

@@ -16,17 +16,15 @@ import (
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/registrytest"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
-const etcdBundle = "../../../../../shared/corpus/real/etcd/0.9.4"
-
-// corpusBundle returns the etcd bundle of the shared corpus, or skips.
+// corpusBundle returns the etcd bundle of the shared corpus, or skips
+// (fails under CI=true).
 func corpusBundle(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(etcdBundle, "manifests")); err != nil {
-		t.Skipf("skipping: %s is absent (the shared corpus sits beside the repository in ../shared)", etcdBundle)
-	}
-	return etcdBundle
+	return filepath.Dir(shareddata.Require(t, "corpus", "real", "etcd", "0.9.4", "manifests"))
 }
 
 // tool runs a real command and returns its stdout.

@@ -18,6 +18,8 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 const (
@@ -236,16 +238,14 @@ func TestBundleValidateTextByPackage(t *testing.T) {
 func TestBundleValidateCorpus(t *testing.T) {
 	t.Parallel()
 	o := cmdtest.New(t)
-	dirs, _ := filepath.Glob("../../../../../shared/corpus/real/*/*")
+	dirs, _ := filepath.Glob(filepath.Join(shareddata.Require(t, "corpus", "real"), "*", "*"))
 	var args []string
 	for _, d := range dirs {
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
 			args = append(args, d)
 		}
 	}
-	if len(args) == 0 {
-		t.Skip("no ../shared/corpus")
-	}
+	require.NotEmpty(t, args, "../shared/corpus/real holds no bundle directories")
 	r := o.Run(append([]string{"bundle", "validate", "-o", "json"}, args...)...)
 	require.Contains(t, []int{exit.OK, exit.Failed}, r.Code, r.ErrOut)
 	doc := cmdtest.DecodeReport(t, r.Out)
