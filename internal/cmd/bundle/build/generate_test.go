@@ -1,4 +1,8 @@
-package generate_test
+package build_test
+
+// bundle generate's tests live with bundle build's: each test package
+// that runs the command tree links all of opm (about 2 s of CPU), and the
+// two commands write the same metadata.
 
 import (
 	"encoding/json"
@@ -9,12 +13,6 @@ import (
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
-
-const (
-	validBundle  = "../../../../testdata/bundles/valid"
-	syntaxBundle = "../../../../testdata/bundles/syntax-error"
-	csvDir       = "../../../../testdata/csv"
 )
 
 func TestBundleGenerate(t *testing.T) {
