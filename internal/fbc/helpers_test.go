@@ -8,22 +8,16 @@ import (
 	"testing"
 
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
-// sharedDir is the shared corpus and reference data beside the checkout.
+// sharedDir is the shared corpus and reference data beside the checkout;
+// tests that read it skip, saying why, when it is absent (and fail under
+// CI=true).
 func sharedDir(t testing.TB) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../../shared")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "reference", "index")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s/reference/index is missing; CI needs the shared reference data", dir)
-		}
-		t.Skipf("skipping: %s/reference/index is not present (the shared data sits beside the checkout)", dir)
-	}
-	return dir
+	shareddata.Require(t, "reference", "index")
+	return shareddata.Root()
 }
 
 // referenceDBs lists the reference databases that have an upstream render.

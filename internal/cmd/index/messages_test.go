@@ -31,7 +31,7 @@ func TestIndexInspectEmpty(t *testing.T) {
 	assert.JSONEq(t, `{"schemaVersion": 13, "packages": []}`, r.Out)
 	assert.Empty(t, r.ErrOut)
 
-	r = o.Run("index", "export", "--index", db, "-f", filepath.Join(t.TempDir(), "out"), "-o", "json")
+	r = o.Run("index", "export", "--index", db, "-f", filepath.Join(t.TempDir(), "out"), "--output", "json")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	var exp map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &exp))
@@ -46,7 +46,7 @@ func TestIndexExportJSON(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	r := o.Run("index", "add", "--database", db, "--bundles", validBundle)
 	require.Equal(t, 0, r.Code, r.ErrOut)
-	r = o.Run("index", "export", "--index", db, "-f", out, "-o", "json")
+	r = o.Run("index", "export", "--index", db, "-f", out, "--output", "json")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.Empty(t, r.ErrOut)
 	assert.JSONEq(t, `{"index": "`+db+`", "folder": "`+out+`", "packages": ["example-operator"], "bundles": 1, "fetched": 0}`, r.Out)

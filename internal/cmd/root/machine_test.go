@@ -85,7 +85,7 @@ func TestCAFileCheckedFirst(t *testing.T) {
 	// From the environment, it says so; a file without certificates is
 	// refused too.
 	o.Env["OPM_CA_FILE"] = validBundle + "/metadata/annotations.yaml"
-	r = o.Run("index", "inspect", "oci:"+dir+"/index:1")
+	r = o.Run("bundle", "validate", "oci:"+dir+"/index:1")
 	require.Equal(t, exit.Usage, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "annotations.yaml (from OPM_CA_FILE): no PEM certificate in it")
 }
