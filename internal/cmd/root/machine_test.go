@@ -1,6 +1,7 @@
 package root_test
 
 import (
+	"context"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/root"
+	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -141,4 +145,18 @@ func TestFlagValueCompletion(t *testing.T) {
 	assert.Len(t, got, len(ids)-1)
 	assert.NotContains(t, got, ids[0]+","+ids[0])
 	assert.Contains(t, got, ids[0]+","+ids[1])
+}
+
+// An interrupted -o json run also leaves an error object on stdout.
+func TestJSONErrorObjectInterrupted(t *testing.T) {
+	t.Parallel()
+	s, _, out, errOut := iostreams.Test()
+	f := factory.NewWithEnv(s, map[string]string{"HOME": t.TempDir(), "XDG_CONFIG_HOME": t.TempDir()})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	code := root.Run(ctx, f, []string{"bundle", "validate", "-o", "json", validBundle})
+	require.Equal(t, exit.Interrupted, code, errOut.String())
+	e := decodeError(t, out.String())
+	assert.Equal(t, exit.Interrupted, e.Error.Code)
+	assert.Equal(t, "interrupted; nothing was written", e.Error.Message)
 }

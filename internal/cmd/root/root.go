@@ -104,6 +104,9 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 			code = sig.Status()
 		}
 		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), "interrupted; nothing was written")
+		if output.Of(cmd) == output.JSON {
+			_ = output.WriteJSON(f.IO.Out, output.NewErrorObject(errors.New("interrupted; nothing was written"), code))
+		}
 		return code
 	}
 	if err != nil && upstreamPath(cmd) {
