@@ -34,6 +34,8 @@ import (
 	"github.com/opmkit/opm/internal/registry/api"
 	"github.com/opmkit/opm/internal/registrytest"
 	"github.com/opmkit/opm/internal/servingimage"
+
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 // buildTags are the Makefile's TAGS; staticTags add the release's (no glibc
@@ -62,18 +64,11 @@ func need(t *testing.T, tool, pkg string) string {
 	return p
 }
 
-// corpusDir is the etcd bundles of ../shared beside the checkout.
+// corpusDir is the etcd bundles of ../shared beside the checkout; absent,
+// the test skips saying why (and fails under CI=true).
 func corpusDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "shared", "corpus", "real", "etcd"))
-	require.NoError(t, err)
-	if _, err := os.Stat(filepath.Join(dir, "0.9.4")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is required under CI: %v", dir, err)
-		}
-		t.Skipf("skipping: %s is not present (the shared data sits beside the checkout): %v", dir, err)
-	}
-	return dir
+	return filepath.Dir(shareddata.Require(t, "corpus", "real", "etcd", "0.9.4"))
 }
 
 // sourceHash identifies the sources a build of cmd/opm depends on: every
