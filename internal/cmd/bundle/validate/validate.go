@@ -135,7 +135,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		vopts.Concurrency = max(imageConcurrency, runtime.GOMAXPROCS(0))
 		src.progress = output.Progress(f.IO, opts.Output, "pulled", src.images)
 	}
-	if opts.Output == output.JSON {
+	if opts.Output == output.JSON || opts.Output == output.SARIF {
 		// One document: it is written once every bundle is done.
 		res := validate.Run(ctx, inputs, vopts)
 		src.progress.Finish()
