@@ -93,11 +93,16 @@ func orStderr(w io.Writer) io.Writer {
 // BuildArgs returns the arguments that build dockerfile in contextDir as tag.
 // buildah's subcommand is "bud"; docker and podman use "build".
 func (r *Runner) BuildArgs(dockerfile, tag, contextDir string) []string {
-	sub := "build"
-	if r.Tool == Buildah {
-		sub = "bud"
+	switch r.Tool {
+	case Buildah:
+		return []string{"bud", "--file", dockerfile, "--tag", tag, contextDir}
+	case Podman:
+		// Bundle and index Dockerfiles are a FROM, COPYs and LABELs: a
+		// layer cache saves nothing, and its lookups race with other
+		// builds in the same storage ("layer not known").
+		return []string{"build", "--layers=false", "--file", dockerfile, "--tag", tag, contextDir}
 	}
-	return []string{sub, "--file", dockerfile, "--tag", tag, contextDir}
+	return []string{"build", "--file", dockerfile, "--tag", tag, contextDir}
 }
 
 // Build builds dockerfile in contextDir as tag.
