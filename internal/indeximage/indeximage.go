@@ -30,6 +30,11 @@ import (
 const (
 	// DatabaseLabel names the database path inside an index image.
 	DatabaseLabel = "operators.operatorframework.io.index.database.v1"
+	// ConfigsLabel names the file-based catalog directory inside an index
+	// image (upstream's current format, served with `opm serve`).
+	ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
+	// DefaultConfigsPath is where index images keep the file-based catalog.
+	DefaultConfigsPath = "/configs"
 	// DefaultDatabasePath is where new index images keep the database.
 	DefaultDatabasePath = "/database/index.db"
 	// Port is the gRPC port `opm registry serve` listens on.

@@ -22,6 +22,10 @@ import (
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index"
 	"github.com/opmkit/opm/internal/cmd/registry"
+	"github.com/opmkit/opm/internal/cmd/migrate"
+	"github.com/opmkit/opm/internal/cmd/render"
+	"github.com/opmkit/opm/internal/cmd/serve"
+	fbcvalidate "github.com/opmkit/opm/internal/cmd/validate"
 	"github.com/opmkit/opm/internal/cmd/version"
 )
 
@@ -72,6 +76,10 @@ config file.`,
 		index.NewCmd(f),
 		registry.NewCmd(f),
 		alpha.NewCmd(f),
+		render.NewCmd(f, nil),
+		migrate.NewCmd(f, nil),
+		fbcvalidate.NewCmd(f, nil),
+		serve.NewCmd(f, nil),
 	)
 	return root
 }
