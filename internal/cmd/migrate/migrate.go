@@ -3,7 +3,10 @@ package migrate
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -96,7 +99,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
 		}
 		if err := fbc.WriteDir(opts.Dest, c.Catalog, fbc.WriteDirOptions{Format: format, Force: opts.Force}); err != nil {
-			return exit.With(exit.Failed, err)
+			return exit.With(exit.Failed, withForceHint(err))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", len(c.PackageNames()), opts.Source, opts.Dest)
 	case ToSQLite:
@@ -105,11 +108,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 		}
 		if err := fbc.ToIndex(ctx, c.Catalog, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}); err != nil {
-			return indexio.Interrupted(ctx, err)
+			return indexio.Interrupted(ctx, withForceHint(err))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", len(c.PackageNames()), len(c.Bundles), opts.Source, opts.Dest)
 	default:
 		return exit.Usagef("invalid --to %q%s: use fbc or sqlite", opts.To, f.From("to"))
 	}
 	return nil
+}
+
+// withForceHint says how to replace a destination that was refused.
+func withForceHint(err error) error {
+	if errors.Is(err, os.ErrExist) || strings.Contains(err.Error(), "not empty") {
+		return fmt.Errorf("%w (or replace it with --force)", err)
+	}
+	return err
 }
