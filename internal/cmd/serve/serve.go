@@ -35,8 +35,9 @@ type Options struct {
 	TerminationLog string
 	Debug          bool
 	PprofAddr      string
-	// OnServing, when set, is called with the listening address once the
-	// catalog answers (tests).
+	// Listener, when set, is served instead of --port, and OnServing is
+	// called with its address once the catalog answers (tests).
+	Listener  net.Listener
 	OnServing func(net.Addr)
 }
 
@@ -137,6 +138,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	err = registry.Serve(ctx, registry.Options{
 		DB:             res.Database,
 		Addr:           ":" + opts.Port,
+		Listener:       opts.Listener,
 		TerminationLog: opts.TerminationLog,
 		Debug:          opts.Debug,
 		Logger:         log,
