@@ -41,6 +41,9 @@ type ImageOptions struct {
 	BuildTool     string
 	PullTool      string
 	EnableAlpha   bool
+	// CatalogFormat is sqlite, fbc or both; "" keeps the --from-index
+	// image's format (sqlite for a new index).
+	CatalogFormat string
 	Image         image.Options
 }
 
@@ -55,6 +58,7 @@ func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.BuildTool, "build-tool", "u", "", "build the image with docker or podman from a generated Dockerfile instead of writing it directly")
 	f.StringVarP(&o.PullTool, "pull-tool", "p", "", "pull bundle images with docker or podman (their local storage and configuration) instead of directly; none is the default")
 	f.BoolVar(&o.EnableAlpha, "enable-alpha", false, "accepted for compatibility with upstream opm; opm has no alpha index features")
+	f.StringVar(&o.CatalogFormat, FlagCatalogFormat, "", "what the index image carries: sqlite (the database), fbc (a file-based catalog in /configs, served with opm serve) or both (default: the --from-index image's format, else sqlite)")
 	o.Image.AddFlags(f)
 }
 
@@ -91,7 +95,7 @@ func (o *ImageOptions) tools() (build, pull containertools.Tool, err error) {
 // ImageMode says whether the options ask for an index image (or its
 // generated files) rather than a database file.
 func (o *ImageOptions) ImageMode() bool {
-	return o.FromIndex != "" || o.Tag != "" || o.Generate || o.BuildTool != "" || o.ContainerTool != ""
+	return o.FromIndex != "" || o.Tag != "" || o.Generate || o.BuildTool != "" || o.ContainerTool != "" || o.CatalogFormat != ""
 }
 
 // Check validates the image options before anything is read. version is
@@ -102,12 +106,15 @@ func (o *ImageOptions) Check(database, version string) (build, pull containertoo
 	if err != nil {
 		return "", "", err
 	}
+	if err := o.checkCatalogFormat(string(build)); err != nil {
+		return "", "", err
+	}
 	if err := o.Image.Validate(); err != nil {
 		return "", "", exit.Usagef("%v", err)
 	}
 	if database != "" {
 		if o.ImageMode() {
-			return "", "", exit.Usagef("--database works on a database file; drop --from-index, --tag, --generate and the tool flags, or drop --database")
+			return "", "", exit.Usagef("--database works on a database file; drop --from-index, --tag, --generate, --catalog-format and the tool flags, or drop --database")
 		}
 		return build, pull, nil
 	}
@@ -271,6 +278,13 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 	if err != nil {
 		return nil, Interrupted(ctx, err)
 	}
+	format := o.outputFormat(b)
+	if err := o.checkCatalogFormat(string(build)); err == nil && format.HasConfigs() && (o.Generate || build != "") {
+		return nil, exit.Usagef("%s carries a file-based catalog, which opm writes into images directly; drop --generate and --build-tool, or add --%s sqlite", o.FromIndex, FlagCatalogFormat)
+	}
+	if err := databaseFromConfigs(ctx, b, o.FromIndex); err != nil {
+		return nil, Interrupted(ctx, err)
+	}
 	if dbPath, ok := b.BaseDatabase(); ok {
 		// -i given an index image: its bundles would silently be lost.
 		fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", indeximage.BinaryImageWarning(o.BinaryImage, dbPath))
@@ -298,6 +312,9 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 	}
 	if err := db.Close(); changeErr == nil {
 		changeErr = err
+	}
+	if changeErr == nil {
+		changeErr = renderConfigs(ctx, b, format)
 	}
 	if changeErr != nil {
 		what := "the new index"
@@ -504,6 +521,10 @@ func Source(ctx context.Context, f *factory.Factory, arg string, opts image.Opti
 		return nil, nil, err
 	}
 	if err := b.FetchDatabase(ctx, arg); err != nil {
+		_ = b.Close()
+		return nil, nil, err
+	}
+	if err := databaseFromConfigs(ctx, b, arg); err != nil {
 		_ = b.Close()
 		return nil, nil, err
 	}
