@@ -119,6 +119,17 @@ func TestIndexImageCatalogFormats(t *testing.T) {
 	rr := o.Run("render", db)
 	require.Equal(t, 0, rr.Code, rr.ErrOut)
 	assert.Equal(t, rr.Out, string(files["configs/etcd/catalog.json"]))
+	// render reads the sqlite index image (its database) and a bundle image.
+	rr = o.Run("render", "--use-http", both)
+	require.Equal(t, 0, rr.Code, rr.ErrOut)
+	assert.Equal(t, string(files["configs/etcd/catalog.json"]), rr.Out)
+	rr = o.Run("render", "--use-http", etcd[0])
+	require.Equal(t, 0, rr.Code, rr.ErrOut)
+	one := &fbc.Catalog{}
+	require.NoError(t, one.LoadFile("b.json", []byte(rr.Out)))
+	require.Len(t, one.Bundles, 1)
+	assert.Equal(t, etcd[0], one.Bundles[0].Image)
+	assert.Contains(t, rr.Out, `"image": "`+etcd[0]+`"`, "the bundle image is among its related images")
 
 	// Adding to it keeps the format and replaces the one catalog layer.
 	both2 := reg.ref("idx:both2")
@@ -195,15 +206,19 @@ func TestIndexImageCatalogFormats(t *testing.T) {
 	assert.ElementsMatch(t, []string{"etcd", "pelorus-operator"}, packagesOf(t, files, "configs"))
 
 	// Usage errors: exit 64 (upstream's usage status on the index paths).
-	for _, args := range [][]string{
-		{"--catalog-format", "xml", "-f", both, "-t", reg.ref("idx:x")},
-		{"--catalog-format", "fbc", "-f", both, "--generate"},
-		{"--catalog-format", "fbc", "--database", db},
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--catalog-format", "xml", "-f", both, "-t", reg.ref("idx:x")}, "use sqlite, fbc or both"},
+		{[]string{"--catalog-format", "fbc", "-f", both, "--generate", "-i", reg.ref("opm:fake")}, "drop --generate and --build-tool"},
+		{[]string{"--catalog-format", "fbc", "--database", db}, "--catalog-format"},
 	} {
-		r = o.Run(append([]string{"index", "add", "--use-http", "-b", etcd[3]}, args...)...)
-		assert.Equal(t, 64, r.Code, "%v: %s", args, r.ErrOut) // upstream's usage status on index paths
+		r = o.Run(append([]string{"index", "add", "--use-http", "-b", etcd[3]}, tc.args...)...)
+		assert.Equal(t, 64, r.Code, "%v: %s", tc.args, r.ErrOut)
+		assert.Contains(t, r.ErrOut, tc.want, tc.args)
 	}
-	r = o.Run("index", "add", "--use-http", "-b", etcd[0], "-f", fbcRef, "--generate")
+	r = o.Run("index", "add", "--use-http", "-b", etcd[0], "-f", fbcRef, "--generate", "-i", reg.ref("opm:fake"))
 	assert.Equal(t, 64, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "--catalog-format sqlite")
 }
