@@ -33,7 +33,7 @@ func ParseFormat(s string) (Format, error) {
 }
 
 // HasDatabase reports whether images of this format carry the database.
-func (f Format) HasDatabase() bool { return f != FormatFBC }
+func (f Format) HasDatabase() bool { return f == FormatSQLite || f == FormatBoth }
 
 // HasConfigs reports whether images of this format carry the catalog directory.
 func (f Format) HasConfigs() bool { return f == FormatFBC || f == FormatBoth }
