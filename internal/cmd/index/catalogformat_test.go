@@ -173,6 +173,13 @@ func TestIndexImageCatalogFormats(t *testing.T) {
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.Contains(t, r.Out, `"name": "pelorus-operator.v0.0.1"`)
 
+	// rm on an FBC-only image, summary as text.
+	r = o.Run("index", "rm", "--use-http", "-o", "pelorus-operator", "-f", fbc2, "-t", reg.ref("idx:fbc3"))
+	require.Equal(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "catalog layer (fbc: /configs)")
+	assert.Contains(t, r.ErrOut, "replaced the previous catalog layer")
+	assert.ElementsMatch(t, []string{"etcd"}, packagesOf(t, flatFiles(t, crane, reg.ref("idx:fbc3")), "configs"))
+
 	// An FBC index laid out as upstream builds it: the catalog in one file
 	// of its own layer, a cache layer above, a command naming the cache.
 	r = o.Run("render", "--use-http", fbcRef)

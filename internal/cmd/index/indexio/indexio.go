@@ -279,7 +279,9 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, cha
 		return nil, Interrupted(ctx, err)
 	}
 	format := o.outputFormat(b)
-	if err := o.checkCatalogFormat(string(build)); err == nil && format.HasConfigs() && (o.Generate || build != "") {
+	if format.HasConfigs() && (o.Generate || build != "") {
+		// Only reached when the --from-index image brought the format:
+		// Check refuses --catalog-format fbc|both with these already.
 		return nil, exit.Usagef("%s carries a file-based catalog, which opm writes into images directly; drop --generate and --build-tool, or add --%s sqlite", o.FromIndex, FlagCatalogFormat)
 	}
 	if err := databaseFromConfigs(ctx, b, o.FromIndex); err != nil {
@@ -433,11 +435,15 @@ func writeImageOutput(f *factory.Factory, out *indexImageOutput) {
 			plats = append(plats, p.Platform)
 		}
 		fmt.Fprintf(w, "wrote %s@%s (%s)\n", r.Reference, r.Digest, strings.Join(plats, ", "))
+		layer := "database layer"
+		if r.CatalogFormat.HasConfigs() {
+			layer = fmt.Sprintf("catalog layer (%s: %s)", r.CatalogFormat, strings.TrimPrefix(strings.Join([]string{r.DatabasePath, r.ConfigsPath}, ", "), ", "))
+		}
 		how := "added on top of the base layers"
 		if r.ReplacedLayers > 0 {
-			how = "replaced the previous database layer"
+			how = "replaced the previous " + strings.SplitN(layer, " (", 2)[0]
 		}
-		fmt.Fprintf(w, "  database layer %s, %s: %s\n", shortDigest(r.DatabaseLayer), layerfs.HumanSize(r.DatabaseLayerSize), how)
+		fmt.Fprintf(w, "  %s %s, %s: %s\n", layer, shortDigest(r.DatabaseLayer), layerfs.HumanSize(r.DatabaseLayerSize), how)
 		fmt.Fprintf(w, "  pulled %s, pushed %s\n", layerfs.HumanSize(r.BytesPulled), layerfs.HumanSize(r.BytesPushed))
 		for _, warn := range r.Warnings {
 			fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), warn)
