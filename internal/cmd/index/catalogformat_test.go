@@ -173,6 +173,14 @@ func TestIndexImageCatalogFormats(t *testing.T) {
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.Contains(t, r.Out, `"name": "pelorus-operator.v0.0.1"`)
 
+	// migrate reads FBC images back to sqlite, and sqlite images to FBC.
+	back := filepath.Join(t.TempDir(), "back.db")
+	r = o.Run("migrate", "--to", "sqlite", "--use-http", fbc2, back)
+	require.Equal(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, inspectJSON(t, back), `"pelorus-operator"`)
+	r = o.Run("migrate", "--use-http", both2, filepath.Join(t.TempDir(), "cat"))
+	require.Equal(t, 0, r.Code, r.ErrOut)
+
 	// rm on an FBC-only image, summary as text.
 	r = o.Run("index", "rm", "--use-http", "-o", "pelorus-operator", "-f", fbc2, "-t", reg.ref("idx:fbc3"))
 	require.Equal(t, 0, r.Code, r.ErrOut)
