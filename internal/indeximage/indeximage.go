@@ -30,6 +30,11 @@ import (
 const (
 	// DatabaseLabel names the database path inside an index image.
 	DatabaseLabel = "operators.operatorframework.io.index.database.v1"
+	// ConfigsLabel names the file-based catalog directory inside an index
+	// image (upstream's current format, served with `opm serve`).
+	ConfigsLabel = "operators.operatorframework.io.index.configs.v1"
+	// DefaultConfigsPath is where index images keep the file-based catalog.
+	DefaultConfigsPath = "/configs"
 	// DefaultDatabasePath is where new index images keep the database.
 	DefaultDatabasePath = "/database/index.db"
 	// Port is the gRPC port `opm registry serve` listens on.
@@ -64,6 +69,17 @@ type Builder struct {
 	// and is replaced rather than stacked upon.
 	drop []int
 
+	// cfgPath is the catalog directory inside the image, without the
+	// leading slash.
+	cfgPath string
+	// srcFormat is what the base index image carries; srcConfigs the
+	// local copy of its catalog directory when it has no database.
+	srcFormat  Format
+	srcConfigs string
+	// outFormat and outConfigs are what Write writes (SetOutput).
+	outFormat  Format
+	outConfigs string
+
 	pulled   atomic.Int64
 	pushed   atomic.Int64
 	warnings []string
@@ -76,7 +92,7 @@ func New(c *image.Client, tempDir string) (*Builder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temporary directory: %w", err)
 	}
-	return &Builder{c: c, dir: dir, db: dir + "/index.db", dbPath: strings.TrimPrefix(DefaultDatabasePath, "/")}, nil
+	return &Builder{c: c, dir: dir, db: dir + "/index.db", dbPath: strings.TrimPrefix(DefaultDatabasePath, "/"), cfgPath: strings.TrimPrefix(DefaultConfigsPath, "/")}, nil
 }
 
 // DatabasePath is the local database file: fetched by FromIndex, to be
@@ -118,9 +134,18 @@ func (b *Builder) FromIndex(ctx context.Context, ref string) error {
 	}
 	b.base, b.fromIndex = set, true
 	p := set.Preferred()
-	label := set.Images[p].Labels()[DatabaseLabel]
+	labels := set.Images[p].Labels()
+	label := labels[DatabaseLabel]
+	b.srcFormat = FormatSQLite
+	if c := labelPath(labels[ConfigsLabel]); c != "" {
+		b.cfgPath = c
+		b.srcFormat = FormatBoth
+		if label == "" {
+			return b.fromCatalogIndex(ctx, ref)
+		}
+	}
 	if label == "" {
-		return fmt.Errorf("%s is not an index image: its config has no %s label", ref, DatabaseLabel)
+		return fmt.Errorf("%s is not an index image: its config has neither a %s nor a %s label", ref, DatabaseLabel, ConfigsLabel)
 	}
 	b.dbPath = strings.Trim(path.Clean("/"+label), "/")
 	if b.dbPath == "" {
@@ -158,6 +183,36 @@ func (b *Builder) FromIndex(ctx context.Context, ref string) error {
 		b.drop[i] = other.drop()
 	}
 	return nil
+}
+
+// fromCatalogIndex reads an index image that carries a file-based catalog
+// and no database (upstream's current format): its catalog directory is
+// copied to SourceConfigs for the caller to build the database from. Each
+// platform image must name the same directory; their content is taken from
+// the preferred platform.
+func (b *Builder) fromCatalogIndex(ctx context.Context, ref string) error {
+	set := b.base
+	p := set.Preferred()
+	b.srcFormat = FormatFBC
+	b.drop = make([]int, len(set.Images))
+	for i, im := range set.Images {
+		if c := labelPath(im.Labels()[ConfigsLabel]); c != b.cfgPath {
+			return fmt.Errorf("%s: platform %s keeps the catalog at %q, platform %s at %q; opm updates one catalog for all platforms",
+				ref, set.Platform(i), c, set.Platform(p), b.cfgPath)
+		}
+		// A top layer holding only the catalog (an image opm wrote) is
+		// replaced; anything else (upstream's images cache the catalog
+		// in a layer of their own) stays, below a layer that hides the
+		// old catalog directory.
+		only, err := b.onlyCatalog(ctx, im)
+		if err != nil {
+			return err
+		}
+		if only {
+			b.drop[i] = 1
+		}
+	}
+	return b.readConfigs(ctx, set.Images[p])
 }
 
 // Base opens ref, the image that serves the database (--binary-image), as
@@ -286,6 +341,8 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 			copy(res.sum[:], h.Sum(nil))
 			got = true
 		case (p == "" || parents[p]) && isDir(hdr.Typeflag):
+		case b.catalogEntry(p, hdr.Typeflag):
+			// The catalog directory opm writes beside the database.
 		default:
 			// Anything else (other files, whiteouts, links, the database as
 			// a link) makes this not a database-only layer; a database that
@@ -327,10 +384,14 @@ type Result struct {
 	MediaType types.MediaType `json:"mediaType"`
 	// Platforms are the images written, one per platform.
 	Platforms []PlatformResult `json:"platforms"`
-	// DatabaseLayer is the new layer's digest, the same in every platform image.
+	// CatalogFormat is what the image carries: sqlite, fbc or both.
+	CatalogFormat Format `json:"catalogFormat"`
+	// DatabaseLayer is the new layer's digest (the layer holding the
+	// database and the catalog directory), the same in every platform image.
 	DatabaseLayer     string `json:"databaseLayer"`
 	DatabaseLayerSize int64  `json:"databaseLayerSize"`
-	DatabasePath      string `json:"databasePath"`
+	DatabasePath      string `json:"databasePath,omitempty"`
+	ConfigsPath       string `json:"configsPath,omitempty"`
 	// ReplacedLayers counts platform images whose old database layer was
 	// replaced instead of stacked upon.
 	ReplacedLayers int `json:"replacedLayers"`
@@ -361,24 +422,64 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(b.db); err != nil {
-		return nil, fmt.Errorf("index image: database: %w", err)
+	format := b.outputFormat()
+	spec := layerSpec{dbPath: b.dbPath, cfgPath: b.cfgPath}
+	if format.HasDatabase() {
+		if _, err := os.Stat(b.db); err != nil {
+			return nil, fmt.Errorf("index image: database: %w", err)
+		}
+		spec.db = b.db
+	} else if b.srcFormat.HasDatabase() {
+		spec.whiteouts = append(spec.whiteouts, b.dbPath) // an older layer may hold it
 	}
-	layer, err := buildLayer(b.db, b.dbPath, b.dir+"/layer.tar.gz")
+	if format.HasConfigs() {
+		if b.outConfigs == "" {
+			return nil, errors.New("index image: no catalog directory to write (SetOutput)")
+		}
+		spec.configs = b.outConfigs
+	} else if b.srcFormat.HasConfigs() {
+		spec.whiteouts = append(spec.whiteouts, b.cfgPath)
+	}
+	layer, err := buildLayer(spec, b.dir+"/layer.tar.gz")
 	if err != nil {
-		return nil, fmt.Errorf("build database layer: %w", err)
+		return nil, fmt.Errorf("build catalog layer: %w", err)
 	}
-	res := &Result{Reference: dst, DatabaseLayer: layer.digest.String(), DatabaseLayerSize: layer.size, DatabasePath: "/" + b.dbPath}
-	hist := v1.History{Created: v1.Time{Time: image.Epoch}, CreatedBy: "opm index: COPY database /" + b.dbPath, Comment: LayerComment}
+	res := &Result{Reference: dst, CatalogFormat: format, DatabaseLayer: layer.digest.String(), DatabaseLayerSize: layer.size}
+	var copied []string
+	if format.HasDatabase() {
+		res.DatabasePath = "/" + b.dbPath
+		copied = append(copied, "database "+res.DatabasePath)
+	}
+	if format.HasConfigs() {
+		res.ConfigsPath = "/" + b.cfgPath
+		copied = append(copied, "catalog "+res.ConfigsPath)
+	}
+	hist := v1.History{Created: v1.Time{Time: image.Epoch}, CreatedBy: "opm index: COPY " + strings.Join(copied, ", "), Comment: LayerComment}
 	imagePath := "/" + b.dbPath
+	// A new index, or one whose format changes, gets the command that
+	// serves what it carries; an FBC index always does, since a cache
+	// an older command names would no longer match the catalog.
+	setCmd := !b.fromIndex || format != b.srcFormat || format == FormatFBC
 	edit := func(cf *v1.ConfigFile) {
 		if cf.Config.Labels == nil {
 			cf.Config.Labels = map[string]string{}
 		}
-		cf.Config.Labels[DatabaseLabel] = imagePath
-		if !b.fromIndex {
+		if format.HasDatabase() {
+			cf.Config.Labels[DatabaseLabel] = imagePath
+		} else {
+			delete(cf.Config.Labels, DatabaseLabel)
+		}
+		if format.HasConfigs() {
+			cf.Config.Labels[ConfigsLabel] = "/" + b.cfgPath
+		} else {
+			delete(cf.Config.Labels, ConfigsLabel)
+		}
+		if setCmd {
 			cf.Config.Entrypoint = Entrypoint
 			cf.Config.Cmd = Cmd(imagePath)
+			if format == FormatFBC {
+				cf.Config.Cmd = ServeCmd("/" + b.cfgPath)
+			}
 			if cf.Config.ExposedPorts == nil {
 				cf.Config.ExposedPorts = map[string]struct{}{}
 			}
@@ -502,8 +603,17 @@ func (b *Builder) FetchDatabase(ctx context.Context, ref string) error {
 	defer func() { _ = im.Close() }()
 	b.pulled.Add(int64(len(im.RawManifest) + len(im.RawConfig)))
 	label := im.Labels()[DatabaseLabel]
+	b.srcFormat = FormatSQLite
+	if c := labelPath(im.Labels()[ConfigsLabel]); c != "" {
+		b.cfgPath = c
+		b.srcFormat = FormatBoth
+		if label == "" {
+			b.srcFormat = FormatFBC
+			return b.readConfigs(ctx, im)
+		}
+	}
 	if label == "" {
-		return fmt.Errorf("%s is not an index image: its config has no %s label", ref, DatabaseLabel)
+		return fmt.Errorf("%s is not an index image: its config has neither a %s nor a %s label", ref, DatabaseLabel, ConfigsLabel)
 	}
 	b.dbPath = strings.Trim(path.Clean("/"+label), "/")
 	if b.dbPath == "" {

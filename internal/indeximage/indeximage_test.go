@@ -319,11 +319,11 @@ func TestLayerDeterministic(t *testing.T) {
 	if err := os.WriteFile(db, []byte("sqlite bytes"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := buildLayer(db, "database/index.db", filepath.Join(dir, "a.tar.gz"))
+	a, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "a.tar.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := buildLayer(db, "database/index.db", filepath.Join(dir, "b.tar.gz"))
+	b, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "b.tar.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +387,7 @@ func TestLayerSameOnAnyNumberOfCores(t *testing.T) {
 	var got []v1.Hash
 	for _, procs := range []int{1, 4} {
 		old := runtime.GOMAXPROCS(procs)
-		l, err := buildLayer(db, "database/index.db", filepath.Join(dir, fmt.Sprintf("%d.tar.gz", procs)))
+		l, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, fmt.Sprintf("%d.tar.gz", procs)))
 		runtime.GOMAXPROCS(old)
 		if err != nil {
 			t.Fatal(err)

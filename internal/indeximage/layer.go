@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -62,20 +64,24 @@ func (g *gzipFile) Close() error {
 	return g.f.Close()
 }
 
+// layerSpec is what the catalog layer holds.
+type layerSpec struct {
+	// db, when not "", is the database file to put at dbPath.
+	db, dbPath string
+	// configs, when not "", is the local catalog directory to put at
+	// cfgPath, which the layer makes opaque (hiding any older catalog
+	// below it).
+	configs, cfgPath string
+	// whiteouts are paths the layer deletes from the layers below.
+	whiteouts []string
+}
+
 // buildLayer writes a deterministic gzip layer to out holding the database
-// file db at dbPath (and its parent directories): entries sorted, uid/gid 0,
-// modes 0755/0644, timestamps at the Unix epoch, a gzip header without name
-// or time. The same database always gives the same digest.
-func buildLayer(db, dbPath, out string) (*dbLayer, error) {
-	in, err := os.Open(db)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
-	st, err := in.Stat()
-	if err != nil {
-		return nil, err
-	}
+// file and the catalog directory of spec (and their parent directories):
+// uid/gid 0, modes 0755/0644, timestamps at the Unix epoch, a gzip header
+// without name or time, entries in a fixed order. The same content always
+// gives the same digest.
+func buildLayer(spec layerSpec, out string) (*dbLayer, error) {
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
@@ -94,22 +100,72 @@ func buildLayer(db, dbPath, out string) (*dbLayer, error) {
 	}
 	uncompressed := &hashWriter{h: sha256.New(), w: zw}
 	tw := tar.NewWriter(uncompressed)
-	var dirs []string
-	for d := path.Dir(dbPath); d != "."; d = path.Dir(d) {
-		dirs = append([]string{d}, dirs...)
+	written := map[string]bool{}
+	dir := func(d string) error {
+		if written[d] {
+			return nil
+		}
+		written[d] = true
+		return tw.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: image.Epoch, Format: tar.FormatPAX})
 	}
-	for _, d := range dirs {
-		if err := tw.WriteHeader(&tar.Header{Name: d + "/", Typeflag: tar.TypeDir, Mode: 0o755, ModTime: image.Epoch, Format: tar.FormatPAX}); err != nil {
+	parents := func(p string) error {
+		var dirs []string
+		for d := path.Dir(p); d != "."; d = path.Dir(d) {
+			dirs = append([]string{d}, dirs...)
+		}
+		for _, d := range dirs {
+			if err := dir(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	empty := func(name string) error {
+		if err := parents(name); err != nil {
+			return err
+		}
+		return tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, ModTime: image.Epoch, Format: tar.FormatPAX})
+	}
+	for _, w := range spec.whiteouts {
+		if err := empty(path.Join(path.Dir(w), layerfs.WhiteoutPrefix+path.Base(w))); err != nil {
 			return nil, err
 		}
 	}
-	if err := tw.WriteHeader(&tar.Header{Name: dbPath, Typeflag: tar.TypeReg, Mode: 0o644, Size: st.Size(), ModTime: image.Epoch, Format: tar.FormatPAX}); err != nil {
-		return nil, err
+	if spec.db != "" {
+		if err := parents(spec.dbPath); err != nil {
+			return nil, err
+		}
+		if err := addFile(tw, spec.db, spec.dbPath); err != nil {
+			return nil, err
+		}
 	}
-	if n, err := io.Copy(tw, in); err != nil {
-		return nil, err
-	} else if n != st.Size() {
-		return nil, fmt.Errorf("%s changed while being read", db)
+	if spec.configs != "" {
+		if err := parents(spec.cfgPath); err != nil {
+			return nil, err
+		}
+		if err := dir(spec.cfgPath); err != nil {
+			return nil, err
+		}
+		if err := empty(spec.cfgPath + "/" + layerfs.WhiteoutOpaque); err != nil {
+			return nil, err
+		}
+		// WalkDir visits in lexical order: a fixed order for the digest.
+		err := fs.WalkDir(os.DirFS(spec.configs), ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || p == "." {
+				return err
+			}
+			name := spec.cfgPath + "/" + p
+			switch {
+			case d.IsDir():
+				return dir(name)
+			case d.Type().IsRegular():
+				return addFile(tw, filepath.Join(spec.configs, filepath.FromSlash(p)), name)
+			}
+			return fmt.Errorf("catalog directory %s: %s is neither a file nor a directory", spec.configs, p)
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, err
@@ -127,6 +183,28 @@ func buildLayer(db, dbPath, out string) (*dbLayer, error) {
 		size:      compressed.n,
 		mediaType: types.OCILayer,
 	}, nil
+}
+
+// addFile copies the local file src into the layer as name.
+func addFile(tw *tar.Writer, src, name string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	st, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if err := tw.WriteHeader(&tar.Header{Name: name, Typeflag: tar.TypeReg, Mode: 0o644, Size: st.Size(), ModTime: image.Epoch, Format: tar.FormatPAX}); err != nil {
+		return err
+	}
+	if n, err := io.Copy(tw, in); err != nil {
+		return err
+	} else if n != st.Size() {
+		return fmt.Errorf("%s changed while being read", src)
+	}
+	return nil
 }
 
 type hashWriter struct {

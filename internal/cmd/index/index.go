@@ -8,6 +8,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index/add"
 	"github.com/opmkit/opm/internal/cmd/index/export"
+	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/index/inspect"
 	"github.com/opmkit/opm/internal/cmd/index/prune"
 	"github.com/opmkit/opm/internal/cmd/index/prunestranded"
@@ -16,7 +17,7 @@ import (
 
 // NewCmd is `opm index` with its subcommands.
 func NewCmd(f *factory.Factory) *cobra.Command {
-	return group.New("index", "Build and read sqlite index databases and images",
+	cmd := group.New("index", "Build and read sqlite index databases and images",
 		add.NewCmd(f, nil),
 		rm.NewCmd(f, nil),
 		inspect.NewCmd(f, nil),
@@ -25,4 +26,10 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		prunestranded.NewCmd(f, nil),
 		group.Refused("deprecatetruncate", "upstream hid it; it cuts every bundle a deprecated one replaces out of its channels, which opm does not do without a plan you can review. Remove whole packages with rm, or drop stranded bundles with prune-stranded"),
 	)
+	for _, c := range cmd.Commands() {
+		if c.Flags().Lookup(indexio.FlagCatalogFormat) != nil {
+			indexio.RegisterCatalogFormatCompletion(c)
+		}
+	}
+	return cmd
 }

@@ -81,13 +81,24 @@ func CheckOneOf(v, from string, formats ...string) error {
 	return exit.Usagef("invalid --output %q%s: use %s", v, from, orList(formats))
 }
 
-// Of is the -o value cmd was run with ("" when it has no -o flag).
+// DataFormatAnnotation marks an -o flag that names the format of data the
+// command writes (opm render's catalog), so that failures are not written
+// to stdout as a JSON error object among that data.
+const DataFormatAnnotation = "opm_data_format"
+
+// Of is the -o report format cmd was run with ("" when it has no -o flag,
+// or when its -o is a data format).
 func Of(cmd *cobra.Command) string {
 	if cmd == nil {
 		return ""
 	}
 	fl := cmd.Flags().Lookup(FlagName)
 	if fl == nil {
+		return ""
+	}
+	if _, data := fl.Annotations[DataFormatAnnotation]; data {
+		// The format of data the command writes (a catalog), not of a
+		// report: there is no JSON report to put a failure in.
 		return ""
 	}
 	return fl.Value.String()

@@ -23,8 +23,12 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index"
+	"github.com/opmkit/opm/internal/cmd/migrate"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/cmd/registry"
+	"github.com/opmkit/opm/internal/cmd/render"
+	"github.com/opmkit/opm/internal/cmd/serve"
+	fbcvalidate "github.com/opmkit/opm/internal/cmd/validate"
 	"github.com/opmkit/opm/internal/cmd/version"
 	"github.com/opmkit/opm/internal/image"
 )
@@ -79,6 +83,10 @@ config file.`,
 		index.NewCmd(f),
 		registry.NewCmd(f),
 		alpha.NewCmd(f),
+		render.NewCmd(f, nil),
+		migrate.NewCmd(f, nil),
+		fbcvalidate.NewCmd(f, nil),
+		serve.NewCmd(f, nil),
 	)
 	completion.Register(root)
 	return root

@@ -43,6 +43,9 @@ type ImageOptions struct {
 	BuildTool     string
 	PullTool      string
 	EnableAlpha   bool
+	// CatalogFormat is sqlite, fbc or both; "" keeps the --from-index
+	// image's format (sqlite for a new index).
+	CatalogFormat string
 	Image         image.Options
 }
 
@@ -57,6 +60,7 @@ func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.BuildTool, "build-tool", "u", "", "build the image with docker or podman from a generated Dockerfile instead of writing it directly")
 	f.StringVarP(&o.PullTool, "pull-tool", "p", "", "pull bundle images with docker or podman (their local storage and configuration) instead of directly; none is the default")
 	f.BoolVar(&o.EnableAlpha, "enable-alpha", false, "accepted for compatibility with upstream opm; opm has no alpha index features")
+	f.StringVar(&o.CatalogFormat, FlagCatalogFormat, "", "what the index image carries: sqlite (the database), fbc (a file-based catalog in /configs, served with opm serve) or both (default: the --from-index image's format, else sqlite)")
 	o.Image.AddFlags(f)
 }
 
@@ -93,7 +97,7 @@ func (o *ImageOptions) tools() (build, pull containertools.Tool, err error) {
 // ImageMode says whether the options ask for an index image (or its
 // generated files) rather than a database file.
 func (o *ImageOptions) ImageMode() bool {
-	return o.FromIndex != "" || o.Tag != "" || o.Generate || o.BuildTool != "" || o.ContainerTool != ""
+	return o.FromIndex != "" || o.Tag != "" || o.Generate || o.BuildTool != "" || o.ContainerTool != "" || o.CatalogFormat != ""
 }
 
 // Check validates the image options before anything is read. version is
@@ -104,12 +108,15 @@ func (o *ImageOptions) Check(database, version string) (build, pull containertoo
 	if err != nil {
 		return "", "", err
 	}
+	if err := o.checkCatalogFormat(string(build)); err != nil {
+		return "", "", err
+	}
 	if err := o.Image.Validate(); err != nil {
 		return "", "", exit.Usagef("%v", err)
 	}
 	if database != "" {
 		if o.ImageMode() {
-			return "", "", exit.Usagef("--database works on a database file; drop --from-index, --tag, --generate and the tool flags, or drop --database")
+			return "", "", exit.Usagef("--database works on a database file; drop --from-index, --tag, --generate, --catalog-format and the tool flags, or drop --database")
 		}
 		return build, pull, nil
 	}
@@ -301,8 +308,8 @@ func Interrupted(ctx context.Context, err error) error {
 // container tool, or writes the image to --tag. The database lives in a
 // private temporary directory that is always removed; nothing is written
 // when change fails.
-// format is the command's -o, for the progress line of the push.
-func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, format string, change func(*index.DB) error) (*indexImageOutput, error) {
+// outFormat is the command's -o, for the progress line of the push.
+func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, outFormat string, change func(*index.DB) error) (*indexImageOutput, error) {
 	build, _, err := o.tools()
 	if err != nil {
 		return nil, err
@@ -327,6 +334,15 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, for
 		err = b.Base(ctx, o.BinaryImage)
 	}
 	if err != nil {
+		return nil, Interrupted(ctx, err)
+	}
+	format := o.outputFormat(b)
+	if format.HasConfigs() && (o.Generate || build != "") {
+		// Only reached when the --from-index image brought the format:
+		// Check refuses --catalog-format fbc|both with these already.
+		return nil, exit.Usagef("%s carries a file-based catalog, which opm writes into images directly; drop --generate and --build-tool, or add --%s sqlite", o.FromIndex, FlagCatalogFormat)
+	}
+	if err := databaseFromConfigs(ctx, b, o.FromIndex); err != nil {
 		return nil, Interrupted(ctx, err)
 	}
 	if dbPath, ok := b.BaseDatabase(); ok {
@@ -356,6 +372,9 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, for
 	}
 	if err := db.Close(); changeErr == nil {
 		changeErr = err
+	}
+	if changeErr == nil {
+		changeErr = renderConfigs(ctx, b, format)
 	}
 	if changeErr != nil {
 		what := "the new index"
@@ -404,7 +423,7 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, for
 		}
 		return &indexImageOutput{Generated: &generatedFiles{Database: relTo(cwd, dbOut), Dockerfile: relTo(cwd, dockerfile)}}, nil
 	}
-	progress := output.Progress(f.IO, format, "", 0)
+	progress := output.Progress(f.IO, outFormat, "", 0)
 	stop := progress.Tick(200*time.Millisecond, func() string {
 		return fmt.Sprintf("writing %s: %s pushed", o.Tag, layerfs.HumanSize(b.Pushed()))
 	})
@@ -480,11 +499,15 @@ func writeImageOutput(f *factory.Factory, out *indexImageOutput) {
 			plats = append(plats, p.Platform)
 		}
 		fmt.Fprintf(w, "wrote %s@%s (%s)\n", r.Reference, r.Digest, strings.Join(plats, ", "))
+		layer := "database layer"
+		if r.CatalogFormat.HasConfigs() {
+			layer = fmt.Sprintf("catalog layer (%s: %s)", r.CatalogFormat, strings.TrimPrefix(strings.Join([]string{r.DatabasePath, r.ConfigsPath}, ", "), ", "))
+		}
 		how := "added on top of the base layers"
 		if r.ReplacedLayers > 0 {
-			how = "replaced the previous database layer"
+			how = "replaced the previous " + strings.SplitN(layer, " (", 2)[0]
 		}
-		fmt.Fprintf(w, "  database layer %s, %s: %s\n", shortDigest(r.DatabaseLayer), layerfs.HumanSize(r.DatabaseLayerSize), how)
+		fmt.Fprintf(w, "  %s %s, %s: %s\n", layer, shortDigest(r.DatabaseLayer), layerfs.HumanSize(r.DatabaseLayerSize), how)
 		fmt.Fprintf(w, "  pulled %s, pushed %s\n", layerfs.HumanSize(r.BytesPulled), layerfs.HumanSize(r.BytesPushed))
 		for _, warn := range r.Warnings {
 			fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), warn)
@@ -568,6 +591,10 @@ func Source(ctx context.Context, f *factory.Factory, arg string, opts image.Opti
 		return nil, nil, err
 	}
 	if err := b.FetchDatabase(ctx, arg); err != nil {
+		_ = b.Close()
+		return nil, nil, err
+	}
+	if err := databaseFromConfigs(ctx, b, arg); err != nil {
 		_ = b.Close()
 		return nil, nil, err
 	}

@@ -1,0 +1,86 @@
+package indexio
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/indeximage"
+)
+
+// FlagCatalogFormat is the flag choosing what an index image carries.
+const FlagCatalogFormat = "catalog-format"
+
+// CatalogFormats are the values of --catalog-format.
+var CatalogFormats = []string{string(indeximage.FormatSQLite), string(indeximage.FormatFBC), string(indeximage.FormatBoth)}
+
+// RegisterCatalogFormatCompletion completes --catalog-format's values on cmd.
+func RegisterCatalogFormatCompletion(cmd *cobra.Command) {
+	_ = cmd.RegisterFlagCompletionFunc(FlagCatalogFormat, cobra.FixedCompletions(CatalogFormats, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// checkCatalogFormat validates --catalog-format before anything is read.
+func (o *ImageOptions) checkCatalogFormat(build string) error {
+	if o.CatalogFormat == "" {
+		return nil
+	}
+	f, err := indeximage.ParseFormat(o.CatalogFormat)
+	if err != nil {
+		return exit.Usagef("--%s: %v", FlagCatalogFormat, err)
+	}
+	if f.HasConfigs() && (o.Generate || build != "") {
+		return exit.Usagef("--%s %s: opm writes file-based catalogs into images directly; drop --generate and --build-tool, or use --%s sqlite", FlagCatalogFormat, f, FlagCatalogFormat)
+	}
+	return nil
+}
+
+// outputFormat is the format to write: --catalog-format, else the format
+// of the --from-index image, else sqlite.
+func (o *ImageOptions) outputFormat(b *indeximage.Builder) indeximage.Format {
+	if o.CatalogFormat != "" {
+		return indeximage.Format(o.CatalogFormat)
+	}
+	if f := b.SourceFormat(); f != "" {
+		return f
+	}
+	return indeximage.FormatSQLite
+}
+
+// databaseFromConfigs builds the database of an index image that carries
+// only a file-based catalog, from its catalog directory.
+func databaseFromConfigs(ctx context.Context, b *indeximage.Builder, ref string) error {
+	if b.SourceConfigs() == "" {
+		return nil
+	}
+	c, err := fbc.LoadDir(b.SourceConfigs())
+	if err != nil {
+		return fmt.Errorf("catalog %s of %s: %w", b.ConfigsPath(), ref, err)
+	}
+	if err := fbc.ToIndex(ctx, c, b.DatabasePath(), fbc.ToIndexOptions{}); err != nil {
+		return fmt.Errorf("catalog %s of %s: %w", b.ConfigsPath(), ref, err)
+	}
+	return nil
+}
+
+// renderConfigs renders the changed database as the catalog directory
+// the image carries, when the format has one.
+func renderConfigs(ctx context.Context, b *indeximage.Builder, format indeximage.Format) error {
+	if !format.HasConfigs() {
+		b.SetOutput(format, "")
+		return nil
+	}
+	c, _, err := fbc.RenderIndexFile(ctx, b.DatabasePath(), fbc.RenderOptions{})
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(b.Dir(), "configs-out")
+	if err := fbc.WriteDir(dir, c, fbc.WriteDirOptions{}); err != nil {
+		return err
+	}
+	b.SetOutput(format, dir)
+	return nil
+}

@@ -1,0 +1,126 @@
+// Package migrate is `opm migrate`.
+package migrate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/render"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/image"
+)
+
+// Targets of --to.
+const (
+	ToFBC    = "fbc"
+	ToSQLite = "sqlite"
+)
+
+// Options are the flags and arguments of opm migrate.
+type Options struct {
+	Source       string
+	Dest         string
+	Output       string
+	MigrateLevel string
+	To           string
+	Force        bool
+	Image        image.Options
+}
+
+// NewCmd is `opm migrate`; runF, when not nil, runs instead of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "migrate SOURCE DEST",
+		Short: "Convert a sqlite index to a file-based catalog, or back with --to sqlite",
+		Long: `Convert a catalog between its two formats.
+
+By default SOURCE is a sqlite index database file or sqlite index image (only
+its database layer is fetched) and DEST a directory: each package is written
+to DEST/<package>/catalog.json (or .yaml with -o yaml), as upstream opm
+migrate did.
+
+With --to sqlite, SOURCE is a file-based catalog directory or FBC index image
+and DEST the index database file to create (schema 13, what opm index and
+opm registry serve use). The catalog must validate (opm validate).
+
+DEST is written whole or not at all: the result is built beside it and moved
+into place. An existing non-empty DEST is refused unless --force.`,
+		Example: `  opm migrate index.db catalog/
+  opm migrate quay.io/me/index:3 catalog/ -o yaml
+  opm migrate --to sqlite catalog/ index.db`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Source, opts.Dest = args[0], args[1]
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	render.AddFormatFlag(cmd, &opts.Output)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata")
+	fl.StringVar(&opts.To, "to", ToFBC, "what to write: fbc (a catalog directory) or sqlite (an index database file)")
+	fl.BoolVar(&opts.Force, "force", false, "replace a non-empty DEST directory or an existing DEST file")
+	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{ToFBC, ToSQLite}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
+	opts.Image.AddFlags(fl)
+	return cmd
+}
+
+// Run converts the source.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	format, err := render.CheckFormat(f, "output", opts.Output)
+	if err != nil {
+		return err
+	}
+	level, err := fbc.ParseMigrateLevel(opts.MigrateLevel)
+	if err != nil {
+		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
+	}
+	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	switch opts.To {
+	case ToFBC:
+		c, err := o.Open(ctx, opts.Source, catalogsource.Database, catalogsource.DatabaseImage)
+		if err != nil {
+			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
+		}
+		for _, w := range c.Warnings {
+			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
+		}
+		if err := fbc.WriteDir(opts.Dest, c.Catalog, fbc.WriteDirOptions{Format: format, Force: opts.Force}); err != nil {
+			return exit.With(exit.Failed, withForceHint(err))
+		}
+		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", len(c.PackageNames()), opts.Source, opts.Dest)
+	case ToSQLite:
+		c, err := o.Open(ctx, opts.Source, catalogsource.CatalogDir, catalogsource.CatalogImage)
+		if err != nil {
+			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
+		}
+		if err := fbc.ToIndex(ctx, c.Catalog, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}); err != nil {
+			return indexio.Interrupted(ctx, withForceHint(err))
+		}
+		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", len(c.PackageNames()), len(c.Bundles), opts.Source, opts.Dest)
+	default:
+		return exit.Usagef("invalid --to %q%s: use fbc or sqlite", opts.To, f.From("to"))
+	}
+	return nil
+}
+
+// withForceHint says how to replace a destination that was refused.
+func withForceHint(err error) error {
+	if errors.Is(err, os.ErrExist) || strings.Contains(err.Error(), "not empty") {
+		return fmt.Errorf("%w (or replace it with --force)", err)
+	}
+	return err
+}

@@ -1,0 +1,103 @@
+// Package render is `opm render`.
+package render
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/image"
+)
+
+// Options are the flags and arguments of opm render.
+type Options struct {
+	Sources      []string
+	Output       string
+	MigrateLevel string
+	Image        image.Options
+}
+
+// NewCmd is `opm render`; runF, when not nil, runs instead of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "render SOURCE...",
+		Short: "Print catalogs and bundles as a file-based catalog",
+		Long: `Print each SOURCE as file-based catalog blobs on stdout, all sources in one
+stream. A SOURCE is a sqlite index database file, a file-based catalog
+directory (printed back normalized), a bundle directory, or an image: a
+sqlite index image (only its database layer is fetched), a file-based catalog
+index image (the directory its operators.operatorframework.io.index.configs.v1
+label names) or a bundle image, through any transport opm reads (registry,
+oci:, oci-archive:, docker-archive:).`,
+		Example: `  opm render index.db > catalog.json
+  opm render quay.io/me/index:3 -o yaml
+  opm render ./bundle quay.io/me/op-bundle:v1.2.0 --migrate-level bundle-object-to-csv-metadata`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Sources = args
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	AddFormatFlag(cmd, &opts.Output)
+	cmd.Flags().StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
+	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
+	opts.Image.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// AddFormatFlag adds -o/--output json|yaml, the format of catalog files.
+func AddFormatFlag(cmd *cobra.Command, p *string) {
+	cmd.Flags().StringVarP(p, "output", "o", string(fbc.FormatJSON), "catalog format: json or yaml")
+	// -o json is the catalog's format, not a report: a failure must not
+	// append an error object to a catalog stream.
+	_ = cmd.Flags().SetAnnotation("output", output.DataFormatAnnotation, []string{"true"})
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{string(fbc.FormatJSON), string(fbc.FormatYAML)}, cobra.ShellCompDirectiveNoFileComp))
+}
+
+// CheckFormat parses a catalog format flag's value.
+func CheckFormat(f *factory.Factory, flag, v string) (fbc.Format, error) {
+	format, err := fbc.ParseFormat(v)
+	if err != nil {
+		return "", exit.Usagef("invalid --%s %q%s: use json or yaml", flag, v, f.From(flag))
+	}
+	return format, nil
+}
+
+// Run renders every source and prints the result.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	format, err := CheckFormat(f, "output", opts.Output)
+	if err != nil {
+		return err
+	}
+	level, err := fbc.ParseMigrateLevel(opts.MigrateLevel)
+	if err != nil {
+		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
+	}
+	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	all := &fbc.Catalog{}
+	for _, src := range opts.Sources {
+		c, err := o.Open(ctx, src)
+		if err != nil {
+			return indexio.Interrupted(ctx, fmt.Errorf("render %s: %w", src, err))
+		}
+		for _, w := range c.Warnings {
+			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
+		}
+		all.Merge(c.Catalog)
+	}
+	if err := fbc.Write(f.IO.Out, all, format); err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	return nil
+}

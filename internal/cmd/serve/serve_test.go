@@ -1,0 +1,168 @@
+package serve_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/serve"
+	"github.com/opmkit/opm/internal/iostreams"
+	"github.com/opmkit/opm/internal/registry/replay"
+)
+
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "reference", "grpc", "README.md")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s/reference is required under CI: %v", dir, err)
+		}
+		t.Skipf("skipping: %s/reference is not present (the shared data sits beside the checkout)", dir)
+	}
+	return dir
+}
+
+// catalogDir lays out an upstream render as a catalog directory.
+func catalogDir(t *testing.T, render string) string {
+	t.Helper()
+	data, err := os.ReadFile(render)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	pkg := strings.SplitN(filepath.Base(render), ".", 2)[0]
+	if err := os.MkdirAll(filepath.Join(dir, pkg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, pkg, "catalog.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// start runs opm serve on a free loopback port until the test ends.
+func start(t *testing.T, opts serve.Options) *grpc.ClientConn {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan net.Addr, 1)
+	opts.Listener, opts.OnServing = lis, func(a net.Addr) { ready <- a }
+	opts.TerminationLog = ""
+	s, _, _, _ := iostreams.Test()
+	f := factory.NewWithEnv(s, map[string]string{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(ctx, f, &opts) }()
+	select {
+	case a := <-ready:
+		conn, err := grpc.NewClient(a.String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+			grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(1<<30)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			conn.Close()
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+		})
+		return conn
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve: %v", err)
+	case <-time.After(2 * time.Minute):
+		cancel()
+		t.Fatal("not serving after 2 minutes")
+	}
+	return nil
+}
+
+// TestServeAnswersAsRegistryServe: upstream's render of each reference
+// database, served by opm serve, answers every recorded query as opm
+// registry serve (and upstream) answers it on the database.
+func TestServeAnswersAsRegistryServe(t *testing.T) {
+	shared := sharedDir(t)
+	for _, file := range replay.Files(t, shared) {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".json"), func(t *testing.T) {
+			t.Parallel()
+			rec := replay.Load(t, file)
+			render := filepath.Join(shared, "reference", "index", strings.TrimSuffix(rec.DB, ".db")+".fbc.json")
+			conn := start(t, serve.Options{Dir: catalogDir(t, render)})
+			replay.CheckWith(t, conn, rec, replay.Options{UnorderedLists: true, MissingPlurals: true})
+		})
+	}
+}
+
+// TestServeCache: --cache-only builds the cache; serving with it uses it;
+// a changed catalog fails with the enforced integrity check, and is
+// rebuilt when it is not enforced.
+func TestServeCache(t *testing.T) {
+	t.Parallel()
+	shared := sharedDir(t)
+	dir := catalogDir(t, filepath.Join(shared, "reference", "index", "etcd.replaces.fbc.json"))
+	cache := filepath.Join(t.TempDir(), "cache")
+	o := cmdtest.New(t)
+	r := o.Run("serve", dir, "--cache-dir", cache, "--cache-only")
+	if r.Code != 0 || !strings.Contains(r.ErrOut, "how=converted") {
+		t.Fatalf("--cache-only: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if r := o.Run("serve", dir, "--cache-dir", cache, "--cache-only"); r.Code != 0 || !strings.Contains(r.ErrOut, `how="cache used"`) {
+		t.Fatalf("second --cache-only: exit %d: %s", r.Code, r.ErrOut)
+	}
+	conn := start(t, serve.Options{Dir: dir, CacheDir: cache})
+	if _, err := replay.Call(t, conn, "api.Registry/GetPackage", []byte(`{"name":"etcd"}`)); err != nil {
+		t.Fatalf("served from the cache: %v", err)
+	}
+
+	if err := os.WriteFile(filepath.Join(dir, "etcd", "extra.json"), []byte(`{"schema":"olm.package","name":"other","defaultChannel":"x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tlog := filepath.Join(t.TempDir(), "termination-log")
+	r = o.Run("serve", dir, "--cache-dir", cache, "-p", "0", "--termination-log", tlog)
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "does not match the catalog") || !strings.Contains(r.ErrOut, "--cache-only") {
+		t.Fatalf("stale cache: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if data, err := os.ReadFile(tlog); err != nil || !strings.Contains(string(data), "does not match") {
+		t.Errorf("termination log: %q, %v", data, err)
+	}
+	// Not enforced: rebuilt (the new package has no channel, so the
+	// catalog is refused with what to fix).
+	r = o.Run("serve", dir, "--cache-dir", cache, "--cache-enforce-integrity=false", "--cache-only")
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "other") {
+		t.Fatalf("invalid catalog: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if err := os.Remove(filepath.Join(dir, "etcd", "extra.json")); err != nil {
+		t.Fatal(err)
+	}
+	if r := o.Run("serve", dir, "--cache-dir", cache, "--cache-only"); r.Code != 0 {
+		t.Fatalf("restored catalog: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if r := o.Run("serve", dir, "--cache-only"); r.Code != 2 || !strings.Contains(r.ErrOut, "--cache-dir") {
+		t.Errorf("--cache-only without --cache-dir: exit %d: %s", r.Code, r.ErrOut)
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	opts, err := cmdtest.Parse(t, serve.NewCmd, "/configs", "-p", "50052", "--cache-dir", "/tmp/cache", "--cache-only", "-t", "/tmp/tl", "--debug", "--cache-enforce-integrity=false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.Dir != "/configs" || opts.Port != "50052" || opts.CacheDir != "/tmp/cache" || !opts.CacheOnly || opts.TerminationLog != "/tmp/tl" || !opts.Debug || !opts.EnforceSet || opts.CacheEnforceIntegrity {
+		t.Errorf("parsed %+v", opts)
+	}
+}

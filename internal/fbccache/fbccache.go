@@ -1,0 +1,231 @@
+// Package fbccache turns a file-based catalog directory into the sqlite index
+// database that internal/registry serves, and keeps that database in a cache
+// directory (built at image build time with `opm serve DIR --cache-dir D
+// --cache-only`) together with a digest of the catalog files it came from,
+// so that serving starts without parsing the catalog when nothing changed.
+package fbccache
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/opmkit/opm/internal/fbc"
+)
+
+// Names of the files in a cache directory.
+const (
+	DatabaseFile = "index.db"
+	MetaFile     = "opm-cache.json"
+)
+
+// format changes whenever the conversion changes what it writes, so that a
+// cache built by another opm version is rebuilt rather than trusted.
+const format = "opm-fbc-sqlite-1"
+
+// Options control Prepare.
+type Options struct {
+	// CacheDir keeps the database and its digest; "" builds into a
+	// temporary directory removed by the cleanup function.
+	CacheDir string
+	// EnforceIntegrity fails when CacheDir holds no database for the
+	// catalog's current content instead of rebuilding it.
+	EnforceIntegrity bool
+}
+
+// Result says what Prepare did.
+type Result struct {
+	// Database is the index database to serve.
+	Database string
+	// Digest is the catalog's digest.
+	Digest string
+	// Built is true when the database was built now, false when the
+	// cache was used.
+	Built bool
+}
+
+type meta struct {
+	Format string `json:"format"`
+	Digest string `json:"digest"`
+}
+
+// Digest hashes every regular file under dir (names, sizes and contents,
+// in lexical order), whether or not the catalog reads it: any change to
+// the directory invalidates a cache. Files are hashed on every CPU at once;
+// the digest is the hash of their list.
+func Digest(dir string) (string, error) {
+	fsys := os.DirFS(dir)
+	var files []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("digest catalog %s: %w", dir, err)
+	}
+	lines := make([]string, len(files))
+	errs := make([]error, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				lines[i], errs[i] = fileLine(fsys, files[i])
+			}
+		}()
+	}
+	for i := range files {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return "", fmt.Errorf("digest catalog %s: %w", dir, err)
+	}
+	h := sha256.New()
+	_, _ = io.WriteString(h, format+"\n") // a hash never fails to write
+	for _, l := range lines {
+		_, _ = io.WriteString(h, l)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fileLine is one file's entry in the digest: name, size and hash. A
+// symbolic link to a directory is skipped, as Load skips it.
+func fileLine(fsys fs.FS, p string) (string, error) {
+	f, err := fsys.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }() // read-only
+	st, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if st.IsDir() {
+		return "", nil
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", err
+	}
+	if n != st.Size() {
+		return "", fmt.Errorf("%s changed while being read", p)
+	}
+	return p + "\x00" + strconv.FormatInt(n, 10) + "\x00" + hex.EncodeToString(h.Sum(nil)) + "\n", nil
+}
+
+// Check reports whether cacheDir holds a database for the catalog whose
+// digest is digest.
+func Check(cacheDir, digest string) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(cacheDir, MetaFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var m meta
+	if json.Unmarshal(data, &m) != nil || m.Format != format || m.Digest != digest {
+		return false, nil
+	}
+	st, err := os.Stat(filepath.Join(cacheDir, DatabaseFile))
+	if err != nil || !st.Mode().IsRegular() {
+		return false, nil
+	}
+	return true, nil
+}
+
+// Prepare returns the database to serve for the catalog in dir: the cached
+// one when it matches the catalog, else one built now (into CacheDir when
+// set). cleanup removes what was built in a temporary directory.
+func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanup func(), err error) {
+	cleanup = func() {}
+	digest, err := Digest(dir)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	res = &Result{Digest: digest}
+	if opts.CacheDir != "" {
+		ok, err := Check(opts.CacheDir, digest)
+		if err != nil {
+			return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
+		}
+		if ok {
+			res.Database = filepath.Join(opts.CacheDir, DatabaseFile)
+			return res, cleanup, nil
+		}
+		if opts.EnforceIntegrity {
+			return nil, cleanup, fmt.Errorf("cache %s does not match the catalog %s (missing, built from other content or by another opm version); build it with `opm serve %s --cache-dir %s --cache-only`, or serve without enforcing it (--cache-enforce-integrity=false)",
+				opts.CacheDir, dir, dir, opts.CacheDir)
+		}
+	}
+	c, err := fbc.LoadDir(dir)
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", dir, err, dir)
+	}
+	res.Built = true
+	if opts.CacheDir == "" {
+		tmp, err := os.MkdirTemp("", "opm-serve-")
+		if err != nil {
+			return nil, cleanup, err
+		}
+		cleanup = func() { os.RemoveAll(tmp) }
+		res.Database = filepath.Join(tmp, DatabaseFile)
+		if err := fbc.ToIndex(ctx, c, res.Database, fbc.ToIndexOptions{}); err != nil {
+			cleanup()
+			return nil, func() {}, err
+		}
+		return res, cleanup, nil
+	}
+	if err := os.MkdirAll(opts.CacheDir, 0o755); err != nil {
+		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
+	}
+	// The old digest goes first: a crash between the two writes leaves a
+	// cache that is rebuilt, never one that is trusted wrongly.
+	if err := os.Remove(filepath.Join(opts.CacheDir, MetaFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
+	}
+	res.Database = filepath.Join(opts.CacheDir, DatabaseFile)
+	if err := fbc.ToIndex(ctx, c, res.Database, fbc.ToIndexOptions{Force: true}); err != nil {
+		return nil, cleanup, err
+	}
+	data, _ := json.Marshal(meta{Format: format, Digest: digest})
+	tmp, err := os.CreateTemp(opts.CacheDir, "."+MetaFile+"-*")
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
+	}
+	_, werr := tmp.Write(append(data, '\n'))
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Chmod(tmp.Name(), 0o644)
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), filepath.Join(opts.CacheDir, MetaFile))
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, werr)
+	}
+	return res, cleanup, nil
+}
