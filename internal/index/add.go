@@ -122,7 +122,7 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 	// is still checked, so that every problem is reported at once; the
 	// transaction is rolled back anyway.
 	res, err = d.addRows(ctx, all, res, errs, opts)
-	return res, corruptErr(d.path, err)
+	return res, d.corrupted(corruptErr(d.path, err))
 }
 
 // addRows adds parsed bundles; errs are the parse errors so far (strict mode),

@@ -152,6 +152,9 @@ type DB struct {
 	path     string
 	sql      *sql.DB
 	readOnly bool
+	// verifiedLog is set when the file was verified on open (checked, or
+	// recorded as opm left it): Close records the file as opm leaves it.
+	verifiedLog string
 }
 
 // Path is the file the database was opened from.
@@ -164,6 +167,9 @@ func (d *DB) Close() error {
 	}
 	err := d.sql.Close()
 	d.sql = nil
+	if err == nil && d.verifiedLog != "" {
+		setVerified(d.verifiedLog, d.path, true)
+	}
 	return err
 }
 
@@ -194,6 +200,11 @@ type OpenOptions struct {
 	// write reads still fails that write with ErrCorrupt (rolled back,
 	// nothing written); damage elsewhere is left as it is, unseen.
 	SkipQuickCheck bool
+	// VerifiedLog, when set, names a file that records databases opm
+	// checked and then changed only through sqlite (see DefaultVerifiedLog):
+	// a file exactly as opm left it is not checked again, and Close records
+	// the file as it leaves it.
+	VerifiedLog string
 }
 
 // OpenWith is Open with options.
@@ -221,10 +232,16 @@ func open(path string, readOnly bool, opts OpenOptions) (*DB, error) {
 	if !readOnly && !opts.SkipQuickCheck {
 		// Writing into a damaged file spreads the damage into the pages
 		// the write touches and hides it until a reader trips on it.
-		if err := d.QuickCheck(context.Background()); err != nil {
-			sdb.Close()
-			return nil, err
+		if opts.VerifiedLog == "" || !isVerified(opts.VerifiedLog, path) {
+			if err := d.QuickCheck(context.Background()); err != nil {
+				sdb.Close()
+				if opts.VerifiedLog != "" {
+					setVerified(opts.VerifiedLog, path, false)
+				}
+				return nil, err
+			}
 		}
+		d.verifiedLog = opts.VerifiedLog
 	}
 	return d, nil
 }

@@ -151,7 +151,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output, add, writeAddResult)
 	}
 
-	db, created, err := openOrCreate(opts.Database)
+	db, created, err := openOrCreate(f, opts.Database)
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
@@ -174,12 +174,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-func openOrCreate(path string) (*index.DB, bool, error) {
+func openOrCreate(f *factory.Factory, path string) (*index.DB, bool, error) {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		db, err := index.Create(path)
 		return db, true, err
 	}
-	db, err := index.Open(path)
+	db, err := index.OpenWith(path, index.OpenOptions{VerifiedLog: index.VerifiedLogIn(f.LookupEnv)})
 	return db, false, err
 }
 

@@ -614,7 +614,7 @@ func ChangeDatabase[R any](ctx context.Context, f *factory.Factory, path, format
 	if _, err := os.Stat(path); err != nil {
 		return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", verb, path, err))
 	}
-	db, err := index.Open(path)
+	db, err := index.OpenWith(path, index.OpenOptions{VerifiedLog: index.VerifiedLogIn(f.LookupEnv)})
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}

@@ -79,7 +79,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if _, _, err := opts.Check(opts.Database, f.Version().Version); err != nil {
 		return err
 	}
-	db, err := index.Open(opts.Database)
+	db, err := index.OpenWith(opts.Database, index.OpenOptions{VerifiedLog: index.VerifiedLogIn(f.LookupEnv)})
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
