@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 // Exit statuses.
@@ -17,6 +18,9 @@ const (
 	Usage       = 2   // bad flags or arguments, unreadable input, other I/O errors
 	Interrupted = 130 // SIGINT (128+2)
 	Terminated  = 143 // SIGTERM (128+15)
+	// TimedOut is a run stopped by --timeout: GNU timeout's status, which
+	// scripts already know.
+	TimedOut = 124
 
 	// UpstreamUsage is a usage error on the command paths upstream opm
 	// v1.73.0 had (index, registry, alpha): there upstream's `index add`
@@ -124,4 +128,11 @@ func UsageOnUpstream(err error) int {
 		return UpstreamUsage
 	}
 	return Failed
+}
+
+// TimeoutError is the cause of a run's context when --timeout ends it.
+type TimeoutError struct{ After time.Duration }
+
+func (e TimeoutError) Error() string {
+	return fmt.Sprintf("timed out after %s (--timeout)", e.After)
 }

@@ -1,8 +1,10 @@
 package root
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -30,6 +32,34 @@ func addCompatFlags(root *cobra.Command) {
 	config.Deprecate(pf, flagSkipTLS, "use --use-http (or --skip-tls-verify) instead")
 	pf.Bool(flagDebug, false, "print more detail on stderr: the command's settings and the chain of a failure's causes")
 	_ = pf.MarkHidden(flagDebug)
+	pf.Duration(flagTimeout, 0, "stop the command after this long (for example 10m): it stops its fetches, rolls back, writes nothing and exits 124; 0 means no limit")
+}
+
+// flagTimeout bounds a whole run.
+const flagTimeout = "timeout"
+
+// applyTimeout gives cmd's context the --timeout deadline.
+func applyTimeout(cmd *cobra.Command) error {
+	fl := cmd.Flags().Lookup(flagTimeout)
+	if fl == nil {
+		return nil
+	}
+	d, err := cmd.Flags().GetDuration(flagTimeout)
+	if err != nil {
+		return exit.Usagef("--%s: %v", flagTimeout, err)
+	}
+	if d < 0 {
+		return exit.Usagef("--%s %s: give a positive duration such as 30s or 10m, or 0 for no limit", flagTimeout, d)
+	}
+	if d == 0 {
+		return nil
+	}
+	// The run ends with the process, and the timer with it; the cause
+	// tells Run why the context ended.
+	ctx, cancel := context.WithCancelCause(cmd.Context())
+	time.AfterFunc(d, func() { cancel(exit.TimeoutError{After: d}) })
+	cmd.SetContext(ctx)
+	return nil
 }
 
 // applyCompatFlags turns upstream's deprecated --skip-tls into --use-http,

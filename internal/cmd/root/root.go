@@ -68,6 +68,9 @@ config file.`,
 			if err := applyCompatFlags(f, cmd); err != nil {
 				return err
 			}
+			if err := applyTimeout(cmd); err != nil {
+				return err
+			}
 			return checkCAFile(cmd, f)
 		},
 	}
@@ -102,6 +105,16 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 	root.SetErr(f.IO.ErrOut)
 	cmd, err := root.ExecuteContextC(ctx)
 	code, print := exit.Code(err)
+	var timedOut exit.TimeoutError
+	if err != nil && ctx.Err() == nil && cmd != nil && cmd.Context() != nil && errors.As(context.Cause(cmd.Context()), &timedOut) {
+		// --timeout stopped the run: say it once, as for a signal.
+		msg := timedOut.Error() + "; nothing was written"
+		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), msg)
+		if output.Of(cmd) == output.JSON {
+			_ = output.WriteJSON(f.IO.Out, output.NewErrorObject(errors.New(msg), exit.TimedOut))
+		}
+		return exit.TimedOut
+	}
 	if err != nil && ctx.Err() != nil {
 		// A signal stopped the run: whatever each cancelled request
 		// returned, say it once. Commands have rolled back and removed

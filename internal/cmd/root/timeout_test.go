@@ -1,0 +1,70 @@
+package root_test
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/exit"
+)
+
+// stallingRegistry accepts connections and never answers them.
+func stallingRegistry(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		<-done
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+// --timeout bounds a whole run: a registry that never answers ends the
+// run with 124 and one line, and nothing is written.
+func TestTimeoutStopsAStalledRun(t *testing.T) {
+	t.Parallel()
+	addr := stallingRegistry(t)
+	db := filepath.Join(t.TempDir(), "index.db")
+	o := cmdtest.New(t)
+
+	start := time.Now()
+	r := o.Run("index", "add", "--use-http", "--timeout", "700ms", "--database", db, "--bundles", addr+"/bundle:v1")
+	assert.Equal(t, exit.TimedOut, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "timed out after 700ms (--timeout); nothing was written")
+	assert.Less(t, time.Since(start), 30*time.Second, "the run stops at its timeout, not at the registry's")
+	_, err := os.Stat(db)
+	assert.True(t, os.IsNotExist(err), "no database is left behind")
+
+	r = o.Run("bundle", "validate", "-o", "json", "--use-http", "--timeout", "500ms", addr+"/bundle:v1")
+	assert.Equal(t, exit.TimedOut, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, `"code": 124`, "a JSON run gets the error object")
+
+	r = o.Run("bundle", "validate", "--timeout", "-1s", validBundle)
+	assert.Equal(t, exit.Usage, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "positive duration")
+
+	r = o.Run("bundle", "validate", "--timeout", "1m", validBundle)
+	assert.Equal(t, exit.OK, r.Code, "a run within its timeout is unaffected: %s", r.ErrOut)
+}
