@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/containers/image/v5/pkg/sysregistriesv2"
 	"github.com/docker/docker-credential-helpers/client"
@@ -82,11 +83,49 @@ type authEntry struct {
 	IdentityToken string `json:"identitytoken"`
 }
 
+// memo runs a lookup once per key for the life of a client; concurrent
+// callers of the same key wait for the first one's answer.
+type memo[V any] struct {
+	mu sync.Mutex
+	m  map[string]*memoEntry[V]
+}
+
+type memoEntry[V any] struct {
+	once sync.Once
+	v    V
+	err  error
+}
+
+func (m *memo[V]) get(key string, lookup func() (V, error)) (V, error) {
+	m.mu.Lock()
+	if m.m == nil {
+		m.m = map[string]*memoEntry[V]{}
+	}
+	e, ok := m.m[key]
+	if !ok {
+		e = &memoEntry[V]{}
+		m.m[key] = e
+	}
+	m.mu.Unlock()
+	e.once.Do(func() { e.v, e.err = lookup() })
+	return e.v, e.err
+}
+
+// credentials are repo's credentials as LookupCredentials finds them,
+// looked up once per repository for the life of the client: a run that
+// opens many images does not re-read the auth files or re-run a
+// credential helper for every request.
+func (c *Client) credentials(repo string) (Credentials, error) {
+	return c.creds.get(repo, func() (Credentials, error) { return c.LookupCredentials(repo) })
+}
+
 // LookupCredentials finds credentials for repo (host[:port]/path, such as
 // quay.io/org/repo). In each file the most specific key wins: quay.io/org/repo,
 // then quay.io/org, then quay.io; a credHelpers entry for the host or a
 // credsStore runs that docker-credential-* helper. The first file with a match
 // wins; after the files come credential helpers listed in registries.conf.
+// The files are read on every call; a credential helper is asked once per
+// registry for the life of the client.
 func (c *Client) LookupCredentials(repo string) (Credentials, error) {
 	host, _, _ := strings.Cut(repo, "/")
 	for i, p := range AuthFiles(c.opts.AuthFile) {
@@ -102,7 +141,7 @@ func (c *Client) LookupCredentials(repo string) (Credentials, error) {
 			return Credentials{}, fmt.Errorf("credentials file %s is not valid JSON: %w", p, redactJSONError(err))
 		}
 		if helper, ok := f.CredHelpers[host]; ok {
-			cred, err := helperCredentials(helper, host)
+			cred, err := c.helperCredentials(helper, host)
 			if err != nil || !cred.Empty() {
 				return cred, err
 			}
@@ -123,7 +162,7 @@ func (c *Client) LookupCredentials(repo string) (Credentials, error) {
 			key = key[:i]
 		}
 		if f.CredsStore != "" {
-			cred, err := helperCredentials(f.CredsStore, host)
+			cred, err := c.helperCredentials(f.CredsStore, host)
 			if err != nil || !cred.Empty() {
 				return cred, err
 			}
@@ -137,7 +176,7 @@ func (c *Client) LookupCredentials(repo string) (Credentials, error) {
 		if h == sysregistriesv2.AuthenticationFileHelper {
 			continue // the files above
 		}
-		cred, err := helperCredentials(h, host)
+		cred, err := c.helperCredentials(h, host)
 		if err != nil || !cred.Empty() {
 			return cred, err
 		}
@@ -188,9 +227,14 @@ func (e authEntry) decode() (Credentials, error) {
 	return cred, nil
 }
 
-// helperCredentials asks docker-credential-NAME for host's credentials; "not
-// found" is not an error.
-func helperCredentials(name, host string) (Credentials, error) {
+// helperCredentials asks docker-credential-NAME for host's credentials,
+// once per helper and registry for the life of the client (a helper may
+// be slow: a keychain, a cloud token exchange); "not found" is not an error.
+func (c *Client) helperCredentials(name, host string) (Credentials, error) {
+	return c.helped.get(name+"\x00"+host, func() (Credentials, error) { return runHelper(name, host) })
+}
+
+func runHelper(name, host string) (Credentials, error) {
 	server := host
 	if normalizeAuthKey(host) == "docker.io" {
 		server = "https://index.docker.io/v1/"

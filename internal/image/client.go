@@ -35,6 +35,10 @@ type Client struct {
 	mu         sync.Mutex
 	transports map[string]http.RoundTripper
 
+	// creds holds the credentials resolved per repository, helped the
+	// answers of credential helpers per helper and registry.
+	creds, helped memo[Credentials]
+
 	warnMu   sync.Mutex
 	warned   map[string]bool
 	warnings []string
@@ -278,7 +282,7 @@ func (c *Client) remoteOptions(ctx context.Context, ep endpoint) ([]remote.Optio
 	if err != nil {
 		return nil, Credentials{}, err
 	}
-	cred, err := c.LookupCredentials(ep.ref.Context().Name())
+	cred, err := c.credentials(ep.ref.Context().Name())
 	if err != nil {
 		return nil, Credentials{}, err
 	}
