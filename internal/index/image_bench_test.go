@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -189,11 +190,14 @@ func benchImageAdd(b *testing.B, dbPath string) {
 	counter.served.Store(0)
 	counter.taken.Store(0)
 	var last *indeximage.Result
+	var phases addPhases
+	stopProfile := startBenchProfile(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		last = addOne(b, c, addr+fmt.Sprintf("/idx:%d", i), refs[i], addr+fmt.Sprintf("/idx:%d", i+1))
+		last = addOne(b, c, addr+fmt.Sprintf("/idx:%d", i), refs[i], addr+fmt.Sprintf("/idx:%d", i+1), &phases)
 	}
 	b.StopTimer()
+	stopProfile()
 
 	final, err := c.Open(ctx, mustParse(b, addr+fmt.Sprintf("/idx:%d", b.N)))
 	if err != nil {
@@ -212,6 +216,9 @@ func benchImageAdd(b *testing.B, dbPath string) {
 	b.ReportMetric(float64(counter.taken.Load())/float64(b.N)/1e6, "MB-pushed/op")
 	b.ReportMetric(float64(last.DatabaseLayerSize)/1e6, "db-layer-MB")
 	b.ReportMetric(float64(total-baseSize-last.DatabaseLayerSize)/1e6, "growth-beyond-one-db-layer-MB")
+	b.ReportMetric(phases.fetch.Seconds()/float64(b.N), "fetch-s/op")
+	b.ReportMetric(phases.add.Seconds()/float64(b.N), "add-s/op")
+	b.ReportMetric(phases.write.Seconds()/float64(b.N), "write-s/op")
 	reportMaxRSS(b)
 }
 
@@ -269,9 +276,32 @@ func writeIndexImage(b *testing.B, c *image.Client, base, dbPath, dst string) *i
 	return res
 }
 
+// addPhases sums the time spent in each phase of the adds: opening the
+// base and fetching its database (with the bundle), changing the database,
+// and building and pushing the new image.
+type addPhases struct{ fetch, add, write time.Duration }
+
+// startBenchProfile writes a CPU profile of the timed loop alone (not of
+// building the synthetic database) to $BENCH_CPUPROFILE, when set.
+func startBenchProfile(b *testing.B) func() {
+	p := os.Getenv("BENCH_CPUPROFILE")
+	if p == "" {
+		return func() {}
+	}
+	f, err := os.Create(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }
+}
+
 // addOne is what `opm index add -b ref -f from -t to` does.
-func addOne(b *testing.B, c *image.Client, from, ref, to string) *indeximage.Result {
+func addOne(b *testing.B, c *image.Client, from, ref, to string, ph *addPhases) *indeximage.Result {
 	ctx := context.Background()
+	t0 := time.Now()
 	bld, err := indeximage.New(c, "")
 	if err != nil {
 		b.Fatal(err)
@@ -289,6 +319,7 @@ func addOne(b *testing.B, c *image.Client, from, ref, to string) *indeximage.Res
 	if err != nil {
 		b.Fatal(err)
 	}
+	t1 := time.Now()
 	db, err := Open(bld.DatabasePath())
 	if err != nil {
 		b.Fatal(err)
@@ -302,9 +333,13 @@ func addOne(b *testing.B, c *image.Client, from, ref, to string) *indeximage.Res
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
+	t2 := time.Now()
 	res, err := bld.Write(ctx, to)
 	if err != nil {
 		b.Fatal(err)
 	}
+	ph.fetch += t1.Sub(t0)
+	ph.add += t2.Sub(t1)
+	ph.write += time.Since(t2)
 	return res
 }
