@@ -15,6 +15,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
 )
@@ -123,18 +124,36 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 
+	// StartPull sets opts.Image.Traffic, which the client counts into.
 	progress := indexio.StartPull(f, opts.Output, len(opts.Bundles), &opts.Image)
-	opener := bundlesource.NewOpener(opts.Image, f.ImageClient)
-	opener.Load = opts.Load
-	pulled, cleanup, err := indexio.PullWithTool(ctx, f, pullTool, opts.Bundles, opts.Image)
-	defer cleanup()
-	if err != nil {
-		return exit.With(exit.Failed, err)
+	newClient := f.ImageClient
+	var client *image.Client
+	if opts.Database == "" {
+		// One client for the index image and the bundles: credentials are
+		// looked up once per registry, and connections shared.
+		if client, err = f.ImageClient(opts.Image); err != nil {
+			return exit.With(exit.Usage, err)
+		}
+		newClient = func(image.Options) (*image.Client, error) { return client, nil }
 	}
-	loaded, skipped, err := indexio.LoadBundles(ctx, opener, opts.Bundles, pulled, opts.Permissive, progress)
-	progress.Finish()
-	if err != nil {
-		return indexio.Interrupted(ctx, err)
+	opener := bundlesource.NewOpener(opts.Image, newClient)
+	opener.Load = opts.Load
+	var (
+		loaded  []index.LoadedBundle
+		skipped []index.Skipped
+	)
+	load := func(ctx context.Context) error {
+		defer progress.Finish()
+		pulled, cleanup, err := indexio.PullWithTool(ctx, f, pullTool, opts.Bundles, opts.Image)
+		defer cleanup()
+		if err != nil {
+			return exit.With(exit.Failed, err)
+		}
+		loaded, skipped, err = indexio.LoadBundles(ctx, opener, opts.Bundles, pulled, opts.Permissive, progress)
+		if err != nil {
+			return indexio.Interrupted(ctx, err)
+		}
+		return nil
 	}
 	addOpts := index.AddOptions{Mode: mode, Permissive: opts.Permissive, OverwriteLatest: opts.OverwriteLatest}
 	add := func(db *index.DB) (*index.AddResult, error) {
@@ -148,7 +167,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 
 	if opts.Database == "" {
-		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output, add, writeAddResult)
+		// The bundles are fetched while the base image is.
+		run := indexio.ImageRun{Client: client, Prepare: load}
+		return indexio.ChangeImageWith(ctx, f, &opts.ImageOptions, run, opts.Output, add, writeAddResult)
+	}
+	if err := load(ctx); err != nil {
+		return err
 	}
 
 	db, created, err := openOrCreate(f, opts.Database)

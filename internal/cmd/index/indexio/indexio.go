@@ -303,20 +303,36 @@ func Interrupted(ctx context.Context, err error) error {
 	return exit.With(exit.Failed, err)
 }
 
+// ImageRun is what a change of an index image shares with the rest of its
+// command. The zero value makes a client with f.ImageClient and prepares
+// nothing.
+type ImageRun struct {
+	// Client is the run's one image client (the bundles' too, so that
+	// credentials are looked up once and connections are shared); nil
+	// makes one.
+	Client *image.Client
+	// Prepare, when set, runs while the base image is opened and its
+	// database fetched: loading the bundles to add. The first of the two
+	// to fail stops the other, and its error is the run's.
+	Prepare func(ctx context.Context) error
+}
+
 // runIndexImage runs change on the database of an index image (or of a new
 // index), then writes the result as --generate files, builds it with a
 // container tool, or writes the image to --tag. The database lives in a
 // private temporary directory that is always removed; nothing is written
 // when change fails.
 // outFormat is the command's -o, for the progress line of the push.
-func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, outFormat string, change func(*index.DB) error) (*indexImageOutput, error) {
+func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, outFormat string, run ImageRun, change func(*index.DB) error) (*indexImageOutput, error) {
 	build, _, err := o.tools()
 	if err != nil {
 		return nil, err
 	}
-	client, err := f.ImageClient(o.Image)
-	if err != nil {
-		return nil, exit.With(exit.Usage, err)
+	client := run.Client
+	if client == nil {
+		if client, err = f.ImageClient(o.Image); err != nil {
+			return nil, exit.With(exit.Usage, err)
+		}
 	}
 	b, err := indeximage.New(client, "")
 	if err != nil {
@@ -324,17 +340,25 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, out
 	}
 	defer func() { _ = b.Close() }()
 
-	// Open the base first: a wrong reference fails before any work.
-	switch {
-	case o.FromIndex != "" && (o.Generate || build != ""):
-		err = b.FetchDatabase(ctx, o.FromIndex)
-	case o.FromIndex != "":
-		err = b.FromIndex(ctx, o.FromIndex)
-	case !o.Generate && build == "":
-		err = b.Base(ctx, o.BinaryImage)
+	// Open the base (a wrong reference fails before any change) while the
+	// bundles are fetched.
+	openBase := func(ctx context.Context) error {
+		var err error
+		switch {
+		case o.FromIndex != "" && (o.Generate || build != ""):
+			err = b.FetchDatabase(ctx, o.FromIndex)
+		case o.FromIndex != "":
+			err = b.FromIndex(ctx, o.FromIndex)
+		case !o.Generate && build == "":
+			err = b.Base(ctx, o.BinaryImage)
+		}
+		if err != nil {
+			return Interrupted(ctx, err)
+		}
+		return nil
 	}
-	if err != nil {
-		return nil, Interrupted(ctx, err)
+	if err := overlap(ctx, openBase, run.Prepare); err != nil {
+		return nil, err
 	}
 	format := o.outputFormat(b)
 	if format.HasConfigs() && (o.Generate || build != "") {
@@ -436,6 +460,40 @@ func runIndexImage(ctx context.Context, f *factory.Factory, o *ImageOptions, out
 	return &indexImageOutput{Image: res}, nil
 }
 
+// overlap runs base and prepare (when not nil) at once. The first to fail
+// cancels the other, and its error is returned: an error the other gives
+// because it was cancelled is not the cause.
+func overlap(ctx context.Context, base, prepare func(context.Context) error) error {
+	if prepare == nil {
+		return base(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	fail := func(err error) {
+		if err == nil {
+			return
+		}
+		mu.Lock()
+		if first == nil {
+			first = err
+		}
+		mu.Unlock()
+		cancel()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fail(prepare(ctx))
+	}()
+	fail(base(ctx))
+	<-done
+	return first
+}
+
 func relTo(dir, p string) string {
 	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
 		return r
@@ -448,8 +506,15 @@ func relTo(dir, p string) string {
 // summary: text on stderr, or one JSON document holding both.
 func ChangeImage[R any](ctx context.Context, f *factory.Factory, o *ImageOptions, format string,
 	change func(*index.DB) (R, error), write func(*factory.Factory, string, R)) error {
+	return ChangeImageWith(ctx, f, o, ImageRun{}, format, change, write)
+}
+
+// ChangeImageWith is ChangeImage with the run's image client and the work
+// to overlap with fetching the base (ImageRun).
+func ChangeImageWith[R any](ctx context.Context, f *factory.Factory, o *ImageOptions, run ImageRun, format string,
+	change func(*index.DB) (R, error), write func(*factory.Factory, string, R)) error {
 	var res R
-	out, err := runIndexImage(ctx, f, o, format, func(db *index.DB) error {
+	out, err := runIndexImage(ctx, f, o, format, run, func(db *index.DB) error {
 		var err error
 		res, err = change(db)
 		return err
