@@ -48,7 +48,14 @@ func (im *Image) OpenLayer(ctx context.Context, i int) (*LayerReader, error) {
 // OpenDatabaseLayer is OpenLayer for the layer holding an index image's
 // database, capped at --max-database-size instead.
 func (im *Image) OpenDatabaseLayer(ctx context.Context, i int) (*LayerReader, error) {
-	return im.openLayer(ctx, i, im.c.opts.MaxDatabaseSize, FlagMaxDBSize)
+	lr, err := im.openLayer(ctx, i, im.c.opts.MaxDatabaseSize, FlagMaxDBSize)
+	if err != nil {
+		return nil, err
+	}
+	// A database layer is large (tens of MB compressed, hundreds not):
+	// download and decompress it beside the caller's hashing and writing.
+	lr.ReadAhead()
+	return lr, nil
 }
 
 func (im *Image) openLayer(ctx context.Context, i int, max int64, flag string) (*LayerReader, error) {

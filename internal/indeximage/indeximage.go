@@ -79,6 +79,8 @@ type Builder struct {
 	// outFormat and outConfigs are what Write writes (SetOutput).
 	outFormat  Format
 	outConfigs string
+	// sumDB says to hash the database as it is fetched.
+	sumDB bool
 
 	pulled   atomic.Int64
 	pushed   atomic.Int64
@@ -152,6 +154,8 @@ func (b *Builder) FromIndex(ctx context.Context, ref string) error {
 		return fmt.Errorf("%s: label %s=%q names no file", ref, DatabaseLabel, label)
 	}
 	b.drop = make([]int, len(set.Images))
+	// The database's digest is only needed to compare the platforms'.
+	b.sumDB = len(set.Images) > 1
 	first, err := b.fetch(ctx, set.Images[p], b.db)
 	if err != nil {
 		return err
@@ -334,8 +338,12 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 		}
 		switch {
 		case p == b.dbPath && isRegular(hdr.Typeflag):
+			var r io.Reader = io.LimitReader(tr, hdr.Size)
 			h := sha256.New()
-			if err := writeFile(dst, io.TeeReader(io.LimitReader(tr, hdr.Size), h), hdr.Size); err != nil {
+			if b.sumDB {
+				r = io.TeeReader(r, h)
+			}
+			if err := writeFile(dst, r, hdr.Size); err != nil {
 				return found{}, false, fmt.Errorf("layer %s: %s: %w", desc.Digest, hdr.Name, err)
 			}
 			copy(res.sum[:], h.Sum(nil))
@@ -365,7 +373,8 @@ func writeFile(dst string, r io.Reader, size int64) error {
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(f, r)
+	// Large writes: the database is hundreds of MB.
+	n, err := io.CopyBuffer(struct{ io.Writer }{f}, r, make([]byte, 1<<20))
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

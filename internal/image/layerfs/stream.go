@@ -3,7 +3,6 @@ package layerfs
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"hash"
 	"io"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -34,7 +34,8 @@ type Reader struct {
 	comp     *CountingReader // compressed bytes, hashed
 	decomp   io.Reader
 	closer   func()
-	n        int64 // uncompressed bytes read
+	ahead    *aheadReader // decompressing in the background (ReadAhead)
+	n        int64        // uncompressed bytes read
 	diffHash hash.Hash
 	err      error
 }
@@ -80,6 +81,18 @@ func NewReaderHint(rc io.ReadCloser, want Expect, max int64, hint string) (*Read
 		lr.decomp = br
 	}
 	return lr, nil
+}
+
+// ReadAhead makes the reader fetch and decompress in a goroutine of its
+// own, a few hundred KiB ahead of Read, so that for a large layer the
+// download, the digest of the compressed bytes and decompression run
+// beside the diff_id hash and whatever the caller does with the tar.
+// Call it before the first Read.
+func (lr *Reader) ReadAhead() {
+	if lr.ahead == nil {
+		lr.ahead = newAheadReader(lr.decomp)
+		lr.decomp = lr.ahead
+	}
 }
 
 // Digest is the layer's (compressed) digest.
@@ -138,6 +151,19 @@ func (lr *Reader) Verify() error {
 
 // Close releases the stream.
 func (lr *Reader) Close() error {
+	if lr.ahead != nil {
+		// Closing the blob first ends a read the goroutine may be blocked
+		// in; the decompressor is released once it has stopped.
+		lr.ahead.stopReading()
+		err := lr.raw.Close()
+		lr.ahead.wait()
+		lr.ahead = nil
+		if lr.closer != nil {
+			lr.closer()
+			lr.closer = nil
+		}
+		return err
+	}
 	if lr.closer != nil {
 		lr.closer()
 		lr.closer = nil
@@ -173,3 +199,88 @@ func (c *CountingReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// aheadReader reads its source in a goroutine into a few buffers, ahead of
+// the consumer.
+type aheadReader struct {
+	full chan []byte // filled buffers, in order; closed after the last
+	free chan []byte // buffers to fill
+	stop chan struct{}
+	done chan struct{}
+	err  error  // the source's final error, set before full is closed
+	buf  []byte // the buffer being consumed
+	cur  []byte // what is left of it
+}
+
+const (
+	aheadBuffers = 4
+	aheadSize    = 256 << 10
+)
+
+func newAheadReader(r io.Reader) *aheadReader {
+	a := &aheadReader{
+		full: make(chan []byte, aheadBuffers),
+		free: make(chan []byte, aheadBuffers),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	for range aheadBuffers - 1 {
+		a.free <- make([]byte, aheadSize)
+	}
+	go a.run(r, make([]byte, aheadSize))
+	return a
+}
+
+func (a *aheadReader) run(r io.Reader, buf []byte) {
+	defer close(a.done)
+	defer close(a.full)
+	for {
+		n, err := io.ReadFull(r, buf)
+		if n > 0 {
+			select {
+			case a.full <- buf[:n]:
+			case <-a.stop:
+				return
+			}
+		}
+		if err != nil {
+			if err == io.ErrUnexpectedEOF {
+				err = io.EOF
+			}
+			a.err = err
+			return
+		}
+		select {
+		case buf = <-a.free:
+		case <-a.stop:
+			return
+		}
+	}
+}
+
+func (a *aheadReader) Read(p []byte) (int, error) {
+	if len(a.cur) == 0 {
+		if a.buf != nil {
+			a.free <- a.buf[:cap(a.buf)]
+			a.buf = nil
+		}
+		b, ok := <-a.full
+		if !ok {
+			return 0, a.err
+		}
+		a.buf, a.cur = b, b
+	}
+	n := copy(p, a.cur)
+	a.cur = a.cur[n:]
+	return n, nil
+}
+
+func (a *aheadReader) stopReading() {
+	select {
+	case <-a.stop:
+	default:
+		close(a.stop)
+	}
+}
+
+func (a *aheadReader) wait() { <-a.done }
