@@ -57,6 +57,9 @@ func Cmd(dbPath string) []string {
 // Builder holds one index image update: the base image(s), a private
 // temporary directory with the database, and what was moved.
 type Builder struct {
+	// Compression is the database layer's compression (gzip when empty).
+	Compression Compression
+
 	c   *image.Client
 	dir string
 	db  string
@@ -449,7 +452,7 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	} else if b.srcFormat.HasConfigs() {
 		spec.whiteouts = append(spec.whiteouts, b.cfgPath)
 	}
-	layer, err := buildLayer(spec, b.dir+"/layer.tar.gz")
+	layer, err := buildLayer(spec, b.dir+"/layer", b.Compression)
 	if err != nil {
 		return nil, fmt.Errorf("build catalog layer: %w", err)
 	}
@@ -498,11 +501,11 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	var entries []image.ListEntry
 	var out v1.Image
 	for i, im := range b.base.Images {
-		mt := types.OCILayer
-		if im.MediaType == types.DockerManifestSchema2 {
-			mt = types.DockerLayer
+		dl, err := layer.forManifest(im.MediaType)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", b.base.Platform(i), err)
 		}
-		l := &countingLayer{Layer: layer.withMediaType(mt), n: &b.pushed}
+		l := &countingLayer{Layer: dl, n: &b.pushed}
 		base := &countedImage{Image: im.V1Image(ctx), pulled: &b.pulled, pushed: &b.pushed}
 		img, err := image.ReplaceTop(base, b.drop[i], l, hist, edit)
 		if err != nil {

@@ -314,16 +314,22 @@ func TestCancelMidPullLeavesNothing(t *testing.T) {
 }
 
 func TestLayerDeterministic(t *testing.T) {
+	for _, comp := range []Compression{Gzip, Zstd} {
+		t.Run(string(comp), func(t *testing.T) { testLayerDeterministic(t, comp) })
+	}
+}
+
+func testLayerDeterministic(t *testing.T, comp Compression) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "index.db")
 	if err := os.WriteFile(db, []byte("sqlite bytes"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "a.tar.gz"))
+	a, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "a"), comp)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "b.tar.gz"))
+	b, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "b"), comp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,17 +390,19 @@ func TestLayerSameOnAnyNumberOfCores(t *testing.T) {
 	if err := os.WriteFile(db, data.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var got []v1.Hash
-	for _, procs := range []int{1, 4} {
-		old := runtime.GOMAXPROCS(procs)
-		l, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, fmt.Sprintf("%d.tar.gz", procs)))
-		runtime.GOMAXPROCS(old)
-		if err != nil {
-			t.Fatal(err)
+	for _, comp := range []Compression{Gzip, Zstd} {
+		var got []v1.Hash
+		for _, procs := range []int{1, 4} {
+			old := runtime.GOMAXPROCS(procs)
+			l, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, fmt.Sprintf("%s-%d", comp, procs)), comp)
+			runtime.GOMAXPROCS(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, l.digest)
 		}
-		got = append(got, l.digest)
-	}
-	if got[0] != got[1] {
-		t.Errorf("digest with 1 core %s, with 4 %s", got[0], got[1])
+		if got[0] != got[1] {
+			t.Errorf("%s: digest with 1 core %s, with 4 %s", comp, got[0], got[1])
+		}
 	}
 }
