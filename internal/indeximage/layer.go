@@ -227,9 +227,9 @@ func buildLayer(spec layerSpec, out string, comp Compression) (*dbLayer, error) 
 		return nil, err
 	}
 	return &dbLayer{
-		file:      out,
-		digest:    v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", compressed.h.Sum(nil))},
-		diffID:    v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", uncompressed.h.Sum(nil))},
+		file:        out,
+		digest:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", compressed.h.Sum(nil))},
+		diffID:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", uncompressed.h.Sum(nil))},
 		size:        compressed.n,
 		mediaType:   types.OCILayer,
 		compression: comp,
