@@ -42,13 +42,19 @@ func (o Options) limits() layerfs.Limits {
 // OpenLayer fetches layer i (0 is the bottom) and returns its uncompressed
 // tar stream, capped at --max-layer-size.
 func (im *Image) OpenLayer(ctx context.Context, i int) (*LayerReader, error) {
-	return im.openLayer(ctx, i, im.c.opts.MaxLayerSize, FlagMaxLayerSize)
+	return im.openLayer(ctx, i, im.c.opts.MaxLayerSize, FlagMaxLayerSize, layerfs.ReaderOptions{})
 }
 
 // OpenDatabaseLayer is OpenLayer for the layer holding an index image's
 // database, capped at --max-database-size instead.
 func (im *Image) OpenDatabaseLayer(ctx context.Context, i int) (*LayerReader, error) {
-	lr, err := im.openLayer(ctx, i, im.c.opts.MaxDatabaseSize, FlagMaxDBSize)
+	return im.OpenDatabaseLayerWith(ctx, i, layerfs.ReaderOptions{})
+}
+
+// OpenDatabaseLayerWith is OpenDatabaseLayer with reader options (gzip
+// members, a copy of the compressed bytes).
+func (im *Image) OpenDatabaseLayerWith(ctx context.Context, i int, opts layerfs.ReaderOptions) (*LayerReader, error) {
+	lr, err := im.openLayer(ctx, i, im.c.opts.MaxDatabaseSize, FlagMaxDBSize, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +64,7 @@ func (im *Image) OpenDatabaseLayer(ctx context.Context, i int) (*LayerReader, er
 	return lr, nil
 }
 
-func (im *Image) openLayer(ctx context.Context, i int, max int64, flag string) (*LayerReader, error) {
+func (im *Image) openLayer(ctx context.Context, i int, max int64, flag string, opts layerfs.ReaderOptions) (*LayerReader, error) {
 	if i < 0 || i >= len(im.Manifest.Layers) {
 		return nil, fmt.Errorf("layer index %d out of range (image has %d layers)", i, len(im.Manifest.Layers))
 	}
@@ -77,7 +83,8 @@ func (im *Image) openLayer(ctx context.Context, i int, max int64, flag string) (
 	if err != nil {
 		return nil, fmt.Errorf("layer %s: %w", desc.Digest, err)
 	}
-	return layerfs.NewReaderHint(rc, want, max, "--"+flag)
+	opts.Hint = "--" + flag
+	return layerfs.NewReaderWith(rc, want, max, opts)
 }
 
 // FS flattens all layers of the image, bottom first, into a filesystem.
@@ -97,7 +104,7 @@ func (im *Image) fs(ctx context.Context, opts Options) (*FS, error) {
 }
 
 func (im *Image) applyLayer(ctx context.Context, f *FS, i int, max int64) error {
-	lr, err := im.openLayer(ctx, i, max, FlagMaxLayerSize)
+	lr, err := im.openLayer(ctx, i, max, FlagMaxLayerSize, layerfs.ReaderOptions{})
 	if err != nil {
 		return err
 	}

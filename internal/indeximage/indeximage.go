@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -24,6 +25,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/image/layerfs"
 )
 
 // Facts of the index image format (../shared/FORMATS.md, "Index image").
@@ -84,6 +86,12 @@ type Builder struct {
 	outConfigs string
 	// sumDB says to hash the database as it is fetched.
 	sumDB bool
+	// keepLayer says to keep the database layer fetched next as prev, for
+	// Write to copy its unchanged blocks.
+	keepLayer bool
+	prev      *previousLayer
+	// blocksReused and blocksCompressed are the last Write's gzip blocks.
+	blocksReused, blocksCompressed int
 
 	pulled   atomic.Int64
 	pushed   atomic.Int64
@@ -159,7 +167,9 @@ func (b *Builder) FromIndex(ctx context.Context, ref string) error {
 	b.drop = make([]int, len(set.Images))
 	// The database's digest is only needed to compare the platforms'.
 	b.sumDB = len(set.Images) > 1
+	b.keepLayer = true
 	first, err := b.fetch(ctx, set.Images[p], b.db)
+	b.keepLayer = false
 	if err != nil {
 		return err
 	}
@@ -311,7 +321,20 @@ func (b *Builder) fetch(ctx context.Context, im *image.Image, dst string) (found
 // scanTop looks for the database in the top layer, streaming it to dst.
 func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst string) (found, bool, error) {
 	desc := im.Layers()[top]
-	lr, err := im.OpenDatabaseLayer(ctx, top)
+	opts := layerfs.ReaderOptions{}
+	var keep *os.File
+	if b.keepLayer && b.Compression != Zstd {
+		// The layer is read anyway: keep its compressed bytes, and where
+		// each gzip member is, in case opm wrote it and Write can copy
+		// the blocks the change leaves as they were.
+		var err error
+		if keep, err = os.Create(b.dir + "/previous.layer"); err != nil {
+			return found{}, false, err
+		}
+		defer keep.Close()
+		opts = layerfs.ReaderOptions{Members: true, Seed: maphash.MakeSeed(), Copy: keep}
+	}
+	lr, err := im.OpenDatabaseLayerWith(ctx, top, opts)
 	if err != nil {
 		return found{}, false, err
 	}
@@ -341,7 +364,7 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 		}
 		switch {
 		case p == b.dbPath && isRegular(hdr.Typeflag):
-			var r io.Reader = io.LimitReader(tr, hdr.Size)
+			r := io.LimitReader(tr, hdr.Size)
 			h := sha256.New()
 			if b.sumDB {
 				r = io.TeeReader(r, h)
@@ -363,6 +386,13 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 	}
 	if err := lr.Verify(); err != nil {
 		return found{}, false, err
+	}
+	if keep != nil {
+		if members := lr.Members(); got && reusable(members) {
+			b.prev = &previousLayer{file: keep.Name(), members: members, seed: opts.Seed}
+		} else {
+			os.Remove(keep.Name())
+		}
 	}
 	if !got {
 		os.Remove(dst)
@@ -452,10 +482,11 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	} else if b.srcFormat.HasConfigs() {
 		spec.whiteouts = append(spec.whiteouts, b.cfgPath)
 	}
-	layer, err := buildLayer(spec, b.dir+"/layer", b.Compression)
+	layer, err := buildLayer(spec, b.dir+"/layer", b.Compression, b.prev)
 	if err != nil {
 		return nil, fmt.Errorf("build catalog layer: %w", err)
 	}
+	b.blocksReused, b.blocksCompressed = layer.reused, layer.compressed
 	res := &Result{Reference: dst, CatalogFormat: format, DatabaseLayer: layer.digest.String(), DatabaseLayerSize: layer.size}
 	var copied []string
 	if format.HasDatabase() {

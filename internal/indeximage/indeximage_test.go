@@ -325,11 +325,11 @@ func testLayerDeterministic(t *testing.T, comp Compression) {
 	if err := os.WriteFile(db, []byte("sqlite bytes"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "a"), comp)
+	a, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "a"), comp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "b"), comp)
+	b, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "b"), comp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func TestLayerSameOnAnyNumberOfCores(t *testing.T) {
 		var got []v1.Hash
 		for _, procs := range []int{1, 4} {
 			old := runtime.GOMAXPROCS(procs)
-			l, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, fmt.Sprintf("%s-%d", comp, procs)), comp)
+			l, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, fmt.Sprintf("%s-%d", comp, procs)), comp, nil)
 			runtime.GOMAXPROCS(old)
 			if err != nil {
 				t.Fatal(err)

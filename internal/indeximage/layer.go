@@ -10,14 +10,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"github.com/klauspost/pgzip"
 
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/image/layerfs"
@@ -54,6 +52,9 @@ type dbLayer struct {
 	size           int64
 	mediaType      types.MediaType
 	compression    Compression
+	// reused and compressed count the gzip blocks copied from the
+	// previous layer and those compressed.
+	reused, compressed int
 }
 
 // forManifest gives the layer the media type that goes with the manifest
@@ -137,14 +138,14 @@ type layerSpec struct {
 // parent directories): uid/gid 0, modes 0755/0644, timestamps at the Unix
 // epoch, a gzip header without name or time, entries in a fixed order. The
 // same content and compression always give the same digest.
-func buildLayer(spec layerSpec, out string, comp Compression) (*dbLayer, error) {
+func buildLayer(spec layerSpec, out string, comp Compression, prev *previousLayer) (*dbLayer, error) {
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	compressed := &hashWriter{h: sha256.New(), w: f}
-	zw, err := newCompressor(compressed, comp)
+	zw, err := newCompressor(compressed, comp, prev)
 	if err != nil {
 		return nil, err
 	}
@@ -226,35 +227,30 @@ func buildLayer(spec layerSpec, out string, comp Compression) (*dbLayer, error) 
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	return &dbLayer{
+	l := &dbLayer{
 		file:        out,
 		digest:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", compressed.h.Sum(nil))},
 		diffID:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", uncompressed.h.Sum(nil))},
 		size:        compressed.n,
 		mediaType:   types.OCILayer,
 		compression: comp,
-	}, nil
+	}
+	if bw, ok := zw.(*blockWriter); ok {
+		l.reused, l.compressed = bw.Reused, bw.Compressed
+	}
+	return l, nil
 }
 
 // newCompressor is the layer's compressor; both kinds give the same
-// bytes whatever the number of cores.
-func newCompressor(w io.Writer, comp Compression) (io.WriteCloser, error) {
+// bytes whatever the number of cores. A gzip layer copies the blocks that
+// prev, opm's previous layer of the same image, holds unchanged.
+func newCompressor(w io.Writer, comp Compression, prev *previousLayer) (io.WriteCloser, error) {
 	if comp == Zstd {
 		// One encoder goroutine: the output then cannot depend on
 		// scheduling, and zstd is fast enough alone.
 		return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 	}
-	// pgzip compresses 1 MiB blocks on every core; each block depends only
-	// on its input and the previous block's tail, so the output is the
-	// same whatever the number of cores.
-	zw, err := pgzip.NewWriterLevel(w, pgzip.DefaultCompression)
-	if err != nil {
-		return nil, err
-	}
-	if err := zw.SetConcurrency(1<<20, 2*runtime.GOMAXPROCS(0)); err != nil {
-		return nil, err
-	}
-	return zw, nil
+	return newBlockWriter(w, prev)
 }
 
 // addFile copies the local file src into the layer as name.

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"hash/maphash"
 	"io"
 
 	"github.com/klauspost/compress/gzip"
@@ -34,8 +35,9 @@ type Reader struct {
 	comp     *CountingReader // compressed bytes, hashed
 	decomp   io.Reader
 	closer   func()
-	ahead    *aheadReader // decompressing in the background (ReadAhead)
-	n        int64        // uncompressed bytes read
+	ahead    *aheadReader  // decompressing in the background (ReadAhead)
+	members  *memberReader // gzip members, when asked for
+	n        int64         // uncompressed bytes read
 	diffHash hash.Hash
 	err      error
 }
@@ -54,12 +56,44 @@ func NewReader(rc io.ReadCloser, want Expect, max int64) (*Reader, error) {
 
 // NewReaderHint is NewReader naming hint as the flag that raises max.
 func NewReaderHint(rc io.ReadCloser, want Expect, max int64, hint string) (*Reader, error) {
+	return NewReaderWith(rc, want, max, ReaderOptions{Hint: hint})
+}
+
+// ReaderOptions tune NewReaderWith.
+type ReaderOptions struct {
+	// Hint names the flag that raises max, for messages.
+	Hint string
+	// Members records the members of a gzip blob (Reader.Members).
+	Members bool
+	// Seed is what member contents are hashed with (GzipMember.Sum).
+	Seed maphash.Seed
+	// Copy, when set, receives the compressed bytes as they are read.
+	Copy io.Writer
+}
+
+// GzipMember is one member of a gzip blob made of several (as RFC 1952
+// allows and every gzip reader reads): where its compressed bytes are in
+// the blob, how much it holds, a hash of what it holds, and the extra
+// field of its header.
+type GzipMember struct {
+	Offset, Size int64
+	USize        int64
+	Sum          uint64
+	Extra        []byte
+}
+
+// NewReaderWith is NewReader with options.
+func NewReaderWith(rc io.ReadCloser, want Expect, max int64, opts ReaderOptions) (*Reader, error) {
+	hint := opts.Hint
+	if hint == "" {
+		hint = LimitHint
+	}
 	if want.Size > max {
 		rc.Close()
 		return nil, Errorf(want.Digest, "", "compressed size %s is over the %s limit (%s)", HumanSize(want.Size), HumanSize(max), hint)
 	}
 	lr := &Reader{want: want, max: max, hint: hint, raw: rc, diffHash: sha256.New()}
-	lr.comp = &CountingReader{R: rc, H: sha256.New(), Limit: want.Size}
+	lr.comp = &CountingReader{R: rc, H: sha256.New(), Limit: want.Size, Copy: opts.Copy}
 	br := bufio.NewReaderSize(lr.comp, 64<<10)
 	head, _ := br.Peek(4)
 	switch {
@@ -70,6 +104,13 @@ func NewReaderHint(rc io.ReadCloser, want Expect, max int64, hint string) (*Read
 			return nil, Errorf(want.Digest, "", "bad gzip stream: %v", err)
 		}
 		lr.decomp, lr.closer = zr, func() { _ = zr.Close() }
+		if opts.Members {
+			m := &memberReader{br: br, comp: lr.comp, zr: zr}
+			m.h.SetSeed(opts.Seed)
+			m.cur.Extra = bytes.Clone(zr.Extra)
+			zr.Multistream(false)
+			lr.members, lr.decomp = m, m
+		}
 	case bytes.HasPrefix(head, zstdMagic):
 		zr, err := zstd.NewReader(br, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(64<<20))
 		if err != nil {
@@ -81,6 +122,57 @@ func NewReaderHint(rc io.ReadCloser, want Expect, max int64, hint string) (*Read
 		lr.decomp = br
 	}
 	return lr, nil
+}
+
+// Members are the gzip members read, once Verify has read the whole blob
+// (nil unless ReaderOptions.Members was set and the blob is gzip).
+func (lr *Reader) Members() []GzipMember {
+	if lr.members == nil {
+		return nil
+	}
+	return lr.members.members
+}
+
+// memberReader reads a gzip stream one member at a time, noting where each
+// starts and ends in the compressed blob. The gzip reader reads through
+// br's ReadByte, never past the member it decodes, so the position in the
+// blob is what was counted less what br holds.
+type memberReader struct {
+	br      *bufio.Reader
+	comp    *CountingReader
+	zr      *gzip.Reader
+	h       maphash.Hash
+	cur     GzipMember
+	members []GzipMember
+}
+
+func (m *memberReader) offset() int64 { return m.comp.N - int64(m.br.Buffered()) }
+
+func (m *memberReader) Read(p []byte) (int, error) {
+	for {
+		n, err := m.zr.Read(p)
+		m.h.Write(p[:n])
+		m.cur.USize += int64(n)
+		if err != io.EOF {
+			return n, err
+		}
+		m.cur.Size = m.offset() - m.cur.Offset
+		m.cur.Sum = m.h.Sum64()
+		m.members = append(m.members, m.cur)
+		if _, perr := m.br.Peek(1); perr != nil {
+			return n, io.EOF
+		}
+		m.cur = GzipMember{Offset: m.offset()}
+		m.h.Reset()
+		if err := m.zr.Reset(m.br); err != nil {
+			return n, fmt.Errorf("gzip member at byte %d: %w", m.cur.Offset, err)
+		}
+		m.zr.Multistream(false)
+		m.cur.Extra = bytes.Clone(m.zr.Extra)
+		if n > 0 {
+			return n, nil
+		}
+	}
 }
 
 // ReadAhead makes the reader fetch and decompress in a goroutine of its
@@ -182,6 +274,8 @@ type CountingReader struct {
 	H     hash.Hash
 	N     int64
 	Limit int64
+	// Copy, when set, is written what is read.
+	Copy io.Writer
 }
 
 func (c *CountingReader) Read(p []byte) (int, error) {
@@ -194,6 +288,11 @@ func (c *CountingReader) Read(p []byte) (int, error) {
 	n, err := c.R.Read(p)
 	c.N += int64(n)
 	c.H.Write(p[:n])
+	if c.Copy != nil && n > 0 {
+		if _, werr := c.Copy.Write(p[:n]); werr != nil {
+			return n, fmt.Errorf("copy of the blob: %w", werr)
+		}
+	}
 	if c.N > c.Limit {
 		return n, fmt.Errorf("blob is larger than the %d bytes the manifest says", c.Limit)
 	}
