@@ -1,78 +1,21 @@
 package indeximage
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/binary"
-	"fmt"
 	"hash/maphash"
 	"io"
 	"os"
 	"runtime"
 	"sync"
 
-	"github.com/klauspost/compress/gzip"
-
+	"github.com/opmkit/opm/internal/image/blockgzip"
 	"github.com/opmkit/opm/internal/image/layerfs"
 )
 
-// The gzip database layer is a series of gzip members, one per 1 MiB of
-// the tar stream, each compressed on its own (RFC 1952 allows several
-// members; every gzip reader reads them as one stream). Blocks are
-// compressed on every core, and the output depends on nothing but the
-// input. Each member's header carries an extra field naming this format
-// (blockTag), so that the next update of the image, which downloads the
-// layer anyway, can tell which members it may copy as they are: adding a
-// bundle to a large database changes a few percent of its 1 MiB blocks,
-// and only those are compressed again.
-const (
-	gzipBlockSize = 1 << 20
-	gzipLevel     = gzip.DefaultCompression
-)
-
-// blockTag is the extra field of every member opm writes: subfield "OP",
-// then the format's version, the level, the block size and a fingerprint
-// of the compressor (a member copied from an older layer must be what
-// this compressor makes of the same bytes, or the same database would not
-// always give the same digest).
-var blockTag = sync.OnceValue(func() []byte {
-	// The fingerprint: what the compressor makes of a fixed sample.
-	var sample bytes.Buffer
-	for i := 0; sample.Len() < 256<<10; i++ {
-		fmt.Fprintf(&sample, "%d %x opm index database sample\n", i, i*i*7919)
-	}
-	out, err := compressMember(sample.Bytes(), nil)
-	if err != nil {
-		panic(err) // compressing into memory cannot fail
-	}
-	fp := sha256.Sum256(out)
-	data := []byte("opm1")
-	data = append(data, byte(gzipLevel+128))
-	data = binary.LittleEndian.AppendUint32(data, gzipBlockSize)
-	data = append(data, fp[:8]...)
-	tag := []byte{'O', 'P'}
-	tag = binary.LittleEndian.AppendUint16(tag, uint16(len(data)))
-	return append(tag, data...)
-})
-
-// compressMember compresses block as one gzip member with the given extra
-// field: no name, no time, the same bytes for the same block.
-func compressMember(block, extra []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(block)/3 + 64)
-	zw, err := gzip.NewWriterLevel(&buf, gzipLevel)
-	if err != nil {
-		return nil, err
-	}
-	zw.Extra = extra
-	if _, err := zw.Write(block); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+// The gzip database layer is in blockgzip's format: one gzip member per
+// 1 MiB of the tar stream, compressed on every core. The next update of
+// the image, which downloads the layer anyway, copies the members whose
+// blocks it leaves unchanged: adding a bundle to a large database changes
+// a few percent of its blocks, and only those are compressed again.
 
 // previousLayer is a database layer opm wrote before, kept compressed in
 // a file with the list of its members, whose blocks may be copied.
@@ -82,23 +25,26 @@ type previousLayer struct {
 	seed    maphash.Seed
 }
 
-// reusable says whether the members are all opm's blocks of this format:
-// every one tagged, every one but the last a full block.
+// reusable says whether the members are all blockgzip's of this
+// compressor: every one tagged as such, every one but the last a full
+// block.
 func reusable(members []layerfs.GzipMember) bool {
 	if len(members) == 0 {
 		return false
 	}
-	tag := blockTag()
 	for i, m := range members {
-		if !bytes.Equal(m.Extra, tag) {
+		if !blockgzip.Ours(m.Extra) {
 			return false
 		}
-		if i < len(members)-1 && m.USize != gzipBlockSize {
+		if i < len(members)-1 && m.USize != blockgzip.BlockSize {
 			return false
 		}
 	}
 	return true
 }
+
+// copyPool holds buffers for members copied from the previous layer.
+var copyPool = sync.Pool{New: func() any { return make([]byte, 0, blockgzip.BlockSize/2) }}
 
 // blockWriter is the io.WriteCloser that writes the members to w.
 type blockWriter struct {
@@ -126,7 +72,7 @@ type pending struct {
 
 func newBlockWriter(w io.Writer, prev *previousLayer) (*blockWriter, error) {
 	bw := &blockWriter{w: w, queue: make(chan *pending, 2*runtime.GOMAXPROCS(0)), done: make(chan error, 1)}
-	bw.pool.New = func() any { return make([]byte, 0, gzipBlockSize) }
+	bw.pool.New = func() any { return make([]byte, 0, blockgzip.BlockSize) }
 	if prev != nil && reusable(prev.members) {
 		f, err := os.Open(prev.file)
 		if err != nil {
@@ -159,10 +105,10 @@ func (bw *blockWriter) drain() {
 func (bw *blockWriter) Write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 {
-		k := min(len(p), gzipBlockSize-len(bw.buf))
+		k := min(len(p), blockgzip.BlockSize-len(bw.buf))
 		bw.buf = append(bw.buf, p[:k]...)
 		p, n = p[k:], n+k
-		if len(bw.buf) == gzipBlockSize {
+		if len(bw.buf) == blockgzip.BlockSize {
 			bw.flush()
 		}
 	}
@@ -191,12 +137,17 @@ func (bw *blockWriter) flush() {
 		defer close(p.ready)
 		defer bw.pool.Put(block[:0]) //nolint:staticcheck // a slice header is what the pool holds
 		if m != nil {
-			out := make([]byte, m.Size)
+			out := copyPool.Get().([]byte)
+			if int64(cap(out)) < m.Size {
+				out = make([]byte, m.Size)
+			}
+			out = out[:m.Size]
 			_, p.err = bw.old.ReadAt(out, m.Offset)
 			p.out = out
+			p.release = func() { copyPool.Put(out[:0]) } //nolint:staticcheck // a slice is what the pool holds
 			return
 		}
-		p.out, p.err = compressMember(block, blockTag())
+		p.out, p.err = blockgzip.Compress(block)
 	}()
 }
 

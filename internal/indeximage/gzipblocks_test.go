@@ -14,6 +14,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/klauspost/compress/gzip"
+
+	"github.com/opmkit/opm/internal/image/blockgzip"
 )
 
 // fakeDatabase is n bytes that compress somewhat, like a database.
@@ -54,7 +56,7 @@ func TestUnchangedBlocksAreCopied(t *testing.T) {
 	addr, _ := startRegistry(t)
 	c := client(t)
 	const blocks = 6
-	db1 := fakeDatabase(blocks*gzipBlockSize-20000, "a")
+	db1 := fakeDatabase(blocks*blockgzip.BlockSize-20000, "a")
 
 	// The first index image, its database layer written by opm.
 	dir := t.TempDir()
@@ -82,7 +84,7 @@ func TestUnchangedBlocksAreCopied(t *testing.T) {
 	// the last blocks (and the first, whose tar header holds the size)
 	// change.
 	db2 := bytes.Clone(db1)
-	copy(db2[2*gzipBlockSize+100:], "changed")
+	copy(db2[2*blockgzip.BlockSize+100:], "changed")
 	db2 = append(db2, fakeDatabase(3000, "b")...)
 	b, res := builderUpdate(t, addr+"/idx:1", addr+"/idx:2", db2)
 	if b.blocksReused != blocks-3 || b.blocksCompressed != 3 {
@@ -131,7 +133,7 @@ func TestUnchangedBlocksAreCopied(t *testing.T) {
 func TestForeignLayerCompressedWhole(t *testing.T) {
 	addr, _ := startRegistry(t)
 	c := client(t)
-	data := fakeDatabase(3*gzipBlockSize, "x")
+	data := fakeDatabase(3*blockgzip.BlockSize, "x")
 	base, err := mutate.AppendLayers(empty.Image, layer(t, map[string]string{"database/index.db": string(data)}))
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/opmkit/opm/internal/image/blockgzip"
 )
 
 // Expect is what a layer blob must match: its digest and size from the
@@ -37,7 +39,8 @@ type Reader struct {
 	closer   func()
 	ahead    *aheadReader  // decompressing in the background (ReadAhead)
 	members  *memberReader // gzip members, when asked for
-	n        int64         // uncompressed bytes read
+	blocks   *blockgzip.Reader
+	n        int64 // uncompressed bytes read
 	diffHash hash.Hash
 	err      error
 }
@@ -75,12 +78,7 @@ type ReaderOptions struct {
 // allows and every gzip reader reads): where its compressed bytes are in
 // the blob, how much it holds, a hash of what it holds, and the extra
 // field of its header.
-type GzipMember struct {
-	Offset, Size int64
-	USize        int64
-	Sum          uint64
-	Extra        []byte
-}
+type GzipMember = blockgzip.Member
 
 // NewReaderWith is NewReader with options.
 func NewReaderWith(rc io.ReadCloser, want Expect, max int64, opts ReaderOptions) (*Reader, error) {
@@ -98,6 +96,12 @@ func NewReaderWith(rc io.ReadCloser, want Expect, max int64, opts ReaderOptions)
 	head, _ := br.Peek(4)
 	switch {
 	case bytes.HasPrefix(head, gzipMagic):
+		if peek, _ := br.Peek(64); blockgzip.Detect(peek) {
+			// opm's own format: its members decompress on every core.
+			z := blockgzip.NewReader(br, opts.Seed)
+			lr.decomp, lr.closer, lr.blocks = z, z.Close, z
+			break
+		}
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			rc.Close()
@@ -127,6 +131,9 @@ func NewReaderWith(rc io.ReadCloser, want Expect, max int64, opts ReaderOptions)
 // Members are the gzip members read, once Verify has read the whole blob
 // (nil unless ReaderOptions.Members was set and the blob is gzip).
 func (lr *Reader) Members() []GzipMember {
+	if lr.blocks != nil {
+		return lr.blocks.Members()
+	}
 	if lr.members == nil {
 		return nil
 	}
@@ -181,7 +188,7 @@ func (m *memberReader) Read(p []byte) (int, error) {
 // beside the diff_id hash and whatever the caller does with the tar.
 // Call it before the first Read.
 func (lr *Reader) ReadAhead() {
-	if lr.ahead == nil {
+	if lr.ahead == nil && lr.blocks == nil {
 		lr.ahead = newAheadReader(lr.decomp)
 		lr.decomp = lr.ahead
 	}
@@ -243,24 +250,22 @@ func (lr *Reader) Verify() error {
 
 // Close releases the stream.
 func (lr *Reader) Close() error {
+	// Closing the blob first ends a read a goroutine (ReadAhead, the
+	// block reader) may be blocked in; the decompressor is released once
+	// it has stopped.
 	if lr.ahead != nil {
-		// Closing the blob first ends a read the goroutine may be blocked
-		// in; the decompressor is released once it has stopped.
 		lr.ahead.stopReading()
-		err := lr.raw.Close()
+	}
+	err := lr.raw.Close()
+	if lr.ahead != nil {
 		lr.ahead.wait()
 		lr.ahead = nil
-		if lr.closer != nil {
-			lr.closer()
-			lr.closer = nil
-		}
-		return err
 	}
 	if lr.closer != nil {
 		lr.closer()
 		lr.closer = nil
 	}
-	return lr.raw.Close()
+	return err
 }
 
 // Sum formats a sha256 hash as a digest string.
