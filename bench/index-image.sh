@@ -7,7 +7,8 @@
 # MB the registry served and received, the database layer, and how much the
 # image grew beyond one database layer after all the adds (0: the previous
 # database layer is replaced, never stacked).
-# Usage: bench/index-image.sh   (RUNS=N adds per size, default 5; SIZES=300 or 5000 for one size)
+# Usage: bench/index-image.sh   (RUNS=N adds per size, default 5; SIZES=300 or 5000 for one size;
+#        COMPRESSION=zstd for --layer-compression zstd; PROFILE=FILE for a CPU profile of the adds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,14 +18,15 @@ command -v docker-registry >/dev/null || { echo "bench: docker-registry not foun
 filter='BenchmarkIndexImageAddOne'
 if [ -n "${SIZES:-}" ]; then filter="$filter/bundles=${SIZES}\$"; fi
 
+export BENCH_LAYER_COMPRESSION=${COMPRESSION:-gzip} BENCH_CPUPROFILE=${PROFILE:+$(realpath -m "$PROFILE")}
 go test -tags 'containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub' \
   -count=1 -run '^$' -bench "$filter" -benchtime "${RUNS}x" -timeout 60m ./internal/index |
 awk '
   /^Benchmark/ {
     size = $1; sub(/.*bundles=/, "", size); sub(/-[0-9]+$/, "", size)
     for (i = 3; i < NF; i += 2) v[$(i+1)] = $i
-    printf "index of %d bundles (%d adds): %.2f s per add; pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; peak RSS %.0f MB\n",
-      v["bundles-in-db"], $2, v["ns/op"] / 1e9, v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], v["peak-RSS-MB"]
+    printf "index of %d bundles (%d adds): %.2f s per add (fetch %.2f, add %.2f, write %.2f; opm CPU %.2f s); pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; peak RSS %.0f MB\n",
+      v["bundles-in-db"], $2, v["ns/op"] / 1e9, v["fetch-s/op"], v["add-s/op"], v["write-s/op"], v["cpu-s/op"], v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], v["peak-RSS-MB"]
     next
   }
   /synthetic database|database .* MB, layer/ { sub(/^ */, ""); print "  " $0 }
