@@ -52,7 +52,7 @@ type ImageOptions struct {
 }
 
 // layerCompressionUsage is the help of --layer-compression.
-const layerCompressionUsage = "compression of the database layer: gzip (every runtime reads it) or zstd (several times faster to write and read, and smaller; read by containerd 1.5+, CRI-O and podman, not by older runtimes; needs an OCI base image)"
+const layerCompressionUsage = "compression of the layer opm writes (database and catalog): gzip (every runtime reads it) or zstd (several times faster to write and read, and smaller; read by containerd 1.5+, CRI-O and podman, not by older runtimes; needs an OCI base image)"
 
 // AddFlags adds the index image flags to f.
 func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
