@@ -6,8 +6,10 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
+	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/image"
 )
 
@@ -38,9 +40,34 @@ func (f Format) HasDatabase() bool { return f == FormatSQLite || f == FormatBoth
 // HasConfigs reports whether images of this format carry the catalog directory.
 func (f Format) HasConfigs() bool { return f == FormatFBC || f == FormatBoth }
 
-// ServeCmd is the command that serves a file-based catalog directory.
-func ServeCmd(configsPath string) []string {
-	return []string{"serve", configsPath}
+// CachePath is where an FBC index image keeps the serve cache of its
+// catalog directory (internal/fbccache: the converted database and the
+// catalog's digest), built when opm writes the image. It is outside the
+// catalog directory, whose every file the digest covers, and is only ever
+// read: serving works on a read-only root file system as any user.
+const CachePath = "/var/cache/opm"
+
+// ServeCmd is the command that serves a file-based catalog directory from
+// the cache in cachePath, refusing a cache that does not match the catalog
+// (it cannot be rebuilt in a read-only image, and a mismatch means the
+// image was changed by something other than opm).
+func ServeCmd(configsPath, cachePath string) []string {
+	return []string{"serve", configsPath, "--cache-dir=" + cachePath, "--cache-enforce-integrity"}
+}
+
+// buildServeCache builds, in a new local directory, the serve cache of the
+// catalog directory Write puts in an FBC image: what `opm serve DIR
+// --cache-dir D --cache-only` builds, so that the image serves without
+// converting the catalog at every start.
+func (b *Builder) buildServeCache(ctx context.Context) (string, error) {
+	dir := filepath.Join(b.dir, "serve-cache")
+	if err := os.RemoveAll(dir); err != nil {
+		return "", fmt.Errorf("serve cache: %w", err)
+	}
+	if _, _, err := fbccache.Prepare(ctx, b.outConfigs, fbccache.Options{CacheDir: dir}); err != nil {
+		return "", fmt.Errorf("build the serve cache of the catalog: %w", err)
+	}
+	return dir, nil
 }
 
 // SourceFormat is the format of the index image opened by FromIndex or
@@ -149,6 +176,12 @@ func (b *Builder) catalogEntry(p string, typeflag byte) bool {
 			return true
 		}
 	}
+	cache := strings.TrimPrefix(CachePath, "/")
+	for d := path.Dir(cache); d != "."; d = path.Dir(d) {
+		if p == d && isDir(typeflag) {
+			return true
+		}
+	}
 	switch {
 	case p == "" && isDir(typeflag):
 		return true
@@ -159,6 +192,10 @@ func (b *Builder) catalogEntry(p string, typeflag byte) bool {
 	case p == path.Join(path.Dir(b.cfgPath), ".wh."+path.Base(b.cfgPath)):
 		return true
 	case under(b.cfgPath):
+		return true
+	case p == path.Join(path.Dir(cache), ".wh."+path.Base(cache)):
+		return true
+	case under(cache):
 		return true
 	}
 	return false

@@ -392,6 +392,8 @@ type Result struct {
 	DatabaseLayerSize int64  `json:"databaseLayerSize"`
 	DatabasePath      string `json:"databasePath,omitempty"`
 	ConfigsPath       string `json:"configsPath,omitempty"`
+	// CachePath is where an FBC image keeps its serve cache.
+	CachePath string `json:"cachePath,omitempty"`
 	// ReplacedLayers counts platform images whose old database layer was
 	// replaced instead of stacked upon.
 	ReplacedLayers int `json:"replacedLayers"`
@@ -440,6 +442,17 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	} else if b.srcFormat.HasConfigs() {
 		spec.whiteouts = append(spec.whiteouts, b.cfgPath)
 	}
+	if format == FormatFBC {
+		// The serve cache goes into the same layer, so that the image's
+		// catalog and its cache are always replaced together.
+		cache, err := b.buildServeCache(ctx)
+		if err != nil {
+			return nil, err
+		}
+		spec.cache, spec.cachePath = cache, strings.TrimPrefix(CachePath, "/")
+	} else if b.srcFormat == FormatFBC {
+		spec.whiteouts = append(spec.whiteouts, strings.TrimPrefix(CachePath, "/"))
+	}
 	layer, err := buildLayer(spec, b.dir+"/layer.tar.gz")
 	if err != nil {
 		return nil, fmt.Errorf("build catalog layer: %w", err)
@@ -453,6 +466,10 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	if format.HasConfigs() {
 		res.ConfigsPath = "/" + b.cfgPath
 		copied = append(copied, "catalog "+res.ConfigsPath)
+	}
+	if spec.cache != "" {
+		res.CachePath = CachePath
+		copied = append(copied, "serve cache "+CachePath)
 	}
 	hist := v1.History{Created: v1.Time{Time: image.Epoch}, CreatedBy: "opm index: COPY " + strings.Join(copied, ", "), Comment: LayerComment}
 	imagePath := "/" + b.dbPath
@@ -478,7 +495,7 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 			cf.Config.Entrypoint = Entrypoint
 			cf.Config.Cmd = Cmd(imagePath)
 			if format == FormatFBC {
-				cf.Config.Cmd = ServeCmd("/" + b.cfgPath)
+				cf.Config.Cmd = ServeCmd("/"+b.cfgPath, CachePath)
 			}
 			if cf.Config.ExposedPorts == nil {
 				cf.Config.ExposedPorts = map[string]struct{}{}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
 )
@@ -19,6 +20,12 @@ import (
 // buildIndexImage runs the whole new-index path (create, add, compact,
 // write) into an OCI layout and returns the result and the database bytes.
 func buildIndexImage(t *testing.T, c *image.Client, base, dst string) (*Result, []byte) {
+	return buildIndexImageAs(t, c, base, dst, FormatSQLite)
+}
+
+// buildIndexImageAs is buildIndexImage writing format (fbc and both render
+// the database as the catalog directory, as index add does).
+func buildIndexImageAs(t *testing.T, c *image.Client, base, dst string, format Format) (*Result, []byte) {
 	t.Helper()
 	ctx := context.Background()
 	b, err := New(c, t.TempDir())
@@ -50,6 +57,17 @@ func buildIndexImage(t *testing.T, c *image.Client, base, dst string) (*Result, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	if format.HasConfigs() {
+		cat, _, err := fbc.RenderIndexFile(ctx, b.DatabasePath(), fbc.RenderOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(b.Dir(), "configs-out")
+		if err := fbc.WriteDir(dir, cat, fbc.WriteDirOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		b.SetOutput(format, dir)
+	}
 	res, err := b.Write(ctx, dst)
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +76,15 @@ func buildIndexImage(t *testing.T, c *image.Client, base, dst string) (*Result, 
 }
 
 func TestSameBundlesSameImageDigest(t *testing.T) {
+	for _, format := range []Format{FormatSQLite, FormatFBC} {
+		t.Run(string(format), func(t *testing.T) { sameBundlesSameImageDigest(t, format) })
+	}
+}
+
+// sameBundlesSameImageDigest builds the same index twice; for fbc the
+// layer also holds the serve cache, whose database must be as
+// reproducible as the catalog.
+func sameBundlesSameImageDigest(t *testing.T, format Format) {
 	os.Unsetenv("SOURCE_DATE_EPOCH")
 	c := client(t)
 	dir := t.TempDir()
@@ -68,11 +95,14 @@ func TestSameBundlesSameImageDigest(t *testing.T) {
 	base := "oci:" + filepath.Join(dir, "base") + ":latest"
 	push(t, c, baseImg, base)
 
-	r1, db1 := buildIndexImage(t, c, base, "oci:"+filepath.Join(dir, "one")+":v1")
+	r1, db1 := buildIndexImageAs(t, c, base, "oci:"+filepath.Join(dir, "one")+":v1", format)
 	// A clock-derived value (a timestamp, an mtime) would differ now.
 	now := time.Now()
 	time.Sleep(now.Truncate(time.Second).Add(time.Second + 10*time.Millisecond).Sub(now))
-	r2, db2 := buildIndexImage(t, c, base, "oci:"+filepath.Join(dir, "two")+":v1")
+	r2, db2 := buildIndexImageAs(t, c, base, "oci:"+filepath.Join(dir, "two")+":v1", format)
+	if format == FormatFBC && (r1.CachePath != CachePath || r1.DatabasePath != "") {
+		t.Errorf("fbc image: cache %q, database %q; want the cache at %s and no database", r1.CachePath, r1.DatabasePath, CachePath)
+	}
 
 	if !bytes.Equal(db1, db2) {
 		t.Errorf("database bytes differ between two builds (%d vs %d bytes)", len(db1), len(db2))
