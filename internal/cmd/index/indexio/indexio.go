@@ -501,7 +501,16 @@ func writeImageOutput(f *factory.Factory, out *indexImageOutput) {
 		fmt.Fprintf(w, "wrote %s@%s (%s)\n", r.Reference, r.Digest, strings.Join(plats, ", "))
 		layer := "database layer"
 		if r.CatalogFormat.HasConfigs() {
-			layer = fmt.Sprintf("catalog layer (%s: %s)", r.CatalogFormat, strings.TrimPrefix(strings.Join([]string{r.DatabasePath, r.ConfigsPath}, ", "), ", "))
+			var paths []string
+			for _, p := range []string{r.DatabasePath, r.ConfigsPath} {
+				if p != "" {
+					paths = append(paths, p)
+				}
+			}
+			if r.CachePath != "" {
+				paths = append(paths, "serve cache "+r.CachePath)
+			}
+			layer = fmt.Sprintf("catalog layer (%s: %s)", r.CatalogFormat, strings.Join(paths, ", "))
 		}
 		how := "added on top of the base layers"
 		if r.ReplacedLayers > 0 {
