@@ -47,13 +47,37 @@ func (f Format) HasConfigs() bool { return f == FormatFBC || f == FormatBoth }
 // read: serving works on a read-only root file system as any user.
 const CachePath = "/var/cache/opm"
 
+// ServingImageSource is the org.opencontainers.image.source label of opm's
+// serving image (internal/servingimage), inherited by images built on it:
+// the mark that the image's opm reads opm's serve cache. Upstream's opm
+// understands neither the cache nor its format, and would refuse to serve.
+const ServingImageSource = "https://github.com/opmkit/opm"
+
 // ServeCmd is the command that serves a file-based catalog directory from
 // the cache in cachePath, refusing a cache that does not match the catalog
 // (it cannot be rebuilt in a read-only image, and a mismatch means the
 // image was changed by something other than opm).
+// With cachePath "", it converts the catalog at start-up.
 func ServeCmd(configsPath, cachePath string) []string {
+	if cachePath == "" {
+		return []string{"serve", configsPath}
+	}
 	return []string{"serve", configsPath, "--cache-dir=" + cachePath, "--cache-enforce-integrity"}
 }
+
+// servesOpmCache reports whether every platform image of the base is
+// opm's serving image (or built on it), whose opm serves opm's cache.
+func (b *Builder) servesOpmCache() bool {
+	for _, im := range b.base.Images {
+		if im.Labels()[sourceLabel] != ServingImageSource {
+			return false
+		}
+	}
+	return len(b.base.Images) > 0
+}
+
+// sourceLabel is the OCI annotation naming an image's source repository.
+const sourceLabel = "org.opencontainers.image.source"
 
 // buildServeCache builds, in a new local directory, the serve cache of the
 // catalog directory Write puts in an FBC image: what `opm serve DIR

@@ -442,7 +442,11 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	} else if b.srcFormat.HasConfigs() {
 		spec.whiteouts = append(spec.whiteouts, b.cfgPath)
 	}
-	if format == FormatFBC {
+	withCache := format == FormatFBC && b.servesOpmCache()
+	if format == FormatFBC && !withCache {
+		b.warnings = append(b.warnings, fmt.Sprintf("the base image is not opm's serving image (no label %s=%s): the fbc image carries no serve cache and converts its catalog at every start (`serve /%s`)", sourceLabel, ServingImageSource, b.cfgPath))
+	}
+	if withCache {
 		// The serve cache goes into the same layer, so that the image's
 		// catalog and its cache are always replaced together.
 		cache, err := b.buildServeCache(ctx)
@@ -495,7 +499,10 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 			cf.Config.Entrypoint = Entrypoint
 			cf.Config.Cmd = Cmd(imagePath)
 			if format == FormatFBC {
-				cf.Config.Cmd = ServeCmd("/"+b.cfgPath, CachePath)
+				cf.Config.Cmd = ServeCmd("/"+b.cfgPath, "")
+				if withCache {
+					cf.Config.Cmd = ServeCmd("/"+b.cfgPath, CachePath)
+				}
 			}
 			if cf.Config.ExposedPorts == nil {
 				cf.Config.ExposedPorts = map[string]struct{}{}

@@ -5,9 +5,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 
@@ -15,6 +18,7 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/servingimage"
 )
 
 // buildIndexImage runs the whole new-index path (create, add, compact,
@@ -92,6 +96,11 @@ func sameBundlesSameImageDigest(t *testing.T, format Format) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As opm's serving image, so that an fbc image carries the serve cache.
+	baseImg, err = mutate.Config(baseImg, v1.Config{Labels: map[string]string{sourceLabel: ServingImageSource}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	base := "oci:" + filepath.Join(dir, "base") + ":latest"
 	push(t, c, baseImg, base)
 
@@ -112,5 +121,32 @@ func sameBundlesSameImageDigest(t *testing.T, format Format) {
 	}
 	if r1.Digest != r2.Digest {
 		t.Errorf("image digest %s, then %s", r1.Digest, r2.Digest)
+	}
+}
+
+// TestFBCOnOtherBaseHasNoCache: a base image that is not opm's serving
+// image (no source label) may run an opm that cannot read opm's cache, so
+// an fbc image on it carries none, converts at start-up, and says so.
+func TestFBCOnOtherBaseHasNoCache(t *testing.T) {
+	if ServingImageSource != servingimage.DefaultSource {
+		t.Errorf("ServingImageSource %q differs from the serving image's source label %q", ServingImageSource, servingimage.DefaultSource)
+	}
+	c := client(t)
+	dir := t.TempDir()
+	baseImg, err := mutate.AppendLayers(empty.Image, layer(t, map[string]string{"bin/opm": "binary"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "oci:" + filepath.Join(dir, "base") + ":latest"
+	push(t, c, baseImg, base)
+	res, _ := buildIndexImageAs(t, c, base, "oci:"+filepath.Join(dir, "out")+":v1", FormatFBC)
+	if res.CachePath != "" {
+		t.Errorf("cache %q on a base that is not opm's serving image", res.CachePath)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "carries no serve cache") {
+		t.Errorf("warnings %q; want one saying the image carries no serve cache", res.Warnings)
+	}
+	if got, want := ServeCmd("/configs", ""), []string{"serve", "/configs"}; !slices.Equal(got, want) {
+		t.Errorf("ServeCmd without a cache: %q, want %q", got, want)
 	}
 }
