@@ -6,10 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 
-	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/image"
 )
 
@@ -65,9 +63,13 @@ func ServeCmd(configsPath, cachePath string) []string {
 	return []string{"serve", configsPath, "--cache-dir=" + cachePath, "--cache-enforce-integrity"}
 }
 
-// servesOpmCache reports whether every platform image of the base is
-// opm's serving image (or built on it), whose opm serves opm's cache.
-func (b *Builder) servesOpmCache() bool {
+// ServesOpmCache reports whether every platform image of the base is
+// opm's serving image (or built on it), whose opm serves opm's cache: an
+// fbc image written on it carries the cache (SetServeCache).
+func (b *Builder) ServesOpmCache() bool {
+	if b.base == nil {
+		return false
+	}
 	for _, im := range b.base.Images {
 		if im.Labels()[sourceLabel] != ServingImageSource {
 			return false
@@ -79,20 +81,11 @@ func (b *Builder) servesOpmCache() bool {
 // sourceLabel is the OCI annotation naming an image's source repository.
 const sourceLabel = "org.opencontainers.image.source"
 
-// buildServeCache builds, in a new local directory, the serve cache of the
-// catalog directory Write puts in an FBC image: what `opm serve DIR
-// --cache-dir D --cache-only` builds, so that the image serves without
-// converting the catalog at every start.
-func (b *Builder) buildServeCache(ctx context.Context) (string, error) {
-	dir := filepath.Join(b.dir, "serve-cache")
-	if err := os.RemoveAll(dir); err != nil {
-		return "", fmt.Errorf("serve cache: %w", err)
-	}
-	if _, _, err := fbccache.Prepare(ctx, b.outConfigs, fbccache.Options{CacheDir: dir}); err != nil {
-		return "", fmt.Errorf("build the serve cache of the catalog: %w", err)
-	}
-	return dir, nil
-}
+// SetServeCache gives the local serve cache (internal/fbccache) of the
+// catalog directory passed to SetOutput, which Write puts at CachePath of
+// an fbc image when ServesOpmCache. The caller builds it, so that this
+// package stays apart from the catalog conversion.
+func (b *Builder) SetServeCache(dir string) { b.serveCache = dir }
 
 // SourceFormat is the format of the index image opened by FromIndex or
 // FetchDatabase ("" before, or for a new index).

@@ -79,6 +79,8 @@ type Builder struct {
 	// outFormat and outConfigs are what Write writes (SetOutput).
 	outFormat  Format
 	outConfigs string
+	// serveCache is the local serve cache of outConfigs (SetServeCache).
+	serveCache string
 
 	pulled   atomic.Int64
 	pushed   atomic.Int64
@@ -442,18 +444,17 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	} else if b.srcFormat.HasConfigs() {
 		spec.whiteouts = append(spec.whiteouts, b.cfgPath)
 	}
-	withCache := format == FormatFBC && b.servesOpmCache()
+	withCache := format == FormatFBC && b.ServesOpmCache()
 	if format == FormatFBC && !withCache {
 		b.warnings = append(b.warnings, fmt.Sprintf("the base image is not opm's serving image (no label %s=%s): the fbc image carries no serve cache and converts its catalog at every start (`serve /%s`)", sourceLabel, ServingImageSource, b.cfgPath))
 	}
 	if withCache {
+		if b.serveCache == "" {
+			return nil, errors.New("index image: no serve cache of the catalog to write (SetServeCache)")
+		}
 		// The serve cache goes into the same layer, so that the image's
 		// catalog and its cache are always replaced together.
-		cache, err := b.buildServeCache(ctx)
-		if err != nil {
-			return nil, err
-		}
-		spec.cache, spec.cachePath = cache, strings.TrimPrefix(CachePath, "/")
+		spec.cache, spec.cachePath = b.serveCache, strings.TrimPrefix(CachePath, "/")
 	} else if b.srcFormat == FormatFBC {
 		spec.whiteouts = append(spec.whiteouts, strings.TrimPrefix(CachePath, "/"))
 	}

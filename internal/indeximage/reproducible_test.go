@@ -16,6 +16,7 @@ import (
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/servingimage"
@@ -71,6 +72,13 @@ func buildIndexImageAs(t *testing.T, c *image.Client, base, dst string, format F
 			t.Fatal(err)
 		}
 		b.SetOutput(format, dir)
+		if format == FormatFBC && b.ServesOpmCache() {
+			cache := filepath.Join(b.Dir(), "serve-cache")
+			if _, _, err := fbccache.Prepare(ctx, dir, fbccache.Options{CacheDir: cache}); err != nil {
+				t.Fatal(err)
+			}
+			b.SetServeCache(cache)
+		}
 	}
 	res, err := b.Write(ctx, dst)
 	if err != nil {

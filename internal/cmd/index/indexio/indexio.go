@@ -60,7 +60,7 @@ func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.BuildTool, "build-tool", "u", "", "build the image with docker or podman from a generated Dockerfile instead of writing it directly")
 	f.StringVarP(&o.PullTool, "pull-tool", "p", "", "pull bundle images with docker or podman (their local storage and configuration) instead of directly; none is the default")
 	f.BoolVar(&o.EnableAlpha, "enable-alpha", false, "accepted for compatibility with upstream opm; opm has no alpha index features")
-	f.StringVar(&o.CatalogFormat, FlagCatalogFormat, "", "what the index image carries: sqlite (the database), fbc (a file-based catalog in /configs, served with opm serve) or both (default: the --from-index image's format, else sqlite)")
+	f.StringVar(&o.CatalogFormat, FlagCatalogFormat, "", "what the index image carries: sqlite (the database), fbc (a file-based catalog in /configs with its serve cache, served with opm serve) or both (default: the --from-index image's format, else sqlite)")
 	o.Image.AddFlags(f)
 }
 
