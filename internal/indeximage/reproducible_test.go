@@ -22,14 +22,10 @@ import (
 	"github.com/opmkit/opm/internal/servingimage"
 )
 
-// buildIndexImage runs the whole new-index path (create, add, compact,
-// write) into an OCI layout and returns the result and the database bytes.
-func buildIndexImage(t *testing.T, c *image.Client, base, dst string) (*Result, []byte) {
-	return buildIndexImageAs(t, c, base, dst, FormatSQLite)
-}
-
-// buildIndexImageAs is buildIndexImage writing format (fbc and both render
-// the database as the catalog directory, as index add does).
+// buildIndexImageAs runs the whole new-index path (create, add, compact,
+// write format: fbc and both render the database as the catalog directory,
+// and fbc builds its serve cache, as index add does) into an OCI layout and
+// returns the result and the database bytes.
 func buildIndexImageAs(t *testing.T, c *image.Client, base, dst string, format Format) (*Result, []byte) {
 	t.Helper()
 	ctx := context.Background()
