@@ -227,7 +227,7 @@ func decodeBundleObject(raw []byte) (BundleObjectValue, error) {
 	const head, tail = `{"data":"`, `"}`
 	if len(raw) >= len(head)+len(tail) && bytes.HasPrefix(raw, []byte(head)) && bytes.HasSuffix(raw, []byte(tail)) {
 		enc := raw[len(head) : len(raw)-len(tail)]
-		if bytes.IndexAny(enc, "\"\\\r\n") < 0 {
+		if !bytes.ContainsAny(enc, "\"\\\r\n") {
 			data := make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
 			n, err := base64.StdEncoding.Decode(data, enc)
 			if err == nil {
