@@ -425,8 +425,8 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyConstraint:
 			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: p.Type, Value: p.Value})
 		case PropertyBundleObject:
-			var v BundleObjectValue
-			if err := json.Unmarshal(p.Value, &v); err != nil {
+			v, err := decodeBundleObject(p.Value)
+			if err != nil {
 				return nil, fail("property olm.bundle.object: %v", err)
 			}
 			if v.Ref != "" && len(v.Data) == 0 {

@@ -329,11 +329,49 @@ func compactProps(ps []Property) {
 		if !bytes.ContainsAny(ps[i].Value, " \t\r\n") {
 			continue // already compact
 		}
+		if v, ok := compactDataObject(ps[i].Value); ok {
+			ps[i].Value = v
+			continue
+		}
 		var b bytes.Buffer
 		if json.Compact(&b, ps[i].Value) == nil {
 			ps[i].Value = b.Bytes()
 		}
 	}
+}
+
+// compactDataObject compacts a value of olm.bundle.object's shape, {"data":
+// "<string without escapes>"} with any spacing, without json.Compact's
+// scan of the whole (large) string; ok is false for any other value. raw
+// is valid JSON (it was decoded).
+func compactDataObject(raw []byte) (out []byte, ok bool) {
+	rest := bytes.TrimLeft(raw, " \t\r\n")
+	expect := func(tok string) bool {
+		if !bytes.HasPrefix(rest, []byte(tok)) {
+			return false
+		}
+		rest = bytes.TrimLeft(rest[len(tok):], " \t\r\n")
+		return true
+	}
+	if !expect("{") || !expect(`"data"`) || !expect(":") || len(rest) == 0 || rest[0] != '"' {
+		return nil, false
+	}
+	end := bytes.IndexByte(rest[1:], '"')
+	if end < 0 {
+		return nil, false
+	}
+	str := rest[1 : 1+end]
+	if bytes.IndexByte(str, '\\') >= 0 {
+		return nil, false
+	}
+	rest = bytes.TrimLeft(rest[2+end:], " \t\r\n")
+	if !expect("}") || len(rest) != 0 {
+		return nil, false
+	}
+	const head, tail = `{"data":"`, `"}`
+	out = make([]byte, 0, len(head)+len(str)+len(tail))
+	out = append(append(append(out, head...), str...), tail...)
+	return out, true
 }
 
 func jsonKind(raw []byte) string {

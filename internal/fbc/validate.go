@@ -320,8 +320,8 @@ func (v *checker) properties(b Bundle) {
 				bad(i, `write {"label": "..."}`, "%s needs a label", p.Type)
 			}
 		case PropertyBundleObject:
-			var o BundleObjectValue
-			if err := strict(p.Value, &o); err != nil {
+			o, err := decodeBundleObject(p.Value)
+			if err != nil {
 				bad(i, `write {"data": "<base64 of the manifest>"}`, "olm.bundle.object value: %v", err)
 				continue
 			}

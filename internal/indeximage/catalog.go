@@ -38,10 +38,54 @@ func (f Format) HasDatabase() bool { return f == FormatSQLite || f == FormatBoth
 // HasConfigs reports whether images of this format carry the catalog directory.
 func (f Format) HasConfigs() bool { return f == FormatFBC || f == FormatBoth }
 
-// ServeCmd is the command that serves a file-based catalog directory.
-func ServeCmd(configsPath string) []string {
-	return []string{"serve", configsPath}
+// CachePath is where an FBC index image keeps the serve cache of its
+// catalog directory (internal/fbccache: the converted database and the
+// catalog's digest), built when opm writes the image. It is outside the
+// catalog directory, whose every file the digest covers, and is only ever
+// read: serving works on a read-only root file system as any user.
+const CachePath = "/var/cache/opm"
+
+// ServingImageSource is the org.opencontainers.image.source label of opm's
+// serving image (internal/servingimage), inherited by images built on it:
+// the mark that the image's opm reads opm's serve cache. Upstream's opm
+// understands neither the cache nor its format, and would refuse to serve.
+const ServingImageSource = "https://github.com/opmkit/opm"
+
+// ServeCmd is the command that serves a file-based catalog directory from
+// the cache in cachePath, refusing a cache that does not match the catalog
+// (it cannot be rebuilt in a read-only image, and a mismatch means the
+// image was changed by something other than opm).
+// With cachePath "", it converts the catalog at start-up.
+func ServeCmd(configsPath, cachePath string) []string {
+	if cachePath == "" {
+		return []string{"serve", configsPath}
+	}
+	return []string{"serve", configsPath, "--cache-dir=" + cachePath, "--cache-enforce-integrity"}
 }
+
+// ServesOpmCache reports whether every platform image of the base is
+// opm's serving image (or built on it), whose opm serves opm's cache: an
+// fbc image written on it carries the cache (SetServeCache).
+func (b *Builder) ServesOpmCache() bool {
+	if b.base == nil {
+		return false
+	}
+	for _, im := range b.base.Images {
+		if im.Labels()[sourceLabel] != ServingImageSource {
+			return false
+		}
+	}
+	return len(b.base.Images) > 0
+}
+
+// sourceLabel is the OCI annotation naming an image's source repository.
+const sourceLabel = "org.opencontainers.image.source"
+
+// SetServeCache gives the local serve cache (internal/fbccache) of the
+// catalog directory passed to SetOutput, which Write puts at CachePath of
+// an fbc image when ServesOpmCache. The caller builds it, so that this
+// package stays apart from the catalog conversion.
+func (b *Builder) SetServeCache(dir string) { b.serveCache = dir }
 
 // SourceFormat is the format of the index image opened by FromIndex or
 // FetchDatabase ("" before, or for a new index).
@@ -149,6 +193,12 @@ func (b *Builder) catalogEntry(p string, typeflag byte) bool {
 			return true
 		}
 	}
+	cache := strings.TrimPrefix(CachePath, "/")
+	for d := path.Dir(cache); d != "."; d = path.Dir(d) {
+		if p == d && isDir(typeflag) {
+			return true
+		}
+	}
 	switch {
 	case p == "" && isDir(typeflag):
 		return true
@@ -159,6 +209,10 @@ func (b *Builder) catalogEntry(p string, typeflag byte) bool {
 	case p == path.Join(path.Dir(b.cfgPath), ".wh."+path.Base(b.cfgPath)):
 		return true
 	case under(b.cfgPath):
+		return true
+	case p == path.Join(path.Dir(cache), ".wh."+path.Base(cache)):
+		return true
+	case under(cache):
 		return true
 	}
 	return false

@@ -92,6 +92,8 @@ type Builder struct {
 	prev      *previousLayer
 	// blocksReused and blocksCompressed are the last Write's gzip blocks.
 	blocksReused, blocksCompressed int
+	// serveCache is the local serve cache of outConfigs (SetServeCache).
+	serveCache string
 
 	pulled   atomic.Int64
 	pushed   atomic.Int64
@@ -434,6 +436,8 @@ type Result struct {
 	DatabaseLayerSize int64  `json:"databaseLayerSize"`
 	DatabasePath      string `json:"databasePath,omitempty"`
 	ConfigsPath       string `json:"configsPath,omitempty"`
+	// CachePath is where an FBC image keeps its serve cache.
+	CachePath string `json:"cachePath,omitempty"`
 	// ReplacedLayers counts platform images whose old database layer was
 	// replaced instead of stacked upon.
 	ReplacedLayers int `json:"replacedLayers"`
@@ -482,6 +486,20 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	} else if b.srcFormat.HasConfigs() {
 		spec.whiteouts = append(spec.whiteouts, b.cfgPath)
 	}
+	withCache := format == FormatFBC && b.ServesOpmCache()
+	if format == FormatFBC && !withCache {
+		b.warnings = append(b.warnings, fmt.Sprintf("the base image is not opm's serving image (no label %s=%s): the fbc image carries no serve cache and converts its catalog at every start (`serve /%s`)", sourceLabel, ServingImageSource, b.cfgPath))
+	}
+	if withCache {
+		if b.serveCache == "" {
+			return nil, errors.New("index image: no serve cache of the catalog to write (SetServeCache)")
+		}
+		// The serve cache goes into the same layer, so that the image's
+		// catalog and its cache are always replaced together.
+		spec.cache, spec.cachePath = b.serveCache, strings.TrimPrefix(CachePath, "/")
+	} else if b.srcFormat == FormatFBC {
+		spec.whiteouts = append(spec.whiteouts, strings.TrimPrefix(CachePath, "/"))
+	}
 	layer, err := buildLayer(spec, b.dir+"/layer", b.Compression, b.prev)
 	if err != nil {
 		return nil, fmt.Errorf("build catalog layer: %w", err)
@@ -496,6 +514,10 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	if format.HasConfigs() {
 		res.ConfigsPath = "/" + b.cfgPath
 		copied = append(copied, "catalog "+res.ConfigsPath)
+	}
+	if spec.cache != "" {
+		res.CachePath = CachePath
+		copied = append(copied, "serve cache "+CachePath)
 	}
 	hist := v1.History{Created: v1.Time{Time: image.Epoch}, CreatedBy: "opm index: COPY " + strings.Join(copied, ", "), Comment: LayerComment}
 	imagePath := "/" + b.dbPath
@@ -521,7 +543,10 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 			cf.Config.Entrypoint = Entrypoint
 			cf.Config.Cmd = Cmd(imagePath)
 			if format == FormatFBC {
-				cf.Config.Cmd = ServeCmd("/" + b.cfgPath)
+				cf.Config.Cmd = ServeCmd("/"+b.cfgPath, "")
+				if withCache {
+					cf.Config.Cmd = ServeCmd("/"+b.cfgPath, CachePath)
+				}
 			}
 			if cf.Config.ExposedPorts == nil {
 				cf.Config.ExposedPorts = map[string]struct{}{}

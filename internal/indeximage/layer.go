@@ -129,6 +129,9 @@ type layerSpec struct {
 	// cfgPath, which the layer makes opaque (hiding any older catalog
 	// below it).
 	configs, cfgPath string
+	// cache, when not "", is the local serve cache directory of configs
+	// (fbccache) to put at cachePath, opaque as well.
+	cache, cachePath string
 	// whiteouts are paths the layer deletes from the layers below.
 	whiteouts []string
 }
@@ -190,31 +193,40 @@ func buildLayer(spec layerSpec, out string, comp Compression, prev *previousLaye
 			return nil, err
 		}
 	}
-	if spec.configs != "" {
-		if err := parents(spec.cfgPath); err != nil {
-			return nil, err
+	// tree copies the local directory local into the layer as the opaque
+	// directory name (hiding whatever older layers hold there).
+	tree := func(local, name string) error {
+		if err := parents(name); err != nil {
+			return err
 		}
-		if err := dir(spec.cfgPath); err != nil {
-			return nil, err
+		if err := dir(name); err != nil {
+			return err
 		}
-		if err := empty(spec.cfgPath + "/" + layerfs.WhiteoutOpaque); err != nil {
-			return nil, err
+		if err := empty(name + "/" + layerfs.WhiteoutOpaque); err != nil {
+			return err
 		}
 		// WalkDir visits in lexical order: a fixed order for the digest.
-		err := fs.WalkDir(os.DirFS(spec.configs), ".", func(p string, d fs.DirEntry, err error) error {
+		return fs.WalkDir(os.DirFS(local), ".", func(p string, d fs.DirEntry, err error) error {
 			if err != nil || p == "." {
 				return err
 			}
-			name := spec.cfgPath + "/" + p
+			entry := name + "/" + p
 			switch {
 			case d.IsDir():
-				return dir(name)
+				return dir(entry)
 			case d.Type().IsRegular():
-				return addFile(tw, filepath.Join(spec.configs, filepath.FromSlash(p)), name)
+				return addFile(tw, filepath.Join(local, filepath.FromSlash(p)), entry)
 			}
-			return fmt.Errorf("catalog directory %s: %s is neither a file nor a directory", spec.configs, p)
+			return fmt.Errorf("directory %s: %s is neither a file nor a directory", local, p)
 		})
-		if err != nil {
+	}
+	if spec.configs != "" {
+		if err := tree(spec.configs, spec.cfgPath); err != nil {
+			return nil, err
+		}
+	}
+	if spec.cache != "" {
+		if err := tree(spec.cache, spec.cachePath); err != nil {
 			return nil, err
 		}
 	}

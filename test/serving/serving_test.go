@@ -323,6 +323,29 @@ func TestIndexImageServes(t *testing.T) {
 		t.Logf("CatalogSource container served and answered after %s", time.Since(start).Round(time.Millisecond))
 	})
 
+	t.Run("FBC CatalogSource pod", func(t *testing.T) {
+		// An fbc index image serves its catalog from the cache opm built
+		// into its catalog layer: read-only, as an arbitrary user, with
+		// no conversion at start-up.
+		fbcRef := reg.Ref("idx:fbc")
+		run(t, opm, "index", "add", "--bundles", strings.Join(bundles[:3], ","), "-i", servingRef, "-t", fbcRef, "--use-http", "--catalog-format", "fbc")
+		t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", fbcRef).Run() })
+		port := freePort(t)
+		cid := startContainer(t, podman, "--read-only", "--user", "12345", "-p", fmt.Sprintf("127.0.0.1:%d:50051", port), fbcRef)
+		waitServing(t, podman, cid)
+		db := copyOut(t, podman, cid, "/var/cache/opm/index.db")
+		got := query(t, fmt.Sprintf("127.0.0.1:%d", port))
+		assert.Equal(t, fromDB(t, db), got)
+		assert.Equal(t, []string{"etcdoperator.v0.6.1", "etcdoperator.v0.9.0", "etcdoperator.v0.9.2"}, csvNames(got.bundles))
+		run(t, podman, "stop", "-t", "20", cid)
+		assert.Equal(t, "0", strings.TrimSpace(run(t, podman, "inspect", "--format", "{{.State.ExitCode}}", cid)))
+		logs, err := exec.Command(podman, "logs", cid).CombinedOutput()
+		require.NoError(t, err)
+		assert.Contains(t, string(logs), `how="cache used"`)
+		assert.Contains(t, string(logs), `msg="serving registry" database=/var/cache/opm/index.db`)
+		t.Logf("FBC CatalogSource container served and answered after %s", time.Since(start).Round(time.Millisecond))
+	})
+
 	t.Run("operator-sdk run bundle", func(t *testing.T) {
 		// The bundle as the container sees the registry: through the proxy.
 		via := proxy(t, podman, reg.Addr)

@@ -3,22 +3,31 @@ package index_test
 import (
 	"archive/tar"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/serve"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/indeximage"
+	"github.com/opmkit/opm/internal/iostreams"
+	"github.com/opmkit/opm/internal/registry/api"
 	"github.com/opmkit/opm/internal/registrytest"
 )
 
@@ -66,6 +75,75 @@ func packagesOf(t *testing.T, files map[string][]byte, dir string) []string {
 		require.NoError(t, c.LoadFile(name, data))
 		pkgs = append(pkgs, c.PackageNames()...)
 	}
+	return pkgs
+}
+
+// serveImageFiles lays out an image's flattened files in a directory and
+// runs its command (opm serve DIR --cache-dir ...) there, with the catalog
+// and the cache read-only: the cache must match the catalog (the command
+// enforces it) and serve. It returns the packages served.
+func serveImageFiles(t *testing.T, files map[string][]byte, cmd []string) []string {
+	t.Helper()
+	root := t.TempDir()
+	for name, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, data, 0o444))
+	}
+	args := make([]string, len(cmd))
+	for i, a := range cmd {
+		switch {
+		case strings.HasPrefix(a, "/"):
+			args[i] = root + a
+		case strings.HasPrefix(a, "--cache-dir="):
+			args[i] = "--cache-dir=" + root + strings.TrimPrefix(a, "--cache-dir=")
+		default:
+			args[i] = a
+		}
+	}
+	require.Equal(t, "serve", args[0], "command %v", cmd)
+	opts, err := cmdtest.Parse(t, serve.NewCmd, args[1:]...)
+	require.NoError(t, err, "command %v", cmd)
+	require.NotEmpty(t, opts.CacheDir, "command %v names no cache", cmd)
+	require.NoError(t, os.Chmod(opts.CacheDir, 0o555))
+	t.Cleanup(func() { _ = os.Chmod(opts.CacheDir, 0o755) })
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var pkgs []string
+	var callErr error
+	opts.Listener, opts.TerminationLog = lis, ""
+	opts.OnServing = func(a net.Addr) {
+		defer cancel()
+		conn, err := grpc.NewClient(a.String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			callErr = err
+			return
+		}
+		defer conn.Close()
+		stream, err := api.NewRegistryClient(conn).ListPackages(ctx, &api.ListPackageRequest{})
+		if err != nil {
+			callErr = err
+			return
+		}
+		for {
+			p, err := stream.Recv()
+			if err != nil {
+				if err != io.EOF {
+					callErr = err
+				}
+				return
+			}
+			pkgs = append(pkgs, p.GetName())
+		}
+	}
+	s, _, _, errOut := iostreams.Test()
+	err = serve.Run(ctx, factory.NewWithEnv(s, map[string]string{}), opts)
+	require.NoError(t, err, errOut.String())
+	require.NoError(t, callErr)
+	require.Contains(t, errOut.String(), `how="cache used"`)
+	sort.Strings(pkgs)
 	return pkgs
 }
 
@@ -152,10 +230,12 @@ func TestIndexImageCatalogFormats(t *testing.T) {
 	assert.NotContains(t, cfg.Config.Labels, indeximage.DatabaseLabel)
 	assert.Equal(t, "/configs", cfg.Config.Labels[indeximage.ConfigsLabel])
 	assert.Equal(t, []string{"/bin/opm"}, cfg.Config.Entrypoint)
-	assert.Equal(t, []string{"serve", "/configs"}, cfg.Config.Cmd)
+	assert.Equal(t, indeximage.ServeCmd("/configs", indeximage.CachePath), cfg.Config.Cmd)
+	assert.Equal(t, indeximage.CachePath, res.CachePath)
 	files = flatFiles(t, crane, fbcRef)
 	assert.NotContains(t, files, "database/index.db")
 	assert.Contains(t, string(files["configs/etcd/catalog.json"]), "etcdoperator.v0.9.4")
+	assert.Equal(t, []string{"etcd"}, serveImageFiles(t, files, cfg.Config.Cmd), "the image's command serves its cache")
 
 	// An FBC-only --from-index: converted, added to, written back as FBC.
 	fbc2 := reg.ref("idx:fbc2")
@@ -164,7 +244,9 @@ func TestIndexImageCatalogFormats(t *testing.T) {
 	res = decodeImageOut(t, r.Out)
 	assert.Equal(t, indeximage.FormatFBC, res.CatalogFormat)
 	assert.Equal(t, 1, res.ReplacedLayers, "opm's FBC layer is replaced")
-	assert.ElementsMatch(t, []string{"etcd", "pelorus-operator"}, packagesOf(t, flatFiles(t, crane, fbc2), "configs"))
+	files = flatFiles(t, crane, fbc2)
+	assert.ElementsMatch(t, []string{"etcd", "pelorus-operator"}, packagesOf(t, files, "configs"))
+	assert.Equal(t, []string{"etcd", "pelorus-operator"}, serveImageFiles(t, files, skopeoConfig(t, fbc2).Config.Cmd), "the cache is rebuilt with the catalog")
 	// inspect and render read FBC-only images too.
 	r = o.Run("index", "inspect", "--use-http", fbc2)
 	require.Equal(t, 0, r.Code, r.ErrOut)
@@ -184,7 +266,7 @@ func TestIndexImageCatalogFormats(t *testing.T) {
 	// rm on an FBC-only image, summary as text.
 	r = o.Run("index", "rm", "--use-http", "-o", "pelorus-operator", "-f", fbc2, "-t", reg.ref("idx:fbc3"))
 	require.Equal(t, 0, r.Code, r.ErrOut)
-	assert.Contains(t, r.ErrOut, "catalog layer (fbc: /configs)")
+	assert.Contains(t, r.ErrOut, "catalog layer (fbc: /configs, serve cache /var/cache/opm)")
 	assert.Contains(t, r.ErrOut, "replaced the previous catalog layer")
 	assert.ElementsMatch(t, []string{"etcd"}, packagesOf(t, flatFiles(t, crane, reg.ref("idx:fbc3")), "configs"))
 
@@ -215,10 +297,26 @@ func TestIndexImageCatalogFormats(t *testing.T) {
 	assert.Equal(t, 0, res.ReplacedLayers, "upstream's layers are kept")
 	require.Len(t, layerDigests(t, c, up2), nBase+3)
 	cfg = skopeoConfig(t, up2)
+	// Its opm is not opm's (no serving image source label): no cache that
+	// opm would be the only one to read, and a warning saying so.
 	assert.Equal(t, []string{"serve", "/configs"}, cfg.Config.Cmd, "the stale cache is no longer named")
+	assert.Empty(t, res.CachePath)
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "carries no serve cache")
 	files = flatFiles(t, crane, up2)
 	assert.NotContains(t, files, "configs/index.json", "the new catalog layer hides the old catalog")
+	assert.NotContains(t, files, "var/cache/opm/index.db")
 	assert.ElementsMatch(t, []string{"etcd", "pelorus-operator"}, packagesOf(t, files, "configs"))
+
+	// Back to both: the database serves; the fbc layer (and its cache) is replaced.
+	both3 := reg.ref("idx:both3")
+	r = o.Run("index", "add", "--use-http", "-o", "json", "-b", pelorus[0], "-f", fbcRef, "-t", both3, "--catalog-format", "both")
+	require.Equal(t, 0, r.Code, r.ErrOut)
+	res = decodeImageOut(t, r.Out)
+	assert.Equal(t, 1, res.ReplacedLayers)
+	assert.Empty(t, res.CachePath)
+	for name := range flatFiles(t, crane, both3) {
+		assert.False(t, strings.HasPrefix(name, strings.TrimPrefix(indeximage.CachePath, "/")+"/"), "a both image carries no serve cache: %s", name)
+	}
 
 	// Usage errors: exit 64 (upstream's usage status on the index paths).
 	for _, tc := range []struct {

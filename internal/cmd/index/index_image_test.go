@@ -205,7 +205,9 @@ func fakeBinaryImage(t testing.TB, p image.Platform) v1.Image {
 		require.NoError(t, err)
 		layers = append(layers, l)
 	}
-	img, err := image.NewImage(image.ImageConfig{Platform: p, User: "1001", Labels: map[string]string{"org.example.base": "fake-opm"}}, layers...)
+	img, err := image.NewImage(image.ImageConfig{Platform: p, User: "1001", Labels: map[string]string{"org.example.base": "fake-opm",
+		// As opm's serving image: fbc images built on it carry the serve cache.
+		"org.opencontainers.image.source": indeximage.ServingImageSource}}, layers...)
 	require.NoError(t, err)
 	return img
 }

@@ -2,15 +2,20 @@ package serve_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -165,4 +170,167 @@ func TestServeFlags(t *testing.T) {
 	if opts.Dir != "/configs" || opts.Port != "50052" || opts.CacheDir != "/tmp/cache" || !opts.CacheOnly || opts.TerminationLog != "/tmp/tl" || !opts.Debug || !opts.EnforceSet || opts.CacheEnforceIntegrity {
 		t.Errorf("parsed %+v", opts)
 	}
+}
+
+// roHelperEnv makes the test binary serve a catalog with its cache (the
+// value: DIR, a tab, CACHE-DIR) as an image's command does, report that it
+// reached SERVING, and stop: TestServeReadOnlyCacheAsOtherUser runs it as
+// another user.
+const roHelperEnv = "OPM_SERVE_READONLY_HELPER"
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(roHelperEnv); v != "" {
+		dir, cache, _ := strings.Cut(v, "\t")
+		os.Exit(serveOnce(dir, cache, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// serveOnce serves dir from cache with the integrity enforced, writes the
+// log and "SERVING" once it answers to w, and stops.
+func serveOnce(dir, cache string, w io.Writer) int {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(w, err)
+		return 1
+	}
+	s, _, _, errOut := iostreams.Test()
+	f := factory.NewWithEnv(s, map[string]string{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	serving := false
+	opts := &serve.Options{Dir: dir, CacheDir: cache, CacheEnforceIntegrity: true, EnforceSet: true, Listener: lis,
+		OnServing: func(a net.Addr) {
+			defer cancel()
+			conn, err := grpc.NewClient(a.String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+			serving = err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
+		}}
+	err = serve.Run(ctx, f, opts)
+	fmt.Fprint(w, errOut.String())
+	if err != nil {
+		fmt.Fprintln(w, err)
+		return 1
+	}
+	if serving {
+		fmt.Fprintln(w, "SERVING")
+	}
+	return 0
+}
+
+// TestServeReadOnlyCacheAsOtherUser serves a catalog and its cache (built
+// with --cache-only, as opm does when it writes an fbc index image) from
+// directories nobody may write, as a user who owns neither (uid 65534 when
+// the test runs as root, else the test's own user): as a pod with a
+// read-only root file system and an arbitrary UID runs an fbc image. The
+// cache is used, nothing is written beside it.
+func TestServeReadOnlyCacheAsOtherUser(t *testing.T) {
+	t.Parallel()
+	shared := sharedDir(t)
+	data, err := os.ReadFile(filepath.Join(shared, "reference", "index", "etcd.replaces.fbc.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, cache := filepath.Join(base, "configs"), filepath.Join(base, "cache")
+	if err := os.MkdirAll(filepath.Join(dir, "etcd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etcd", "catalog.json"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := cmdtest.New(t).Run("serve", dir, "--cache-dir", cache, "--cache-only"); r.Code != 0 {
+		t.Fatalf("--cache-only: exit %d: %s", r.Code, r.ErrOut)
+	}
+	var readOnly []string
+	for _, d := range []string{dir, cache} {
+		err := filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+			if err == nil {
+				readOnly = append(readOnly, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := len(readOnly) - 1; i >= 0; i-- { // files before their directories
+		p := readOnly[i]
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode := os.FileMode(0o444)
+		if st.IsDir() {
+			mode = 0o555
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, p := range readOnly {
+			_ = os.Chmod(p, 0o755)
+		}
+	})
+	before := listDir(t, cache)
+
+	var out []byte
+	if os.Geteuid() != 0 {
+		var b strings.Builder
+		code := serveOnce(dir, cache, &b)
+		out = []byte(b.String())
+		if code != 0 {
+			t.Fatalf("serve read-only: exit %d\n%s", code, out)
+		}
+	} else {
+		self, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(base, "serve.test")
+		exe, err := os.ReadFile(self)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bin, exe, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin)
+		cmd.Env = []string{roHelperEnv + "=" + dir + "\t" + cache, "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+		cmd.Dir = "/"
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+		out, err = cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("serve read-only as uid 65534: %v\n%s", err, out)
+		}
+	}
+	if !strings.Contains(string(out), `how="cache used"`) || !strings.Contains(string(out), "SERVING") {
+		t.Fatalf("want the cache used and SERVING:\n%s", out)
+	}
+	if after := listDir(t, cache); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Errorf("the cache directory changed: %v -> %v", before, after)
+	}
+}
+
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
 }

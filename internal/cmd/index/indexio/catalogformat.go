@@ -9,6 +9,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/indeximage"
 )
 
@@ -82,5 +83,14 @@ func renderConfigs(ctx context.Context, b *indeximage.Builder, format indeximage
 		return err
 	}
 	b.SetOutput(format, dir)
+	if format == indeximage.FormatFBC && b.ServesOpmCache() {
+		// The image serves from this cache instead of converting the
+		// catalog at every start.
+		cache := filepath.Join(b.Dir(), "serve-cache")
+		if _, _, err := fbccache.Prepare(ctx, dir, fbccache.Options{CacheDir: cache}); err != nil {
+			return fmt.Errorf("build the serve cache of the catalog: %w", err)
+		}
+		b.SetServeCache(cache)
+	}
 	return nil
 }

@@ -65,7 +65,7 @@ func (o *ImageOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.BuildTool, "build-tool", "u", "", "build the image with docker or podman from a generated Dockerfile instead of writing it directly")
 	f.StringVarP(&o.PullTool, "pull-tool", "p", "", "pull bundle images with docker or podman (their local storage and configuration) instead of directly; none is the default")
 	f.BoolVar(&o.EnableAlpha, "enable-alpha", false, "accepted for compatibility with upstream opm; opm has no alpha index features")
-	f.StringVar(&o.CatalogFormat, FlagCatalogFormat, "", "what the index image carries: sqlite (the database), fbc (a file-based catalog in /configs, served with opm serve) or both (default: the --from-index image's format, else sqlite)")
+	f.StringVar(&o.CatalogFormat, FlagCatalogFormat, "", "what the index image carries: sqlite (the database), fbc (a file-based catalog in /configs with its serve cache, served with opm serve) or both (default: the --from-index image's format, else sqlite)")
 	f.StringVar(&o.LayerCompression, "layer-compression", string(indeximage.Gzip), layerCompressionUsage)
 	o.Image.AddFlags(f)
 }
@@ -578,7 +578,16 @@ func writeImageOutput(f *factory.Factory, out *indexImageOutput) {
 		fmt.Fprintf(w, "wrote %s@%s (%s)\n", r.Reference, r.Digest, strings.Join(plats, ", "))
 		layer := "database layer"
 		if r.CatalogFormat.HasConfigs() {
-			layer = fmt.Sprintf("catalog layer (%s: %s)", r.CatalogFormat, strings.TrimPrefix(strings.Join([]string{r.DatabasePath, r.ConfigsPath}, ", "), ", "))
+			var paths []string
+			for _, p := range []string{r.DatabasePath, r.ConfigsPath} {
+				if p != "" {
+					paths = append(paths, p)
+				}
+			}
+			if r.CachePath != "" {
+				paths = append(paths, "serve cache "+r.CachePath)
+			}
+			layer = fmt.Sprintf("catalog layer (%s: %s)", r.CatalogFormat, strings.Join(paths, ", "))
 		}
 		how := "added on top of the base layers"
 		if r.ReplacedLayers > 0 {
