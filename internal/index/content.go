@@ -56,7 +56,7 @@ func ContentOf(lb LoadedBundle) (*BundleContent, error) {
 	}
 	c := &BundleContent{
 		Name: r.Name, Package: r.Package, Channels: r.Channels, DefaultChannel: r.Default,
-		Version: r.VersionStr, Release: lb.Bundle.CSV.Spec.Release, Replaces: r.Replaces, Skips: r.Skips,
+		Version: r.VersionStr, Release: r.Version.Release.String(), Replaces: r.Replaces, Skips: r.Skips,
 		SkipRange: r.SkipRange, BundlePath: r.Path, CSV: bytes.TrimSuffix(r.CSV, []byte("\n")),
 		Objects: splitObjects(r.Objects), Images: r.Images,
 	}

@@ -19,6 +19,23 @@ type LoadedBundle struct {
 	// Local says BundlePath is a directory, not an image: it is then not
 	// listed in related_image (mirroring tools would try to pull it).
 	Local bool
+
+	// prepared and prepErr are what Prepare computed; Bundle is then nil.
+	prepared *rows
+	prepErr  *Error
+}
+
+// Prepare turns lb into what Add writes (the CSV and objects as JSON text,
+// names, versions, APIs) and drops the parsed bundle, whose documents take
+// many times that memory: a call adding thousands of bundles holds their
+// rows, not their parse trees. Add reports a bundle that cannot go into an
+// index the same way, prepared or not.
+func Prepare(lb LoadedBundle) LoadedBundle {
+	if lb.prepared != nil || lb.prepErr != nil {
+		return lb
+	}
+	r, e := bundleRows(lb)
+	return LoadedBundle{BundlePath: lb.BundlePath, Local: lb.Local, prepared: r, prepErr: e}
 }
 
 // apiKey is one API (CRD version or aggregated API).
@@ -58,6 +75,9 @@ func (r *rows) BundleVersion() Version { return r.Version }
 // bundleRows turns a loaded bundle into the rows it writes, or says why it
 // cannot go into an index.
 func bundleRows(lb LoadedBundle) (*rows, *Error) {
+	if lb.prepared != nil || lb.prepErr != nil {
+		return lb.prepared, lb.prepErr
+	}
 	b := lb.Bundle
 	fail := func(kind ErrorKind, pkg, name, msg, fix string) (*rows, *Error) {
 		bl := name

@@ -202,7 +202,9 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 				}
 				return
 			}
-			out[i] = index.LoadedBundle{Bundle: ob.Bundle, BundlePath: arg, Local: ob.Local}
+			// Only the rows are kept: thousands of parsed bundles would
+			// hold gigabytes.
+			out[i] = index.Prepare(index.LoadedBundle{Bundle: ob.Bundle, BundlePath: arg, Local: ob.Local})
 		}()
 	}
 	wg.Wait()
