@@ -103,7 +103,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if _, _, err := opts.Check(opts.Database, f.Version().Version); err != nil {
 			return err
 		}
-		return indexio.ChangeDatabase(ctx, f, opts.Database, opts.Output, "deprecate bundles in", change, write)
+		return indexio.ChangeDatabase(ctx, f, opts.Database, opts.Output, "deprecatetruncate", change, write)
 	}
 	if opts.FromIndex == "" {
 		return exit.Usagef("--from-index is required: the index image to change (or --database FILE)")
