@@ -58,45 +58,9 @@ func (d *DB) RemovePackages(ctx context.Context, names []string) (*RemoveResult,
 		return nil, fmt.Errorf("remove from index %s: %w", d.path, err)
 	}
 	for _, p := range names {
-		// The package's bundles: those in its channels, and those whose
-		// olm.package property names it (upstream --permissive could leave
-		// bundles without channel entries). Bundles another package's
-		// channels reference stay.
-		var bundles []BundleRef
-		err := queryEach(ctx, tx, `SELECT ob.name, ob.version, ob.bundlepath FROM operatorbundle ob
-			WHERE (ob.name IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name = ?1)
-			    OR ob.name IN (SELECT operatorbundle_name FROM properties WHERE type = 'olm.package' AND json_valid(value) AND json_extract(value, '$.packageName') = ?1))
-			  AND ob.name NOT IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name <> ?1)
-			ORDER BY ob.name`, []any{p}, func(s scanner) error {
-			var b BundleRef
-			var version, path sql.NullString
-			if err := s.Scan(&b.Name, &version, &path); err != nil {
-				return err
-			}
-			b.Package, b.Version, b.Path = p, version.String, path.String
-			bundles = append(bundles, b)
-			return nil
-		})
+		bundles, err := removePackageTx(ctx, tx, p)
 		if err != nil {
-			return nil, fmt.Errorf("remove from index %s: read bundles of %s: %w", d.path, p, err)
-		}
-		for _, q := range []string{
-			`UPDATE package SET default_channel = NULL WHERE name = ?`,
-			`DELETE FROM channel_entry WHERE package_name = ?`,
-			`DELETE FROM channel WHERE package_name = ?`,
-			`DELETE FROM package WHERE name = ?`,
-		} {
-			if _, err := tx.ExecContext(ctx, q, p); err != nil {
-				return nil, fmt.Errorf("remove from index %s: package %s: %w", d.path, p, err)
-			}
-		}
-		for _, b := range bundles {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM operatorbundle WHERE name = ?`, b.Name); err != nil {
-				return nil, fmt.Errorf("remove from index %s: bundle %s: %w", d.path, b.Name, err)
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM deprecated WHERE operatorbundle_name = ?`, b.Name); err != nil {
-				return nil, fmt.Errorf("remove from index %s: bundle %s: %w", d.path, b.Name, err)
-			}
+			return nil, fmt.Errorf("remove from index %s: %w", d.path, err)
 		}
 		res.Removed = append(res.Removed, bundles...)
 	}
@@ -107,4 +71,50 @@ func (d *DB) RemovePackages(ctx context.Context, names []string) (*RemoveResult,
 		return nil, fmt.Errorf("remove from index %s: commit: %w", d.path, err)
 	}
 	return res, nil
+}
+
+// removePackageTx removes one package, its channels and the bundles only it
+// references, and returns those bundles.
+func removePackageTx(ctx context.Context, tx *sql.Tx, p string) ([]BundleRef, error) {
+	// The package's bundles: those in its channels, and those whose
+	// olm.package property names it (upstream --permissive could leave
+	// bundles without channel entries). Bundles another package's
+	// channels reference stay.
+	var bundles []BundleRef
+	err := queryEach(ctx, tx, `SELECT ob.name, ob.version, ob.bundlepath FROM operatorbundle ob
+		WHERE (ob.name IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name = ?1)
+		    OR ob.name IN (SELECT operatorbundle_name FROM properties WHERE type = 'olm.package' AND json_valid(value) AND json_extract(value, '$.packageName') = ?1))
+		  AND ob.name NOT IN (SELECT operatorbundle_name FROM channel_entry WHERE package_name <> ?1)
+		ORDER BY ob.name`, []any{p}, func(s scanner) error {
+		var b BundleRef
+		var version, path sql.NullString
+		if err := s.Scan(&b.Name, &version, &path); err != nil {
+			return err
+		}
+		b.Package, b.Version, b.Path = p, version.String, path.String
+		bundles = append(bundles, b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read bundles of %s: %w", p, err)
+	}
+	for _, q := range []string{
+		`UPDATE package SET default_channel = NULL WHERE name = ?`,
+		`DELETE FROM channel_entry WHERE package_name = ?`,
+		`DELETE FROM channel WHERE package_name = ?`,
+		`DELETE FROM package WHERE name = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, p); err != nil {
+			return nil, fmt.Errorf("package %s: %w", p, err)
+		}
+	}
+	for _, b := range bundles {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM operatorbundle WHERE name = ?`, b.Name); err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM deprecated WHERE operatorbundle_name = ?`, b.Name); err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+		}
+	}
+	return bundles, nil
 }

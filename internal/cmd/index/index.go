@@ -7,6 +7,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index/add"
+	"github.com/opmkit/opm/internal/cmd/index/deprecatetruncate"
 	"github.com/opmkit/opm/internal/cmd/index/export"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/index/inspect"
@@ -24,7 +25,7 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		export.NewCmd(f, nil),
 		prune.NewCmd(f, nil),
 		prunestranded.NewCmd(f, nil),
-		group.Refused("deprecatetruncate", "upstream hid it; it cuts every bundle a deprecated one replaces out of its channels, which opm does not do without a plan you can review. Remove whole packages with rm, or drop stranded bundles with prune-stranded"),
+		deprecatetruncate.NewCmd(f, nil),
 	)
 	for _, c := range cmd.Commands() {
 		if c.Flags().Lookup(indexio.FlagCatalogFormat) != nil {

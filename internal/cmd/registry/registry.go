@@ -10,6 +10,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/registry/add"
+	"github.com/opmkit/opm/internal/cmd/registry/deprecatetruncate"
 	"github.com/opmkit/opm/internal/cmd/registry/health"
 	"github.com/opmkit/opm/internal/cmd/registry/prune"
 	"github.com/opmkit/opm/internal/cmd/registry/prunestranded"
@@ -26,7 +27,7 @@ func NewCmd(f *factory.Factory, extra ...*cobra.Command) *cobra.Command {
 		prunestranded.NewCmd(f, nil),
 		serve.NewCmd(f, nil),
 		health.NewCmd(f, nil),
-		group.Refused("deprecatetruncate", "upstream hid it; it cuts every bundle a deprecated one replaces out of its channels, which opm does not do without a plan you can review. Remove whole packages with rm, or drop stranded bundles with prune-stranded"),
+		deprecatetruncate.NewCmd(f, nil),
 	}
 	return group.New("registry", "Change and serve sqlite index database files (upstream opm's registry commands)", append(subs, extra...)...)
 }
