@@ -99,19 +99,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return db.DeprecateTruncate(ctx, opts.Bundles, index.DeprecateOptions{
 			Permissive: opts.Permissive, AllowPackageRemoval: opts.AllowPackageRemoval})
 	}
-	if opts.Database != "" {
-		if _, _, err := opts.Check(opts.Database, f.Version().Version); err != nil {
-			return err
-		}
-		return indexio.ChangeDatabase(ctx, f, opts.Database, opts.Output, "deprecatetruncate", change, write)
-	}
-	if opts.FromIndex == "" {
-		return exit.Usagef("--from-index is required: the index image to change (or --database FILE)")
-	}
-	if _, _, err := opts.Check("", f.Version().Version); err != nil {
-		return err
-	}
-	return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output, change, write)
+	return indexio.Change(ctx, f, &opts.ImageOptions, opts.Database, opts.Output,
+		indexio.ChangeWords{Verb: "deprecatetruncate", Purpose: "change"}, change, write)
 }
 
 func write(f *factory.Factory, target string, res *index.DeprecateResult) {

@@ -694,13 +694,47 @@ func Source(ctx context.Context, f *factory.Factory, arg string, opts image.Opti
 	return db, func() { _ = db.Close(); _ = b.Close() }, nil
 }
 
-// ChangeDatabase runs change (a remove or a prune) on the database file
-// path, in the library's one transaction, and renders its result: text on
-// stderr, or JSON on stdout. A missing file is an error, not a new index.
-func ChangeDatabase[R any](ctx context.Context, f *factory.Factory, path, format, verb string,
+// ChangeWords name an index-changing command in its messages.
+type ChangeWords struct {
+	// Verb heads database errors: "<Verb> <file>: ...".
+	Verb string
+	// Purpose ends the usage error when neither --database nor --from-index
+	// is given: "the index image to <Purpose>".
+	Purpose string
+	// OpenErrors leaves a missing database file to the library's open
+	// error, as index rm always reported it, instead of "<Verb> <file>".
+	OpenErrors bool
+}
+
+// Change runs change on the database file database when it is given, or
+// else on the index image of o (see ChangeImage), after checking the image
+// flags against that choice, and renders its result with write.
+func Change[R any](ctx context.Context, f *factory.Factory, o *ImageOptions, database, format string, words ChangeWords,
 	change func(*index.DB) (R, error), write func(*factory.Factory, string, R)) error {
-	if _, err := os.Stat(path); err != nil {
-		return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", verb, path, err))
+	if database != "" {
+		if _, _, err := o.Check(database, f.Version().Version); err != nil {
+			return err
+		}
+		return changeDatabase(ctx, f, database, format, words, change, write)
+	}
+	if o.FromIndex == "" {
+		return exit.Usagef("--from-index is required: the index image to %s (or --database FILE)", words.Purpose)
+	}
+	if _, _, err := o.Check("", f.Version().Version); err != nil {
+		return err
+	}
+	return ChangeImage(ctx, f, o, format, change, write)
+}
+
+// changeDatabase runs change on the database file path, in the library's
+// one transaction, and renders its result: text on stderr, or JSON on
+// stdout. A missing file is an error, not a new index.
+func changeDatabase[R any](ctx context.Context, f *factory.Factory, path, format string, words ChangeWords,
+	change func(*index.DB) (R, error), write func(*factory.Factory, string, R)) error {
+	if !words.OpenErrors {
+		if _, err := os.Stat(path); err != nil {
+			return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", words.Verb, path, err))
+		}
 	}
 	db, err := index.OpenWith(path, index.OpenOptions{VerifiedLog: index.VerifiedLogIn(f.LookupEnv)})
 	if err != nil {
@@ -711,7 +745,7 @@ func ChangeDatabase[R any](ctx context.Context, f *factory.Factory, path, format
 		err = cerr
 	}
 	if err != nil {
-		return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", verb, path, err))
+		return exit.With(exit.Failed, fmt.Errorf("%s %s: %w", words.Verb, path, err))
 	}
 	if format == output.JSON {
 		return output.WriteJSON(f.IO.Out, res)

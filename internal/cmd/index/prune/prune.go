@@ -71,20 +71,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.UpstreamContainerTool(opts.ContainerToolGiven); err != nil {
 		return err
 	}
-	change := func(db *index.DB) (*index.PruneResult, error) { return db.Prune(ctx, opts.Packages) }
-	if opts.Database != "" {
-		if _, _, err := opts.Check(opts.Database, f.Version().Version); err != nil {
-			return err
-		}
-		return indexio.ChangeDatabase(ctx, f, opts.Database, opts.Output, "prune", change, write)
-	}
-	if opts.FromIndex == "" {
-		return exit.Usagef("--from-index is required: the index image to prune (or --database FILE)")
-	}
-	if _, _, err := opts.Check("", f.Version().Version); err != nil {
-		return err
-	}
-	return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output, change, write)
+	return indexio.Change(ctx, f, &opts.ImageOptions, opts.Database, opts.Output,
+		indexio.ChangeWords{Verb: "prune", Purpose: "prune"},
+		func(db *index.DB) (*index.PruneResult, error) { return db.Prune(ctx, opts.Packages) }, write)
 }
 
 func write(f *factory.Factory, target string, res *index.PruneResult) {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
@@ -61,20 +60,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.UpstreamContainerTool(opts.ContainerToolGiven); err != nil {
 		return err
 	}
-	change := func(db *index.DB) (*index.PruneStrandedResult, error) { return db.PruneStranded(ctx) }
-	if opts.Database != "" {
-		if _, _, err := opts.Check(opts.Database, f.Version().Version); err != nil {
-			return err
-		}
-		return indexio.ChangeDatabase(ctx, f, opts.Database, opts.Output, "prune stranded bundles of", change, write)
-	}
-	if opts.FromIndex == "" {
-		return exit.Usagef("--from-index is required: the index image to prune (or --database FILE)")
-	}
-	if _, _, err := opts.Check("", f.Version().Version); err != nil {
-		return err
-	}
-	return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output, change, write)
+	return indexio.Change(ctx, f, &opts.ImageOptions, opts.Database, opts.Output,
+		indexio.ChangeWords{Verb: "prune stranded bundles of", Purpose: "prune"},
+		func(db *index.DB) (*index.PruneStrandedResult, error) { return db.PruneStranded(ctx) }, write)
 }
 
 func write(f *factory.Factory, target string, res *index.PruneStrandedResult) {

@@ -66,35 +66,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if len(opts.Operators) == 0 {
 		return exit.Usagef("--operators is required: the package names to remove")
 	}
-	if opts.Database == "" {
-		if opts.FromIndex == "" {
-			return exit.Usagef("--from-index is required: the index image to remove from (or --database FILE)")
-		}
-		if _, _, err := opts.Check("", f.Version().Version); err != nil {
-			return err
-		}
-		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, opts.Output,
-			func(db *index.DB) (*index.RemoveResult, error) { return db.RemovePackages(ctx, opts.Operators) }, writeRemoveResult)
-	}
-	if _, _, err := opts.Check(opts.Database, f.Version().Version); err != nil {
-		return err
-	}
-	db, err := index.OpenWith(opts.Database, index.OpenOptions{VerifiedLog: index.VerifiedLogIn(f.LookupEnv)})
-	if err != nil {
-		return exit.With(exit.Failed, err)
-	}
-	res, err := db.RemovePackages(ctx, opts.Operators)
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return exit.With(exit.Failed, fmt.Errorf("remove from %s: %w", opts.Database, err))
-	}
-	if opts.Output == output.JSON {
-		return output.WriteJSON(f.IO.Out, res)
-	}
-	writeRemoveResult(f, opts.Database, res)
-	return nil
+	return indexio.Change(ctx, f, &opts.ImageOptions, opts.Database, opts.Output,
+		indexio.ChangeWords{Verb: "remove from", Purpose: "remove from", OpenErrors: true},
+		func(db *index.DB) (*index.RemoveResult, error) { return db.RemovePackages(ctx, opts.Operators) }, writeRemoveResult)
 }
 
 func writeRemoveResult(f *factory.Factory, target string, res *index.RemoveResult) {
