@@ -54,11 +54,15 @@ func ContentOf(lb LoadedBundle) (*BundleContent, error) {
 	if e != nil {
 		return nil, e
 	}
+	csv, objects, err := r.text()
+	if err != nil {
+		return nil, err
+	}
 	c := &BundleContent{
 		Name: r.Name, Package: r.Package, Channels: r.Channels, DefaultChannel: r.Default,
 		Version: r.VersionStr, Release: r.Version.Release.String(), Replaces: r.Replaces, Skips: r.Skips,
-		SkipRange: r.SkipRange, BundlePath: r.Path, CSV: bytes.TrimSuffix(r.CSV, []byte("\n")),
-		Objects: splitObjects(r.Objects), Images: r.Images,
+		SkipRange: r.SkipRange, BundlePath: r.Path, CSV: bytes.TrimSuffix(csv, []byte("\n")),
+		Objects: splitObjects(objects), Images: r.Images,
 	}
 	for _, a := range r.Provided {
 		c.Provided = append(c.Provided, API(a))

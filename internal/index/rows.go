@@ -35,6 +35,9 @@ func Prepare(lb LoadedBundle) LoadedBundle {
 		return lb
 	}
 	r, e := bundleRows(lb)
+	if r != nil {
+		r.pack()
+	}
 	return LoadedBundle{BundlePath: lb.BundlePath, Local: lb.Local, prepared: r, prepErr: e}
 }
 
@@ -67,6 +70,8 @@ type rows struct {
 	Images     []string
 	Properties []typedValue
 	Deps       []typedValue
+	// packed says CSV and Objects are zstd-compressed (see pack).
+	packed bool
 }
 
 func (r *rows) VersionName() string    { return r.Name }

@@ -184,7 +184,11 @@ func (w *writer) finish(ctx context.Context) error {
 
 func (w *writer) insertBundle(ctx context.Context, r *rows) error {
 	s := w.stmts
-	if _, err := s["bundle"].ExecContext(ctx, r.Name, r.CSV, r.Objects, r.Path, r.SkipRange, r.VersionStr, r.Replaces, strings.Join(r.Skips, ","), ""); err != nil {
+	csv, objects, err := r.text()
+	if err != nil {
+		return err
+	}
+	if _, err := s["bundle"].ExecContext(ctx, r.Name, csv, objects, r.Path, r.SkipRange, r.VersionStr, r.Replaces, strings.Join(r.Skips, ","), ""); err != nil {
 		return fmt.Errorf("insert operatorbundle: %w", err)
 	}
 	for _, a := range r.Provided {
