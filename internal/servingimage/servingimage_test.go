@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
@@ -358,14 +359,24 @@ func newClient(t *testing.T) *image.Client {
 
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	var stderr bytes.Buffer
-	cmd := exec.Command(name, args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
+	for attempt := 1; ; attempt++ {
+		var stderr bytes.Buffer
+		cmd := exec.Command(name, args...)
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err == nil {
+			return string(out)
+		}
+		// containers/storage loses a race when two processes (other test
+		// packages) pull the same layer at once: "layer not known". The
+		// pull created nothing, so trying again is safe.
+		if attempt < 4 && strings.Contains(stderr.String(), "layer not known") {
+			t.Logf("%s %s: %s; trying again", name, strings.Join(args, " "), strings.TrimSpace(stderr.String()))
+			time.Sleep(time.Duration(attempt) * time.Second)
+			continue
+		}
 		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, out, stderr.Bytes())
 	}
-	return string(out)
 }
 
 // checkConfig checks a config as skopeo or crane print it (OCI JSON).

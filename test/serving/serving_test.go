@@ -157,13 +157,24 @@ func pruneCache(root, keep string) {
 // run runs a command and fails the test when it fails.
 func run(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(name, args...)
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	for attempt := 1; ; attempt++ {
+		cmd := exec.Command(name, args...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if err == nil {
+			return stdout.String()
+		}
+		// containers/storage loses a race when two processes (other test
+		// packages) pull the same layer at once: "layer not known". The
+		// failed pull created no container, so trying again is safe.
+		if attempt < 4 && strings.Contains(stderr.String(), "layer not known") {
+			t.Logf("%s %s: %s; trying again", name, strings.Join(args, " "), strings.TrimSpace(stderr.String()))
+			time.Sleep(time.Duration(attempt) * time.Second)
+			continue
+		}
 		t.Fatalf("%s %s: %v\nstdout: %s\nstderr: %s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
 	}
-	return stdout.String()
 }
 
 func freePort(t *testing.T) int {
