@@ -39,8 +39,10 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "opm",
 		Short: "Package Kubernetes operators for OLM",
-		Long: `opm validates operator bundles and ClusterServiceVersions, and builds the
-bundle and index images that the Operator Lifecycle Manager installs from.
+		Long: `opm validates operator bundles and ClusterServiceVersions, builds the
+bundle and index images that the Operator Lifecycle Manager installs from
+(sqlite databases, file-based catalogs, or both), converts catalogs between
+the two formats, and serves them over OLM's gRPC registry API.
 
 Every flag can also be set with an OPM_* environment variable (--fail-on is
 OPM_FAIL_ON) or in the config file, as a top-level key named like the flag
