@@ -8,6 +8,7 @@ import (
 	"github.com/blang/semver/v4"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/spelling"
 )
 
 // Scope says what a rule needs to run.
@@ -184,7 +185,7 @@ func (c *Context) kubeTarget() (semver.Version, bool) {
 func closest(s string, candidates []string) string {
 	best, bestD := "", -1
 	for _, c := range candidates {
-		d := editDistance(strings.ToLower(s), strings.ToLower(c))
+		d := spelling.Distance(strings.ToLower(s), strings.ToLower(c))
 		if bestD < 0 || d < bestD {
 			best, bestD = c, d
 		}
@@ -197,24 +198,4 @@ func closest(s string, candidates []string) string {
 		return ""
 	}
 	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

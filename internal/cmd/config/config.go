@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/spelling"
 )
 
 // NoEnvAnnotation marks flags that the environment and the config file do
@@ -256,7 +257,7 @@ func unknownEnv(k string, envNames map[string]string, actions map[string]bool) s
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if d := distance(k, n); d < bestD {
+		if d := spelling.Distance(k, n); d < bestD {
 			best, bestD = n, d
 		}
 	}
@@ -336,7 +337,7 @@ func suggest(cmd *cobra.Command, k string, top bool, settable map[string]bool) s
 	best, bestD := "", 3
 	sort.Strings(cands)
 	for _, cand := range cands {
-		if d := distance(k, cand); d < bestD {
+		if d := spelling.Distance(k, cand); d < bestD {
 			best, bestD = cand, d
 		}
 	}
@@ -360,25 +361,4 @@ func walk(cmd *cobra.Command, fn func(*cobra.Command)) {
 	for _, s := range cmd.Commands() {
 		walk(s, fn)
 	}
-}
-
-// distance is the Levenshtein distance of a and b.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

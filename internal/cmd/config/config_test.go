@@ -73,10 +73,3 @@ func TestApplyAndCheckUnknown(t *testing.T) {
 	assert.Contains(t, err.Error(), `noun.verb.fial-on in `+cfg+` sets no flag of opm noun verb; remove it or fix its name (did you mean "fail-on"?)`)
 	assert.Contains(t, err.Error(), `noun.vreb in `+cfg+` sets no flag of opm noun; remove it or fix its name (did you mean "verb"?)`)
 }
-
-func TestDistance(t *testing.T) {
-	t.Parallel()
-	assert.Equal(t, 0, distance("a", "a"))
-	assert.Equal(t, 2, distance("fial-on", "fail-on"))
-	assert.Equal(t, 3, distance("", "abc"))
-}

@@ -1,0 +1,21 @@
+package spelling
+
+import "testing"
+
+func TestDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0}, {"", "abc", 3}, {"abc", "", 3},
+		{"fail-on", "fail-on", 0}, {"fial-on", "fail-on", 2},
+		{"ownnamespace", "OwnNamespace", 2}, {"kitten", "sitting", 3},
+	} {
+		if got := Distance(c.a, c.b); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := Distance(c.b, c.a); got != c.want {
+			t.Errorf("Distance(%q, %q) = %d, want %d (symmetric)", c.b, c.a, got, c.want)
+		}
+	}
+}
