@@ -3,7 +3,6 @@ package index
 import (
 	"context"
 	"io"
-	"path/filepath"
 	"testing"
 )
 
@@ -45,24 +44,10 @@ func BenchmarkRenderGraph5000(b *testing.B) {
 // BenchmarkPruneTo1Of5000 keeps one package of a fresh copy of the synthetic
 // database (`index prune -p`).
 func BenchmarkPruneTo1Of5000(b *testing.B) {
-	path := syntheticDB(b)
-	for i := 0; i < b.N; i++ {
-		b.StopTimer()
-		cp := filepath.Join(b.TempDir(), "index.db")
-		copyFile(b, path, cp)
-		db, err := Open(cp)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
+	benchOnFreshCopy(b, func(db *DB) {
 		res, err := db.Prune(context.Background(), []string{"etcd-c1"})
 		if err != nil || len(res.Kept) != 1 {
 			b.Fatalf("%v %+v", err, res)
 		}
-		b.StopTimer()
-		db.Close()
-		b.StartTimer()
-	}
-	b.ReportMetric(float64(synthBundles), "bundles-in-db")
-	reportMaxRSS(b)
+	})
 }
