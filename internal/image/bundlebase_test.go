@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,29 +77,7 @@ func mustLayer(t *testing.T, files map[string]string) v1.Layer {
 // mediaType field (OCI allows that), holding file at dst and the labels.
 func umociImage(t *testing.T, dir, tag string, files map[string]string, labels map[string]string) {
 	t.Helper()
-	umoci := registrytest.RequireTool(t, "umoci")
-	run := func(args ...string) {
-		t.Helper()
-		out, err := exec.Command(umoci, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("umoci %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		run("init", "--layout", dir)
-	}
-	image := dir + ":" + tag
-	run("new", "--image", image)
-	for dst, data := range files {
-		src := filepath.Join(t.TempDir(), "f")
-		if err := os.WriteFile(src, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		run("insert", "--image", image, src, dst)
-	}
-	for k, v := range labels {
-		run("config", "--image", image, "--config.label", k+"="+v)
-	}
+	registrytest.UmociLayout(t, dir, tag, files, labels)
 	// The premise: umoci left mediaType out.
 	raw := layoutManifest(t, dir, tag)
 	var probe map[string]any

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,34 +14,6 @@ import (
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/registrytest"
 )
-
-// umociLayout writes an OCI layout with umoci (whose manifests omit the
-// optional mediaType field) holding files and labels under tag.
-func umociLayout(t *testing.T, dir, tag string, files, labels map[string]string) {
-	t.Helper()
-	umoci := registrytest.RequireTool(t, "umoci")
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(umoci, args...).CombinedOutput(); err != nil {
-			t.Fatalf("umoci %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
-		run("init", "--layout", dir)
-	}
-	ref := dir + ":" + tag
-	run("new", "--image", ref)
-	for dst, data := range files {
-		src := filepath.Join(t.TempDir(), "f")
-		if err := os.WriteFile(src, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		run("insert", "--image", ref, src, dst)
-	}
-	for k, v := range labels {
-		run("config", "--image", ref, "--config.label", k+"="+v)
-	}
-}
 
 func registryManifestType(t *testing.T, reg *registrytest.Registry, repo, tag string) (string, string) {
 	t.Helper()
@@ -66,8 +37,8 @@ func registryManifestType(t *testing.T, reg *registrytest.Registry, repo, tag st
 func TestUmociIndexAndBinaryImages(t *testing.T) {
 	ctx := context.Background()
 	layout := filepath.Join(t.TempDir(), "umoci")
-	umociLayout(t, layout, "index", map[string]string{"/" + DefaultDatabasePath: "old db"}, map[string]string{DatabaseLabel: "/" + DefaultDatabasePath})
-	umociLayout(t, layout, "binary", map[string]string{"/bin/opm": "#!/bin/sh\n"}, nil)
+	registrytest.UmociLayout(t, layout, "index", map[string]string{"/" + DefaultDatabasePath: "old db"}, map[string]string{DatabaseLabel: "/" + DefaultDatabasePath})
+	registrytest.UmociLayout(t, layout, "binary", map[string]string{"/bin/opm": "#!/bin/sh\n"}, nil)
 	reg := registrytest.Start(t)
 	c, err := image.NewClient(image.Options{UseHTTP: true, Retries: -1, TempDir: t.TempDir()})
 	if err != nil {
