@@ -8,13 +8,14 @@ import (
 	"testing"
 )
 
-// Prepared bundles (rows kept, parse trees dropped) give the same database,
-// byte for byte, as the loaded bundles they came from, and a bundle that
-// cannot go into an index is refused the same way.
+// Prepared bundles (rows kept, parse trees dropped, text packed in memory or
+// in a spool file) give the same database, byte for byte, as the loaded
+// bundles they came from, and a bundle that cannot go into an index is
+// refused the same way.
 func TestPreparedBundlesAddTheSame(t *testing.T) {
 	needShared(t)
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
-	build := func(prepare bool) []byte {
+	build := func(prepare bool, spool *Spool) []byte {
 		path := filepath.Join(t.TempDir(), "index.db")
 		db, err := Create(path)
 		if err != nil {
@@ -24,9 +25,12 @@ func TestPreparedBundlesAddTheSame(t *testing.T) {
 			bs := corpusBundles(t, pkg)
 			if prepare {
 				for i := range bs {
-					bs[i] = Prepare(bs[i])
+					bs[i] = Prepare(bs[i], spool)
 					if bs[i].Bundle != nil {
 						t.Fatal("Prepare kept the parsed bundle")
+					}
+					if r := bs[i].prepared; r != nil && spool != nil && (r.spool == nil || r.CSV != nil) {
+						t.Fatalf("%s: text kept in memory, not in the spool", r.Name)
 					}
 				}
 			}
@@ -43,13 +47,45 @@ func TestPreparedBundlesAddTheSame(t *testing.T) {
 		}
 		return data
 	}
-	if !bytes.Equal(build(false), build(true)) {
+	spool, err := NewSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer spool.Close()
+	want := build(false, nil)
+	if !bytes.Equal(want, build(true, nil)) {
 		t.Fatal("adding prepared bundles gave another database")
+	}
+	if !bytes.Equal(want, build(true, spool)) {
+		t.Fatal("adding spooled bundles gave another database")
 	}
 
 	db, _ := newDB(t)
-	_, err := db.Add(context.Background(), []LoadedBundle{Prepare(LoadedBundle{BundlePath: "example.com/broken:1"})}, AddOptions{})
+	_, err = db.Add(context.Background(), []LoadedBundle{Prepare(LoadedBundle{BundlePath: "example.com/broken:1"}, spool)}, AddOptions{})
 	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("no ClusterServiceVersion")) {
 		t.Fatalf("a prepared bundle without a CSV: %v", err)
+	}
+}
+
+// A spool's file is gone from its directory as soon as it is made, so an
+// interrupted run leaves nothing behind.
+func TestSpoolLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	s, err := NewSpool(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := s.put([]byte("hello"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.get(at); err != nil || string(got) != "hello" {
+		t.Fatalf("read back %q, %v", got, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("spool left %d file(s) in its directory", len(ents))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -28,15 +28,17 @@ type LoadedBundle struct {
 // Prepare turns lb into what Add writes (the CSV and objects as JSON text,
 // names, versions, APIs) and drops the parsed bundle, whose documents take
 // many times that memory: a call adding thousands of bundles holds their
-// rows, not their parse trees. Add reports a bundle that cannot go into an
-// index the same way, prepared or not.
-func Prepare(lb LoadedBundle) LoadedBundle {
+// rows, not their parse trees, and with a spool not their text either (it is
+// read back when the bundle is written; keep the spool open until then). Add
+// reports a bundle that cannot go into an index the same way, prepared or
+// not.
+func Prepare(lb LoadedBundle, spool *Spool) LoadedBundle {
 	if lb.prepared != nil || lb.prepErr != nil {
 		return lb
 	}
 	r, e := bundleRows(lb)
 	if r != nil {
-		r.pack()
+		r.pack(spool)
 	}
 	return LoadedBundle{BundlePath: lb.BundlePath, Local: lb.Local, prepared: r, prepErr: e}
 }
@@ -70,8 +72,11 @@ type rows struct {
 	Images     []string
 	Properties []typedValue
 	Deps       []typedValue
-	// packed says CSV and Objects are zstd-compressed (see pack).
-	packed bool
+	// packed says CSV and Objects are zstd-compressed (see pack); with
+	// spool set, they are in the spool at csvAt and objAt instead.
+	packed       bool
+	spool        *Spool
+	csvAt, objAt spooled
 }
 
 func (r *rows) VersionName() string    { return r.Name }

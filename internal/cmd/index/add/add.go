@@ -136,6 +136,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		newClient = func(image.Options) (*image.Client, error) { return client, nil }
 	}
+	// The bundles' text waits in a temporary file until it is written, so
+	// memory does not grow with the number of bundles.
+	spool, err := index.NewSpool("")
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	defer spool.Close()
 	opener := bundlesource.NewOpener(opts.Image, newClient)
 	opener.Load = opts.Load
 	var (
@@ -149,7 +156,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if err != nil {
 			return exit.With(exit.Failed, err)
 		}
-		loaded, skipped, err = indexio.LoadBundles(ctx, opener, opts.Bundles, pulled, opts.Permissive, progress)
+		loaded, skipped, err = indexio.LoadBundles(ctx, opener, opts.Bundles, pulled, opts.Permissive, progress, spool)
 		if err != nil {
 			return indexio.Interrupted(ctx, err)
 		}

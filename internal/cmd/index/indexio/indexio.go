@@ -166,8 +166,9 @@ func (o *ImageOptions) Check(database, version string) (build, pull containertoo
 // skipped, each with its reason, and the rest loaded. open, when it has an
 // entry for an argument, names where to read that bundle from instead (an
 // archive a pull tool saved); the index still records the argument.
-// progress, when not nil, counts each bundle loaded.
-func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string, permissive bool, progress *iostreams.Progress) ([]index.LoadedBundle, []index.Skipped, error) {
+// progress, when not nil, counts each bundle loaded. The bundles' text is
+// kept in spool (see index.Prepare) until they are added.
+func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string, permissive bool, progress *iostreams.Progress, spool *index.Spool) ([]index.LoadedBundle, []index.Skipped, error) {
 	out := make([]index.LoadedBundle, len(args))
 	errs := make([]error, len(args))
 	// unreachable marks images that could not be opened at all, as opposed
@@ -202,9 +203,9 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 				}
 				return
 			}
-			// Only the rows are kept: thousands of parsed bundles would
-			// hold gigabytes.
-			out[i] = index.Prepare(index.LoadedBundle{Bundle: ob.Bundle, BundlePath: arg, Local: ob.Local})
+			// Only the rows are kept, their text in the spool: thousands
+			// of parsed bundles would hold gigabytes.
+			out[i] = index.Prepare(index.LoadedBundle{Bundle: ob.Bundle, BundlePath: arg, Local: ob.Local}, spool)
 		}()
 	}
 	wg.Wait()
