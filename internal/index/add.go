@@ -3,6 +3,7 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -152,7 +153,7 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
-	set, err := addHelpers(ctx, tx, pkgs, opts)
+	set, err := addHelpers(ctx, tx, all, opts)
 	if err != nil {
 		return nil, fmt.Errorf("add to index %s: %w", d.path, err)
 	}
@@ -241,28 +242,28 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 	return res, nil
 }
 
-// addHelpers says which helper indexes an add needs: none when every
-// package is new (nothing is deleted), those for channel entries when
-// existing packages are rebuilt, all of them when bundles may be replaced.
-// It costs one primary-key lookup per package, so adding a new package
+// addHelpers says which helper indexes an add needs: all of them when it
+// may replace bundles already in the database (--overwrite-latest with a
+// CSV name the database holds), since deleting a bundle cascades into every
+// per-bundle table; none otherwise, as channels are rewritten in place (see
+// rewriteChannels). It costs one primary-key lookup per bundle, so an add
 // does no work that grows with the database.
-func addHelpers(ctx context.Context, tx *sql.Tx, pkgs []string, opts AddOptions) (helperSet, error) {
-	set := helpNone
-	for _, p := range pkgs {
+func addHelpers(ctx context.Context, tx *sql.Tx, all []*rows, opts AddOptions) (helperSet, error) {
+	if !opts.OverwriteLatest {
+		return helpNone, nil
+	}
+	for _, r := range all {
 		var one int
-		err := tx.QueryRowContext(ctx, `SELECT 1 FROM package WHERE name = ?`, p).Scan(&one)
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM operatorbundle WHERE name = ?`, r.Name).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
 		if err != nil {
-			return helpNone, fmt.Errorf("look up package %s: %w", p, err)
+			return helpNone, fmt.Errorf("look up bundle %s: %w", r.Name, err)
 		}
-		set = helpEntries
-		if opts.OverwriteLatest {
-			return helpAll, nil
-		}
+		return helpAll, nil
 	}
-	return set, nil
+	return helpNone, nil
 }
 
 func (res *AddResult) skip(b BundleRef, reason error) {
@@ -349,25 +350,20 @@ func (w *writer) addPackage(ctx context.Context, pkg string, news []*rows, opts 
 			Blame: allNames()}}, nil
 	}
 
-	olds, defaultChannel, pkgExists, err := w.loadPackage(ctx, pkg)
+	old, err := w.loadPackage(ctx, pkg)
 	if err != nil {
 		return nil, nil, err
 	}
+	olds, defaultChannel := old.bundles, old.defaultChannel
 	oldByName := map[string]*existing{}
 	for _, o := range olds {
 		oldByName[o.Name] = o
 	}
-	heads := map[string]string{}
-	if err := queryEach(ctx, w.tx, `SELECT name, head_operatorbundle_name FROM channel WHERE package_name = ?`, []any{pkg}, func(s scanner) error {
-		var c string
-		var h sql.NullString
-		if err := s.Scan(&c, &h); err != nil {
-			return err
-		}
-		heads[c] = h.String
-		return nil
-	}); err != nil {
-		return nil, nil, fmt.Errorf("read channels: %w", err)
+	heads := old.heads
+	// operatorbundle has no index on bundlepath: one pass for all of them.
+	pathHolders, err := w.bundlesAtPaths(ctx, news)
+	if err != nil {
+		return nil, nil, err
 	}
 
 	var perrs []*Error
@@ -410,20 +406,15 @@ func (w *writer) addPackage(ctx context.Context, pkg string, news []*rows, opts 
 			}
 			overwrite[r.Name] = old
 		}
-		if r.Path != "" {
-			var other string
-			err := w.tx.QueryRowContext(ctx, `SELECT name FROM operatorbundle WHERE bundlepath = ? LIMIT 1`, r.Path).Scan(&other)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-			case err != nil:
-				return nil, nil, fmt.Errorf("look up bundle path %s: %w", r.Path, err)
-			case overwrite[other] != nil && other == r.Name:
-			default:
-				perrs = append(perrs, &Error{Kind: KindBundlePathExists, Package: pkg, Bundle: r.Name,
-					Msg:   fmt.Sprintf("bundle path %s is already in the index (bundle %s)", r.Path, other),
-					Fix:   "push the new bundle under its own tag or digest",
-					Blame: []string{r.Name}})
+		for _, other := range pathHolders[r.Path] {
+			if overwrite[other] != nil && other == r.Name {
+				continue
 			}
+			perrs = append(perrs, &Error{Kind: KindBundlePathExists, Package: pkg, Bundle: r.Name,
+				Msg:   fmt.Sprintf("bundle path %s is already in the index (bundle %s)", r.Path, other),
+				Fix:   "push the new bundle under its own tag or digest",
+				Blame: []string{r.Name}})
+			break
 		}
 	}
 	if len(perrs) > 0 {
@@ -474,11 +465,14 @@ func (w *writer) addPackage(ctx context.Context, pkg string, news []*rows, opts 
 	def, warns := chooseDefault(pkg, nodes, news, graph, defaultChannel)
 	out.warnings = warns
 
-	// Write.
-	if pkgExists {
+	// Write. A package whose bundles are replaced is cleared first (its
+	// channels' heads are the bundles deleted); otherwise its channel rows
+	// are rewritten in place, after the new bundles they point to.
+	if len(overwrite) > 0 {
 		if err := w.clearChannels(ctx, pkg); err != nil {
 			return nil, nil, err
 		}
+		old.entries, old.channels = nil, nil
 	}
 	for name, old := range overwrite {
 		if _, err := w.tx.ExecContext(ctx, `DELETE FROM operatorbundle WHERE name = ?`, name); err != nil {
@@ -503,7 +497,7 @@ func (w *writer) addPackage(ctx context.Context, pkg string, news []*rows, opts 
 		}
 		out.added = append(out.added, BundleRef{Package: pkg, Name: r.Name, Version: r.VersionStr, Path: r.Path})
 	}
-	if err := w.writeChannels(ctx, pkg, graph, def); err != nil {
+	if err := w.rewriteChannels(ctx, pkg, old, graph, def); err != nil {
 		return nil, nil, err
 	}
 	out.result = PackageResult{Name: pkg, DefaultChannel: def}
@@ -555,39 +549,79 @@ func chooseDefault(pkg string, nodes []*node, news []*rows, graph []chanGraph, c
 	return fallback, []string{fmt.Sprintf("package %s: %s names channel %q, which no bundle of the package is in; using %s (%s)", pkg, source, want, fallback, why)}
 }
 
+// oldPackage is what the database holds of a package before an add.
+type oldPackage struct {
+	bundles        []*existing
+	defaultChannel string
+	exists         bool
+	// entries are the ids of the package's channel_entry rows, ascending;
+	// channels its channel names, heads their heads. Rewriting the package
+	// reuses the rows.
+	entries  []int64
+	channels []string
+	heads    map[string]string
+}
+
 // loadPackage reads the package's bundles, with their channels, from the
-// database.
-func (w *writer) loadPackage(ctx context.Context, pkg string) ([]*existing, string, bool, error) {
+// database. channel_entry has no index on package_name, so it is read once.
+func (w *writer) loadPackage(ctx context.Context, pkg string) (*oldPackage, error) {
+	out := &oldPackage{exists: true}
 	var def sql.NullString
-	exists := true
 	err := w.tx.QueryRowContext(ctx, `SELECT default_channel FROM package WHERE name = ?`, pkg).Scan(&def)
 	if errors.Is(err, sql.ErrNoRows) {
-		exists = false
+		out.exists = false
 	} else if err != nil {
-		return nil, "", false, fmt.Errorf("read package %s: %w", pkg, err)
+		return nil, fmt.Errorf("read package %s: %w", pkg, err)
 	}
-	if !exists {
-		// A package without a row has no channels either, unless an old
-		// writer left some behind: look (channel is one row per channel)
-		// before reading channel entries, which would scan them all.
-		var one int
-		err := w.tx.QueryRowContext(ctx, `SELECT 1 FROM channel WHERE package_name = ? LIMIT 1`, pkg).Scan(&one)
+	out.defaultChannel = def.String
+	out.heads = map[string]string{}
+	if err := queryEach(ctx, w.tx, `SELECT name, head_operatorbundle_name FROM channel WHERE package_name = ? ORDER BY name`, []any{pkg}, func(s scanner) error {
+		var c string
+		var h sql.NullString
+		if err := s.Scan(&c, &h); err != nil {
+			return err
+		}
+		out.channels = append(out.channels, c)
+		out.heads[c] = h.String
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read channels of package %s: %w", pkg, err)
+	}
+	if !out.exists && len(out.channels) == 0 {
+		// A package without a row has no channel entries either, unless an
+		// old writer left some behind: channel is one row per channel, so
+		// this spares reading every channel entry.
+		return out, nil
+	}
+	channelsOf := map[string][]string{}
+	var names []string
+	err = queryEach(ctx, w.tx, `SELECT entry_id, channel_name, operatorbundle_name FROM channel_entry WHERE package_name = ? ORDER BY entry_id`, []any{pkg}, func(s scanner) error {
+		var id int64
+		var c, b sql.NullString
+		if err := s.Scan(&id, &c, &b); err != nil {
+			return err
+		}
+		out.entries = append(out.entries, id)
+		if _, seen := channelsOf[b.String]; !seen {
+			names = append(names, b.String)
+		}
+		channelsOf[b.String] = appendNew(channelsOf[b.String], c.String)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read channels of package %s: %w", pkg, err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		var version, replaces, skips, path, release sql.NullString
+		err := w.stmts["oldBundle"].QueryRowContext(ctx, name).Scan(&version, &replaces, &skips, &path, &release)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, "", false, nil
+			// Entries for skipped or replaced names that are not bundles
+			// of the index.
+			continue
 		}
 		if err != nil {
-			return nil, "", false, fmt.Errorf("read channels of package %s: %w", pkg, err)
-		}
-	}
-	byName := map[string]*existing{}
-	var olds []*existing
-	err = queryEach(ctx, w.tx, `SELECT ob.name, ob.version, ob.replaces, ob.skips, ob.bundlepath,
-		CASE WHEN ob.csv IS NULL OR json_valid(CAST(ob.csv AS TEXT)) = 0 THEN NULL ELSE json_extract(CAST(ob.csv AS TEXT), '$.spec.release') END
-		FROM operatorbundle ob WHERE ob.name IN (SELECT DISTINCT operatorbundle_name FROM channel_entry WHERE package_name = ?)`, []any{pkg}, func(s scanner) error {
-		var name string
-		var version, replaces, skips, path, release sql.NullString
-		if err := s.Scan(&name, &version, &replaces, &skips, &path, &release); err != nil {
-			return err
+			return nil, fmt.Errorf("read bundle %s of package %s: %w", name, pkg, err)
 		}
 		v, err := ParseVersion(version.String, release.String)
 		if err != nil {
@@ -605,28 +639,53 @@ func (w *writer) loadPackage(ctx context.Context, pkg string) ([]*existing, stri
 				e.Skips = append(e.Skips, s)
 			}
 		}
-		byName[name] = e
-		olds = append(olds, e)
-		return nil
-	})
-	if err != nil {
-		return nil, "", false, fmt.Errorf("read bundles of package %s: %w", pkg, err)
+		e.Channels = channelsOf[name]
+		sort.Strings(e.Channels)
+		out.bundles = append(out.bundles, e)
 	}
-	err = queryEach(ctx, w.tx, `SELECT DISTINCT channel_name, operatorbundle_name FROM channel_entry WHERE package_name = ? ORDER BY channel_name`, []any{pkg}, func(s scanner) error {
-		var c, b string
-		if err := s.Scan(&c, &b); err != nil {
+	return out, nil
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// bundlesAtPaths returns the bundles of the database at the image
+// references of news. A directory is a place, not an identity: the same
+// directory holding the next version (operator-sdk regenerates bundle/ for
+// each release) is another bundle, so directories are not looked up.
+func (w *writer) bundlesAtPaths(ctx context.Context, news []*rows) (map[string][]string, error) {
+	var paths []string
+	for _, r := range news {
+		if r.Path != "" && !r.Local {
+			paths = append(paths, r.Path)
+		}
+	}
+	out := map[string][]string{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	list, err := json.Marshal(paths)
+	if err != nil {
+		return nil, err
+	}
+	err = queryEach(ctx, w.tx, `SELECT bundlepath, name FROM operatorbundle WHERE bundlepath IN (SELECT value FROM json_each(?)) ORDER BY name`, []any{string(list)}, func(s scanner) error {
+		var p, n string
+		if err := s.Scan(&p, &n); err != nil {
 			return err
 		}
-		if e := byName[b]; e != nil {
-			e.Channels = append(e.Channels, c)
-		}
+		out[p] = append(out[p], n)
 		return nil
 	})
 	if err != nil {
-		return nil, "", false, fmt.Errorf("read channels of package %s: %w", pkg, err)
+		return nil, fmt.Errorf("look up bundle paths: %w", err)
 	}
-	sort.Slice(olds, func(i, j int) bool { return olds[i].Name < olds[j].Name })
-	return olds, def.String, exists, nil
+	return out, nil
 }
 
 type scanner interface{ Scan(...any) error }

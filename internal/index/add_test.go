@@ -96,6 +96,17 @@ func TestAddErrors(t *testing.T) {
 			t.Error("changed")
 		}
 	})
+	t.Run("directory reused", func(t *testing.T) {
+		// The same directory holding the next version is another bundle.
+		db, _ := newDB(t)
+		for _, v := range []string{"1.0.0", "1.1.0"} {
+			lb := spec{version: v}.load(t)
+			lb.BundlePath, lb.Local = "bundle", true
+			if _, err := db.Add(context.Background(), []LoadedBundle{lb}, AddOptions{Mode: ModeSemver}); err != nil {
+				t.Fatalf("add %s from directory bundle: %v", v, err)
+			}
+		}
+	})
 	t.Run("given twice", func(t *testing.T) {
 		db, path := newDB(t)
 		expectRefused(t, db, path, ErrCSVExists, []string{"given twice"}, spec{version: "1.0.0"}, spec{version: "1.0.0"})

@@ -5,10 +5,12 @@ import (
 	"testing"
 )
 
-func TestAddHelpersOnlyForExistingPackages(t *testing.T) {
+// Only an add that may replace bundles of the database builds helper
+// indexes; growing an existing package rewrites its channels in place.
+func TestAddHelpersOnlyForOverwrites(t *testing.T) {
 	db, _ := newDB(t)
 	ctx := context.Background()
-	if _, err := db.Add(ctx, []LoadedBundle{spec{pkg: "old", version: "1.0.0", channels: "stable"}.load(t)}, AddOptions{}); err != nil {
+	if _, err := db.Add(ctx, []LoadedBundle{spec{pkg: "old", name: "old.v1.0.0", version: "1.0.0", channels: "stable"}.load(t)}, AddOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := db.sql.BeginTx(ctx, nil)
@@ -17,18 +19,23 @@ func TestAddHelpersOnlyForExistingPackages(t *testing.T) {
 	}
 	defer tx.Rollback()
 	for _, c := range []struct {
-		pkgs      []string
+		names     []string
 		overwrite bool
 		want      helperSet
 	}{
-		{[]string{"new", "other-new"}, false, helpNone},
-		{[]string{"new", "old"}, false, helpEntries},
-		{[]string{"old"}, true, helpAll},
-		{[]string{"new"}, true, helpNone},
+		{[]string{"new.v1.0.0", "other-new.v1.0.0"}, false, helpNone},
+		{[]string{"new.v1.0.0", "old.v2.0.0"}, false, helpNone},
+		{[]string{"old.v1.0.0"}, false, helpNone},
+		{[]string{"old.v2.0.0", "old.v1.0.0"}, true, helpAll},
+		{[]string{"old.v2.0.0"}, true, helpNone},
 	} {
-		got, err := addHelpers(ctx, tx, c.pkgs, AddOptions{OverwriteLatest: c.overwrite})
+		var all []*rows
+		for _, n := range c.names {
+			all = append(all, &rows{Name: n})
+		}
+		got, err := addHelpers(ctx, tx, all, AddOptions{OverwriteLatest: c.overwrite})
 		if err != nil || got != c.want {
-			t.Errorf("addHelpers(%v, overwrite=%t) = %v, %v; want %v", c.pkgs, c.overwrite, got, err, c.want)
+			t.Errorf("addHelpers(%v, overwrite=%t) = %v, %v; want %v", c.names, c.overwrite, got, err, c.want)
 		}
 	}
 }

@@ -65,6 +65,8 @@ type rows struct {
 	Skips      []string
 	SkipRange  string
 	Path       string
+	// Local says Path is a directory (see LoadedBundle.Local).
+	Local      bool
 	CSV        []byte
 	Objects    []byte
 	Provided   []apiKey
@@ -141,7 +143,7 @@ func bundleRows(lb LoadedBundle) (*rows, *Error) {
 		Name: name, Package: pkg, Channels: channels, Default: b.Annotations.DefaultChannel(),
 		Version: v, VersionStr: csv.Spec.Version, Replaces: csv.Spec.Replaces,
 		SkipRange: csv.Metadata.Annotations[bundle.AnnotationSkipRange],
-		Path:      lb.BundlePath,
+		Path:      lb.BundlePath, Local: lb.Local,
 	}
 	for _, s := range csv.Spec.Skips {
 		if s = strings.TrimSpace(s); s != "" {

@@ -27,6 +27,12 @@ var writerStatements = map[string]string{
 	"dep":      `INSERT INTO dependencies(type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path) VALUES (?, ?, ?, ?, ?)`,
 	"channel":  `INSERT INTO channel(name, package_name, head_operatorbundle_name) VALUES (?, ?, ?)`,
 	"entry":    `INSERT INTO channel_entry(entry_id, channel_name, package_name, operatorbundle_name, replaces, depth) VALUES (?, ?, ?, ?, ?, ?)`,
+	"reentry":  `UPDATE channel_entry SET channel_name = ?, package_name = ?, operatorbundle_name = ?, replaces = ?, depth = ? WHERE entry_id = ?`,
+	"rechannel": `INSERT INTO channel(name, package_name, head_operatorbundle_name) VALUES (?, ?, ?)
+		ON CONFLICT(name, package_name) DO UPDATE SET head_operatorbundle_name = excluded.head_operatorbundle_name`,
+	"oldBundle": `SELECT version, replaces, skips, bundlepath,
+		CASE WHEN csv IS NULL OR json_valid(CAST(csv AS TEXT)) = 0 THEN NULL ELSE json_extract(CAST(csv AS TEXT), '$.spec.release') END
+		FROM operatorbundle WHERE name = ?`,
 }
 
 func newWriter(ctx context.Context, tx *sql.Tx) (*writer, error) {
@@ -173,7 +179,9 @@ func (w *writer) indexed(ctx context.Context, h helperIndex) (bool, error) {
 // finish drops the helper indexes; call it before commit.
 func (w *writer) finish(ctx context.Context) error {
 	for _, name := range w.created {
-		if _, err := w.tx.ExecContext(ctx, `DROP INDEX `+name); err != nil {
+		// IF EXISTS: an index made inside a savepoint that was rolled
+		// back is gone already.
+		if _, err := w.tx.ExecContext(ctx, `DROP INDEX IF EXISTS `+name); err != nil {
 			return fmt.Errorf("drop helper index %s: %w", name, err)
 		}
 	}
@@ -242,30 +250,96 @@ func (w *writer) clearChannels(ctx context.Context, pkg string) error {
 	return nil
 }
 
-// writeChannels inserts a package's channels and entries and sets its default
-// channel.
+// writeChannels inserts a new package's channels and entries and sets its
+// default channel.
 func (w *writer) writeChannels(ctx context.Context, pkg string, graph []chanGraph, def string) error {
-	var base int64
-	if err := w.tx.QueryRowContext(ctx, `SELECT IFNULL(MAX(entry_id), 0) FROM channel_entry`).Scan(&base); err != nil {
-		return fmt.Errorf("next entry id: %w", err)
-	}
-	for _, g := range graph {
-		if _, err := w.stmts["channel"].ExecContext(ctx, g.Name, pkg, g.Head); err != nil {
-			return fmt.Errorf("insert channel %s: %w", g.Name, err)
+	return w.rewriteChannels(ctx, pkg, &oldPackage{}, graph, def)
+}
+
+// surplusIndexAt is the number of channel entries to delete from which
+// building an index on channel_entry(replaces) is cheaper than the pass
+// over the table that deleting each one costs without it.
+const surplusIndexAt = 5
+
+// rewriteChannels writes a package's channels and entries and sets its
+// default channel, reusing the rows old had: channels are updated, and
+// channel_entry rows keep their ids and take new values. Only rows beyond
+// the new count are deleted, since deleting one makes sqlite look for the
+// rows replacing it, a pass over the whole table (schema 13 has no index on
+// channel_entry.replaces); an add only grows a package, so it deletes none
+// and its cost does not grow with the database.
+func (w *writer) rewriteChannels(ctx context.Context, pkg string, old *oldPackage, graph []chanGraph, def string) error {
+	if old.exists {
+		// Unhook the default channel first: deleting a channel would
+		// otherwise cascade to the package row.
+		if _, err := w.tx.ExecContext(ctx, `UPDATE package SET default_channel = NULL WHERE name = ?`, pkg); err != nil {
+			return fmt.Errorf("rewrite channels of %s: %w", pkg, err)
 		}
 	}
-	next := base + 1
+	keep := map[string]bool{}
+	total := 0
 	for _, g := range graph {
-		first := next
-		for _, e := range g.Entries {
+		if _, err := w.stmts["rechannel"].ExecContext(ctx, g.Name, pkg, g.Head); err != nil {
+			return fmt.Errorf("write channel %s: %w", g.Name, err)
+		}
+		keep[g.Name] = true
+		total += len(g.Entries)
+	}
+	reused := min(total, len(old.entries))
+	ids := append(make([]int64, 0, total), old.entries[:reused]...)
+	if total > reused {
+		var next int64
+		if err := w.tx.QueryRowContext(ctx, `SELECT IFNULL(MAX(entry_id), 0) FROM channel_entry`).Scan(&next); err != nil {
+			return fmt.Errorf("next entry id: %w", err)
+		}
+		for len(ids) < total {
+			next++
+			ids = append(ids, next)
+		}
+	}
+	first := 0
+	for _, g := range graph {
+		// An entry replaces a later one of its channel: written last to
+		// first, every row finds the row it replaces already there, so no
+		// deferred constraint is left open (with one open, sqlite searches
+		// the table for rows it might satisfy on every insert).
+		for i := len(g.Entries) - 1; i >= 0; i-- {
+			e := g.Entries[i]
+			id := ids[first+i]
 			var replaces any
 			if e.Replaces >= 0 {
-				replaces = first + int64(e.Replaces)
+				replaces = ids[first+e.Replaces]
 			}
-			if _, err := w.stmts["entry"].ExecContext(ctx, next, g.Name, pkg, e.Bundle, replaces, e.Depth); err != nil {
-				return fmt.Errorf("insert channel entry of %s in %s: %w", e.Bundle, g.Name, err)
+			var err error
+			if first+i < reused {
+				_, err = w.stmts["reentry"].ExecContext(ctx, g.Name, pkg, e.Bundle, replaces, e.Depth, id)
+			} else {
+				_, err = w.stmts["entry"].ExecContext(ctx, id, g.Name, pkg, e.Bundle, replaces, e.Depth)
 			}
-			next++
+			if err != nil {
+				return fmt.Errorf("write channel entry of %s in %s: %w", e.Bundle, g.Name, err)
+			}
+		}
+		first += len(g.Entries)
+	}
+	if surplus := old.entries[reused:]; len(surplus) > 0 {
+		if len(surplus) >= surplusIndexAt {
+			if err := w.ensureHelperIndexesFor(ctx, helpEntries, 0); err != nil {
+				return err
+			}
+		}
+		for _, id := range surplus {
+			if _, err := w.tx.ExecContext(ctx, `DELETE FROM channel_entry WHERE entry_id = ?`, id); err != nil {
+				return fmt.Errorf("delete channel entry %d of %s: %w", id, pkg, err)
+			}
+		}
+	}
+	for _, c := range old.channels {
+		if keep[c] {
+			continue
+		}
+		if _, err := w.tx.ExecContext(ctx, `DELETE FROM channel WHERE name = ? AND package_name = ?`, c, pkg); err != nil {
+			return fmt.Errorf("delete channel %s of %s: %w", c, pkg, err)
 		}
 	}
 	if _, err := w.tx.ExecContext(ctx, `INSERT INTO package(name, default_channel) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET default_channel = excluded.default_channel`, pkg, nullable(def)); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/registry/add"
 	"github.com/opmkit/opm/internal/cmd/registry/prune"
 	"github.com/opmkit/opm/internal/cmd/registry/rm"
+	"github.com/opmkit/opm/internal/registrytest"
 )
 
 const (
@@ -77,7 +78,7 @@ func TestRegistryFlagsAreIndexOptions(t *testing.T) {
 func TestRegistryExitCodes(t *testing.T) {
 	t.Parallel()
 	o := cmdtest.New(t)
-	v1, v2, _ := versions(t)
+	v1, v2, other := versions(t)
 	db := filepath.Join(t.TempDir(), "index.db")
 
 	r := o.Run("registry", "add", "-d", db, "-b", v1)
@@ -89,11 +90,33 @@ func TestRegistryExitCodes(t *testing.T) {
 	r = o.Run("registry", "add", "-d", db, "-b", copyV1)
 	assert.Equal(t, 3, r.Code, r.ErrOut)
 
-	// 2: the bundle path is already in the index (now with another CSV).
+	// A directory is a place, not an identity: the same directory holding
+	// the next version (operator-sdk regenerates bundle/ for each release)
+	// is added.
 	require.NoError(t, os.RemoveAll(v1))
 	require.NoError(t, os.CopyFS(v1, os.DirFS(v2)))
 	r = o.Run("index", "add", "--database", db, "-b", v1)
+	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
+
+	// 2: the bundle image (bundle path) is already in the index, now with
+	// another CSV: a tag pushed again.
+	reg := registrytest.Start(t)
+	ref := reg.Addr + "/test/other-bundle:latest"
+	r = o.Run("bundle", "build", "-d", other, "-t", ref, "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	r = o.Run("index", "add", "--database", db, "-b", ref, "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	csv := filepath.Join(other, "manifests/example-operator.clusterserviceversion.yaml")
+	data, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	next := strings.Replace(strings.Replace(string(data), "name: other-operator.v0.1.0", "name: other-operator.v0.2.0", 1),
+		"version: 0.1.0", "version: 0.2.0\n  replaces: other-operator.v0.1.0", 1)
+	require.NoError(t, os.WriteFile(csv, []byte(next), 0o644))
+	r = o.Run("bundle", "build", "-d", other, "-t", ref, "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	r = o.Run("index", "add", "--database", db, "-b", ref, "--use-http")
 	assert.Equal(t, 2, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "bundle path "+ref+" is already in the index")
 
 	// 1: the run failed (a bundle that does not parse); nothing is written.
 	before, err := os.ReadFile(db)
