@@ -142,7 +142,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
-	defer spool.Close()
+	defer func() { _ = spool.Close() }()
 	opener := bundlesource.NewOpener(opts.Image, newClient)
 	opener.Load = opts.Load
 	var (
