@@ -164,65 +164,17 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 	for _, pkg := range pkgs {
 		cand := byPkg[pkg]
 		SortBundles(cand)
-		for len(cand) > 0 {
-			if _, err := tx.ExecContext(ctx, `SAVEPOINT opm_package`); err != nil {
-				return nil, fmt.Errorf("add to index %s: savepoint: %w", d.path, err)
-			}
-			pr, perrs, err := w.addPackage(ctx, pkg, cand, opts)
-			if err != nil {
+		// A package's bundles are whole in memory only while it is written.
+		for _, r := range cand {
+			if err := r.restore(); err != nil {
 				return nil, fmt.Errorf("add to index %s: package %s: %w", d.path, pkg, err)
 			}
-			if len(perrs) == 0 {
-				if _, err := tx.ExecContext(ctx, `RELEASE opm_package`); err != nil {
-					return nil, fmt.Errorf("add to index %s: release savepoint: %w", d.path, err)
-				}
-				res.Added = append(res.Added, pr.added...)
-				res.Overwritten = append(res.Overwritten, pr.overwritten...)
-				res.Warnings = append(res.Warnings, pr.warnings...)
-				res.Packages = append(res.Packages, pr.result)
-				break
-			}
-			if err := rollbackSavepoint(ctx, tx, "opm_package"); err != nil {
-				return nil, fmt.Errorf("add to index %s: roll back package %s: %w", d.path, pkg, err)
-			}
-			if !opts.Permissive {
-				for _, e := range perrs {
-					errs = append(errs, e)
-				}
-				break
-			}
-			// Drop the blamed bundles and try the package again.
-			blamed := map[string]bool{}
-			for _, e := range perrs {
-				for _, b := range e.Blame {
-					blamed[b] = true
-				}
-			}
-			var keep []*rows
-			for _, r := range cand {
-				if !blamed[r.Name] {
-					keep = append(keep, r)
-					continue
-				}
-				var reasons []error
-				for _, e := range perrs {
-					for _, b := range e.Blame {
-						if b == r.Name {
-							reasons = append(reasons, e)
-							break
-						}
-					}
-				}
-				res.skip(BundleRef{Package: pkg, Name: r.Name, Version: r.VersionStr, Path: r.Path}, errors.Join(reasons...))
-			}
-			if len(keep) == len(cand) {
-				// Nothing to blame: the package cannot be added at all.
-				for _, e := range perrs {
-					errs = append(errs, e)
-				}
-				break
-			}
-			cand = keep
+		}
+		if err := w.addPackageRetrying(ctx, pkg, cand, res, &errs, opts); err != nil {
+			return nil, fmt.Errorf("add to index %s: package %s: %w", d.path, pkg, err)
+		}
+		for _, r := range cand {
+			r.release()
 		}
 	}
 	if len(errs) > 0 {
@@ -240,6 +192,73 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 		return nil, fmt.Errorf("add to index %s: commit: %w", d.path, err)
 	}
 	return res, nil
+}
+
+// addPackageRetrying adds one package's bundles under a savepoint. Problems
+// with the bundles go to errs; with Permissive, the blamed bundles are
+// skipped (reported in res) and the package tried again without them.
+func (w *writer) addPackageRetrying(ctx context.Context, pkg string, cand []*rows, res *AddResult, errs *[]error, opts AddOptions) error {
+	for len(cand) > 0 {
+		if _, err := w.tx.ExecContext(ctx, `SAVEPOINT opm_package`); err != nil {
+			return fmt.Errorf("savepoint: %w", err)
+		}
+		pr, perrs, err := w.addPackage(ctx, pkg, cand, opts)
+		if err != nil {
+			return err
+		}
+		if len(perrs) == 0 {
+			if _, err := w.tx.ExecContext(ctx, `RELEASE opm_package`); err != nil {
+				return fmt.Errorf("release savepoint: %w", err)
+			}
+			res.Added = append(res.Added, pr.added...)
+			res.Overwritten = append(res.Overwritten, pr.overwritten...)
+			res.Warnings = append(res.Warnings, pr.warnings...)
+			res.Packages = append(res.Packages, pr.result)
+			return nil
+		}
+		if err := rollbackSavepoint(ctx, w.tx, "opm_package"); err != nil {
+			return fmt.Errorf("roll back: %w", err)
+		}
+		if !opts.Permissive {
+			for _, e := range perrs {
+				*errs = append(*errs, e)
+			}
+			return nil
+		}
+		// Drop the blamed bundles and try the package again.
+		blamed := map[string]bool{}
+		for _, e := range perrs {
+			for _, b := range e.Blame {
+				blamed[b] = true
+			}
+		}
+		var keep []*rows
+		for _, r := range cand {
+			if !blamed[r.Name] {
+				keep = append(keep, r)
+				continue
+			}
+			var reasons []error
+			for _, e := range perrs {
+				for _, b := range e.Blame {
+					if b == r.Name {
+						reasons = append(reasons, e)
+						break
+					}
+				}
+			}
+			res.skip(BundleRef{Package: pkg, Name: r.Name, Version: r.VersionStr, Path: r.Path}, errors.Join(reasons...))
+		}
+		if len(keep) == len(cand) {
+			// Nothing to blame: the package cannot be added at all.
+			for _, e := range perrs {
+				*errs = append(*errs, e)
+			}
+			return nil
+		}
+		cand = keep
+	}
+	return nil
 }
 
 // addHelpers says which helper indexes an add needs: all of them when it

@@ -54,6 +54,9 @@ func ContentOf(lb LoadedBundle) (*BundleContent, error) {
 	if e != nil {
 		return nil, e
 	}
+	if err := r.restore(); err != nil {
+		return nil, err
+	}
 	csv, objects, err := r.text()
 	if err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package index
 
 import (
+	"bytes"
+	"encoding/gob"
 	"errors"
 	"fmt"
 	"os"
@@ -11,9 +13,10 @@ import (
 
 // A prepared bundle keeps its CSV and objects (JSON text, most of its size)
 // zstd-compressed until they are written: JSON shrinks about tenfold. Given a
-// Spool, the compressed text goes to a temporary file instead, so a call
-// adding thousands of bundles holds only their names, versions and channels
-// in memory, and each package's text only while the package is written.
+// Spool, all but its name, package, version and path go to a temporary file
+// instead, so a call adding thousands of bundles holds a few hundred bytes
+// a bundle in memory, and a package's bundles whole only while the package
+// is written.
 
 var (
 	packOnce sync.Once
@@ -94,30 +97,85 @@ func (s *Spool) get(at spooled) ([]byte, error) {
 	return b, nil
 }
 
-// pack compresses r's CSV and objects, into spool when it is not nil.
+// spilled is what a spooled bundle keeps out of memory until its package
+// is written: everything but what Add needs to group, order and check the
+// bundles of a call (name, package, version, path).
+type spilled struct {
+	Channels           []string
+	Default, Replaces  string
+	Skips              []string
+	SkipRange          string
+	CSV, Objects       []byte // packed
+	Provided, Required []apiKey
+	Images             []string
+	Properties, Deps   []typedValue
+}
+
+// pack compresses r's CSV and objects and, given a spool, moves all but
+// what Add needs before writing r's package into it (see restore).
 func (r *rows) pack(spool *Spool) {
 	enc, _, err := packer()
-	if err != nil || r.packed || len(r.CSV) == 0 || len(r.Objects) == 0 {
-		// Empty text stays as it is (nil is written as NULL).
+	if err != nil || r.packed {
 		return
 	}
-	// EncodeAll sizes its output for the worst case; a copy the size of
-	// what it wrote keeps a tenth of the text, not all of it.
-	csv := shrink(enc.EncodeAll(r.CSV, nil))
-	objects := shrink(enc.EncodeAll(r.Objects, nil))
-	r.packed = true
-	if spool != nil {
-		csvAt, err1 := spool.put(csv)
-		objAt, err2 := spool.put(objects)
-		if err1 == nil && err2 == nil {
-			// A spool that cannot be written to (a full disk) leaves the
-			// text in memory: slower to run out of room, never wrong.
-			r.spool, r.csvAt, r.objAt = spool, csvAt, objAt
-			r.CSV, r.Objects = nil, nil
-			return
-		}
+	if len(r.CSV) > 0 && len(r.Objects) > 0 {
+		// Empty text stays as it is (nil is written as NULL). EncodeAll
+		// sizes its output for the worst case; a copy the size of what it
+		// wrote keeps a tenth of the text, not all of it.
+		r.CSV = shrink(enc.EncodeAll(r.CSV, nil))
+		r.Objects = shrink(enc.EncodeAll(r.Objects, nil))
+		r.packed = true
 	}
-	r.CSV, r.Objects = csv, objects
+	if spool == nil {
+		return
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(spilled{
+		Channels: r.Channels, Default: r.Default, Replaces: r.Replaces, Skips: r.Skips, SkipRange: r.SkipRange,
+		CSV: r.CSV, Objects: r.Objects, Provided: r.Provided, Required: r.Required, Images: r.Images,
+		Properties: r.Properties, Deps: r.Deps,
+	}); err != nil {
+		return
+	}
+	at, err := spool.put(buf.Bytes())
+	if err != nil {
+		// A spool that cannot be written to (a full disk) leaves the
+		// bundle in memory: slower to run out of room, never wrong.
+		return
+	}
+	r.spool, r.spoolAt = spool, at
+	r.release()
+}
+
+// restore reads back what pack moved into the spool; release drops it
+// again once r's package is written. Both may be called any number of times.
+func (r *rows) restore() error {
+	if r.spool == nil || r.restored {
+		return nil
+	}
+	data, err := r.spool.get(r.spoolAt)
+	if err != nil {
+		return fmt.Errorf("bundle %s: %w", r.Name, err)
+	}
+	var sp spilled
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&sp); err != nil {
+		return fmt.Errorf("bundle %s: read back from the spool: %w", r.Name, err)
+	}
+	r.Channels, r.Default, r.Replaces, r.Skips, r.SkipRange = sp.Channels, sp.Default, sp.Replaces, sp.Skips, sp.SkipRange
+	r.CSV, r.Objects, r.Provided, r.Required, r.Images = sp.CSV, sp.Objects, sp.Provided, sp.Required, sp.Images
+	r.Properties, r.Deps = sp.Properties, sp.Deps
+	r.restored = true
+	return nil
+}
+
+func (r *rows) release() {
+	if r.spool == nil {
+		return
+	}
+	r.Channels, r.Default, r.Replaces, r.Skips, r.SkipRange = nil, "", "", nil, ""
+	r.CSV, r.Objects, r.Provided, r.Required, r.Images = nil, nil, nil, nil, nil
+	r.Properties, r.Deps = nil, nil
+	r.restored = false
 }
 
 func shrink(b []byte) []byte {
@@ -129,6 +187,9 @@ func shrink(b []byte) []byte {
 
 // text returns r's CSV and objects as JSON text.
 func (r *rows) text() (csv, objects []byte, err error) {
+	if err := r.restore(); err != nil {
+		return nil, nil, err
+	}
 	if !r.packed {
 		return r.CSV, r.Objects, nil
 	}
@@ -136,19 +197,10 @@ func (r *rows) text() (csv, objects []byte, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	csv, objects = r.CSV, r.Objects
-	if r.spool != nil {
-		if csv, err = r.spool.get(r.csvAt); err != nil {
-			return nil, nil, fmt.Errorf("bundle %s: %w", r.Name, err)
-		}
-		if objects, err = r.spool.get(r.objAt); err != nil {
-			return nil, nil, fmt.Errorf("bundle %s: %w", r.Name, err)
-		}
-	}
-	if csv, err = dec.DecodeAll(csv, nil); err != nil {
+	if csv, err = dec.DecodeAll(r.CSV, nil); err != nil {
 		return nil, nil, fmt.Errorf("bundle %s: unpack its CSV: %w", r.Name, err)
 	}
-	if objects, err = dec.DecodeAll(objects, nil); err != nil {
+	if objects, err = dec.DecodeAll(r.Objects, nil); err != nil {
 		return nil, nil, fmt.Errorf("bundle %s: unpack its objects: %w", r.Name, err)
 	}
 	return csv, objects, nil

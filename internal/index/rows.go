@@ -75,10 +75,12 @@ type rows struct {
 	Properties []typedValue
 	Deps       []typedValue
 	// packed says CSV and Objects are zstd-compressed (see pack); with
-	// spool set, they are in the spool at csvAt and objAt instead.
-	packed       bool
-	spool        *Spool
-	csvAt, objAt spooled
+	// spool set, the fields of spilled are in the spool at spoolAt, and in
+	// the struct only while restored.
+	packed   bool
+	spool    *Spool
+	spoolAt  spooled
+	restored bool
 }
 
 func (r *rows) VersionName() string    { return r.Name }
