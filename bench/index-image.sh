@@ -25,8 +25,8 @@ awk '
   /^Benchmark/ {
     size = $1; sub(/.*bundles=/, "", size); sub(/-[0-9]+$/, "", size)
     for (i = 3; i < NF; i += 2) v[$(i+1)] = $i
-    printf "index of %d bundles (%d adds): %.2f s per add (fetch %.2f, add %.2f, write %.2f; opm CPU %.2f s); pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; peak RSS %.0f MB\n",
-      v["bundles-in-db"], $2, v["ns/op"] / 1e9, v["fetch-s/op"], v["add-s/op"], v["write-s/op"], v["cpu-s/op"], v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], v["peak-RSS-MB"]
+    printf "index of %d bundles (%d adds): %.2f s per add (fetch %.2f, add %.2f, write %.2f; opm CPU %.2f s); pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; peak RSS of the adds %.0f MB (of the benchmark process, set-up included: %.0f MB)\n",
+      v["bundles-in-db"], $2, v["ns/op"] / 1e9, v["fetch-s/op"], v["add-s/op"], v["write-s/op"], v["cpu-s/op"], v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], v["adds-peak-RSS-MB"], v["peak-RSS-MB"]
     next
   }
   /synthetic database|database .* MB, layer/ { sub(/^ */, ""); print "  " $0 }

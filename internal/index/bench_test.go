@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,6 +24,36 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(d)
 	}
 	os.Exit(code)
+}
+
+// resetPeakRSS returns what the set-up freed to the system and restarts the
+// kernel's count of peak RSS (VmHWM) from the current RSS, so that a later
+// vmStatus("VmHWM") covers only what ran since. It returns that RSS in MB.
+func resetPeakRSS(b *testing.B) float64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
+		b.Logf("peak RSS not reset (%v): the figure includes the set-up", err)
+	}
+	return vmStatus("VmRSS")
+}
+
+// vmStatus reads a memory figure of this process from /proc/self/status,
+// in MB (0 where there is none).
+func vmStatus(key string) float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, key+":"); ok {
+			var kb float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(v), "%f kB", &kb); err == nil {
+				return kb / 1024
+			}
+		}
+	}
+	return 0
 }
 
 func reportMaxRSS(b *testing.B) {
