@@ -51,6 +51,9 @@ type Spool struct {
 func NewSpool(dir string) (*Spool, error) {
 	f, err := os.CreateTemp(dir, "opm-bundles-*.spool")
 	if err != nil {
+		if dir == "" {
+			return nil, fmt.Errorf("create bundle spool: %w (set TMPDIR to a writable directory)", err)
+		}
 		return nil, fmt.Errorf("create bundle spool: %w", err)
 	}
 	s := &Spool{f: f}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -87,5 +88,18 @@ func TestSpoolLeavesNoFile(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A spool that cannot be made says where and how to fix it.
+func TestSpoolInMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "missing")
+	_, err := NewSpool(dir)
+	if err == nil || !strings.Contains(err.Error(), "create bundle spool") || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("got %v", err)
+	}
+	t.Setenv("TMPDIR", dir)
+	if _, err := NewSpool(""); err == nil || !strings.Contains(err.Error(), "set TMPDIR") {
+		t.Fatalf("under a missing TMPDIR: %v", err)
 	}
 }
