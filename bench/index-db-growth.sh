@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # index add --database into an empty database and into a large one (1 GiB by
-# default): the same adds, whole opm processes, one bundle a call. Every
-# bundle of the shared corpus is added in turn to both databases (the first
-# of each package makes a new package, the others grow it), alternating which
-# database goes first; it prints the median time of each kind of add in each
-# database and their ratio.
+# default): the same adds, whole opm processes. Every bundle of the shared
+# corpus is added in turn to both databases, one bundle a call (the first of
+# each package makes a new package, the others grow it), alternating which
+# database goes first; then, into fresh copies, every package in one call. It
+# prints the median time of each kind of add in each database and their
+# ratio.
 #
 # Usage: make build && bench/index-db-growth.sh
 #   OPM=path to opm (default bin/opm)   RUNS=passes over the corpus (default 2)
@@ -36,7 +37,9 @@ echo "large database: $(($(stat -c %s "$large") >> 20)) MiB, $(sqlite3 "$large" 
 # The corpus's bundles, package by package.
 bundles=()
 kinds=()
+packages=()
 for p in "$CORPUS"/*/; do
+  packages+=("$p")
   first=1
   for v in "$p"*/; do
     [ -d "$v/manifests" ] || continue
@@ -46,16 +49,17 @@ for p in "$CORPUS"/*/; do
   done
 done
 
-add() { # database bundle → microseconds
-  local s e
+add() { # database bundle... → microseconds
+  local db=$1 s e args=()
+  shift
+  for b in "$@"; do args+=(-b "$b"); done
   s=$(date +%s%N)
-  "$OPM" index add --mode semver --permissive --database "$1" -b "$2" >/dev/null 2>&1 || true
+  "$OPM" index add --mode semver --permissive --database "$db" "${args[@]}" >/dev/null 2>&1 || true
   e=$(date +%s%N)
   echo $(((e - s) / 1000))
 }
 
-: >"$work/times"
-for run in $(seq "$RUNS"); do
+fresh() { # copy the large database, start an empty one, write each once
   rm -f "$work/empty.db" "$work/large.db"
   cp "$large" "$work/large.db"
   # The first write to a database opm has not verified pays sqlite's
@@ -64,6 +68,11 @@ for run in $(seq "$RUNS"); do
   e=$(add "$work/empty.db" testdata/bundles/valid)
   l=$(add "$work/large.db" testdata/bundles/valid)
   echo "run $run: first write (whole-file check): empty $((e / 1000)) ms, large $((l / 1000)) ms"
+}
+
+: >"$work/times"
+for run in $(seq "$RUNS"); do
+  fresh
   for i in "${!bundles[@]}"; do
     if [ $((i % 2)) = 0 ]; then
       e=$(add "$work/empty.db" "${bundles[$i]}")
@@ -75,12 +84,26 @@ for run in $(seq "$RUNS"); do
     echo "${kinds[$i]} empty $e" >>"$work/times"
     echo "${kinds[$i]} large $l" >>"$work/times"
   done
+  # Whole packages, one call each, into databases that hold none of them.
+  fresh
+  for i in "${!packages[@]}"; do
+    mapfile -t vs < <(for v in "${packages[$i]}"*/; do [ -d "$v/manifests" ] && echo "$v"; done)
+    if [ $((i % 2)) = 0 ]; then
+      e=$(add "$work/empty.db" "${vs[@]}")
+      l=$(add "$work/large.db" "${vs[@]}")
+    else
+      l=$(add "$work/large.db" "${vs[@]}")
+      e=$(add "$work/empty.db" "${vs[@]}")
+    fi
+    echo "package empty $e" >>"$work/times"
+    echo "package large $l" >>"$work/times"
+  done
 done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 printf '%-8s %6s %12s %12s %7s\n' kind adds "empty (ms)" "large (ms)" ratio
-for k in newpkg samepkg all; do
-  sel() { awk -v k="$k" -v d="$1" '(k == "all" || $1 == k) && $2 == d { print $3 }' "$work/times"; }
+for k in newpkg samepkg bundles package; do
+  sel() { awk -v k="$k" -v d="$1" '(k == "bundles" ? $1 != "package" : $1 == k) && $2 == d { print $3 }' "$work/times"; }
   n=$(sel empty | wc -l)
   me=$(sel empty | median)
   ml=$(sel large | median)
