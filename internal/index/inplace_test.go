@@ -30,6 +30,26 @@ func layout(t *testing.T, db *DB) []string {
 	return out
 }
 
+// entryOrder lists a package's entries in id order.
+func entryOrder(t *testing.T, db *DB, pkg string) []string {
+	t.Helper()
+	var out []string
+	err := queryEach(context.Background(), db.sql, `SELECT channel_name, operatorbundle_name, depth FROM channel_entry
+		WHERE package_name = ? ORDER BY entry_id`, []any{pkg}, func(s scanner) error {
+		var ch, b string
+		var d int
+		if err := s.Scan(&ch, &b, &d); err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("%s/%s@%d", ch, b, d))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // sound fails t when the database has a row its foreign keys refuse or a
 // damaged page, or when helper indexes were left behind.
 func sound(t *testing.T, db *DB) {
@@ -97,6 +117,11 @@ func TestGrowingPackageMatchesOneCall(t *testing.T) {
 			want, got := layout(t, one), layout(t, grown)
 			if x, y := diffRows(got, want); len(x)+len(y) > 0 || len(got) != len(want) {
 				t.Errorf("grown one add at a time: %d entries, one call: %d\nonly grown: %v\nonly one call: %v", len(got), len(want), x, y)
+			}
+			// Readers that order a package's entries by id (the registry
+			// server's skips lists, for one) see them in the same order.
+			if g, o := entryOrder(t, grown, pkg), entryOrder(t, one, pkg); fmt.Sprint(g) != fmt.Sprint(o) {
+				t.Errorf("entries by id, grown: %v\none call: %v", g, o)
 			}
 			a, b := takeSnapshot(t, grown.sql), takeSnapshot(t, one.sql)
 			for table := range a {

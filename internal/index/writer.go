@@ -285,6 +285,9 @@ func (w *writer) rewriteChannels(ctx context.Context, pkg string, old *oldPackag
 		keep[g.Name] = true
 		total += len(g.Entries)
 	}
+	// Ids grow with position (the old ids ascending, then new ones above
+	// every id), so the package's entries in id order are in layout order,
+	// as readers ordering by entry_id expect.
 	reused := min(total, len(old.entries))
 	ids := append(make([]int64, 0, total), old.entries[:reused]...)
 	if total > reused {
