@@ -66,8 +66,8 @@ type helperIndex struct {
 }
 
 var (
-	// entryHelpers serve rebuilding an existing package's channels:
-	// deleting its channel entries and channels.
+	// entryHelpers serve deleting channel entries and channels: a rewrite
+	// that leaves a package many entries fewer, a cleared package.
 	entryHelpers = []helperIndex{
 		{"opm_tmp_entry_replaces", "channel_entry", "replaces"},
 		{"opm_tmp_entry_package", "channel_entry", "package_name"},
@@ -91,7 +91,7 @@ type helperSet int
 
 const (
 	helpNone    helperSet = iota
-	helpEntries           // existing packages are rebuilt
+	helpEntries           // channel entries are deleted
 	helpAll               // bundles are deleted
 )
 
