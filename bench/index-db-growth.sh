@@ -70,33 +70,33 @@ fresh() { # copy the large database, start an empty one, write each once
   echo "run $run: first write (whole-file check): empty $((e / 1000)) ms, large $((l / 1000)) ms"
 }
 
+# both KIND I BUNDLE...: the same add into both databases, the one going
+# first alternating with I, each time recorded under KIND.
+both() {
+  local kind=$1 i=$2 e l
+  shift 2
+  if [ $((i % 2)) = 0 ]; then
+    e=$(add "$work/empty.db" "$@")
+    l=$(add "$work/large.db" "$@")
+  else
+    l=$(add "$work/large.db" "$@")
+    e=$(add "$work/empty.db" "$@")
+  fi
+  echo "$kind empty $e" >>"$work/times"
+  echo "$kind large $l" >>"$work/times"
+}
+
 : >"$work/times"
 for run in $(seq "$RUNS"); do
   fresh
   for i in "${!bundles[@]}"; do
-    if [ $((i % 2)) = 0 ]; then
-      e=$(add "$work/empty.db" "${bundles[$i]}")
-      l=$(add "$work/large.db" "${bundles[$i]}")
-    else
-      l=$(add "$work/large.db" "${bundles[$i]}")
-      e=$(add "$work/empty.db" "${bundles[$i]}")
-    fi
-    echo "${kinds[$i]} empty $e" >>"$work/times"
-    echo "${kinds[$i]} large $l" >>"$work/times"
+    both "${kinds[$i]}" "$i" "${bundles[$i]}"
   done
   # Whole packages, one call each, into databases that hold none of them.
   fresh
   for i in "${!packages[@]}"; do
     mapfile -t vs < <(for v in "${packages[$i]}"*/; do [ -d "$v/manifests" ] && echo "$v"; done)
-    if [ $((i % 2)) = 0 ]; then
-      e=$(add "$work/empty.db" "${vs[@]}")
-      l=$(add "$work/large.db" "${vs[@]}")
-    else
-      l=$(add "$work/large.db" "${vs[@]}")
-      e=$(add "$work/empty.db" "${vs[@]}")
-    fi
-    echo "package empty $e" >>"$work/times"
-    echo "package large $l" >>"$work/times"
+    both package "$i" "${vs[@]}"
   done
 done
 

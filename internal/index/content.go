@@ -54,10 +54,7 @@ func ContentOf(lb LoadedBundle) (*BundleContent, error) {
 	if e != nil {
 		return nil, e
 	}
-	if err := r.restore(); err != nil {
-		return nil, err
-	}
-	csv, objects, err := r.text()
+	csv, objects, err := r.text() // restores a spooled body too
 	if err != nil {
 		return nil, err
 	}

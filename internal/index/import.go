@@ -122,8 +122,8 @@ func (w *writer) importPackage(ctx context.Context, p ImportPackage) error {
 	}
 	for _, name := range sortedBundleNames(byName) {
 		b := byName[name]
-		r := &rows{Name: b.Name, Package: p.Name, VersionStr: b.Version, Replaces: b.Replaces, Skips: b.Skips,
-			SkipRange: b.SkipRange, Path: b.BundlePath, Images: b.Images}
+		r := &rows{Name: b.Name, Package: p.Name, VersionStr: b.Version, Path: b.BundlePath,
+			body: body{Replaces: b.Replaces, Skips: b.Skips, SkipRange: b.SkipRange, Images: b.Images}}
 		if len(b.CSV) > 0 {
 			r.CSV = append(append([]byte{}, b.CSV...), '\n')
 		}

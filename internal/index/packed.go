@@ -37,8 +37,8 @@ func packer() (*zstd.Encoder, *zstd.Decoder, error) {
 	return packEnc, packDec, packErr
 }
 
-// Spool is a temporary file holding prepared bundles' compressed text. It is
-// safe for concurrent use.
+// Spool is a temporary file holding prepared bundles' bodies, their text
+// compressed. It is safe for concurrent use.
 type Spool struct {
 	mu   sync.Mutex
 	f    *os.File
@@ -100,22 +100,8 @@ func (s *Spool) get(at spooled) ([]byte, error) {
 	return b, nil
 }
 
-// spilled is what a spooled bundle keeps out of memory until its package
-// is written: everything but what Add needs to group, order and check the
-// bundles of a call (name, package, version, path).
-type spilled struct {
-	Channels           []string
-	Default, Replaces  string
-	Skips              []string
-	SkipRange          string
-	CSV, Objects       []byte // packed
-	Provided, Required []apiKey
-	Images             []string
-	Properties, Deps   []typedValue
-}
-
-// pack compresses r's CSV and objects and, given a spool, moves all but
-// what Add needs before writing r's package into it (see restore).
+// pack compresses r's CSV and objects and, given a spool, moves r's body
+// into it (see restore).
 func (r *rows) pack(spool *Spool) {
 	enc, _, err := packer()
 	if err != nil || r.packed {
@@ -133,11 +119,7 @@ func (r *rows) pack(spool *Spool) {
 		return
 	}
 	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(spilled{
-		Channels: r.Channels, Default: r.Default, Replaces: r.Replaces, Skips: r.Skips, SkipRange: r.SkipRange,
-		CSV: r.CSV, Objects: r.Objects, Provided: r.Provided, Required: r.Required, Images: r.Images,
-		Properties: r.Properties, Deps: r.Deps,
-	}); err != nil {
+	if err := gob.NewEncoder(&buf).Encode(r.body); err != nil {
 		return
 	}
 	at, err := spool.put(buf.Bytes())
@@ -160,14 +142,11 @@ func (r *rows) restore() error {
 	if err != nil {
 		return fmt.Errorf("bundle %s: %w", r.Name, err)
 	}
-	var sp spilled
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&sp); err != nil {
+	var b body
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&b); err != nil {
 		return fmt.Errorf("bundle %s: read back from the spool: %w", r.Name, err)
 	}
-	r.Channels, r.Default, r.Replaces, r.Skips, r.SkipRange = sp.Channels, sp.Default, sp.Replaces, sp.Skips, sp.SkipRange
-	r.CSV, r.Objects, r.Provided, r.Required, r.Images = sp.CSV, sp.Objects, sp.Provided, sp.Required, sp.Images
-	r.Properties, r.Deps = sp.Properties, sp.Deps
-	r.restored = true
+	r.body, r.restored = b, true
 	return nil
 }
 
@@ -175,10 +154,7 @@ func (r *rows) release() {
 	if r.spool == nil {
 		return
 	}
-	r.Channels, r.Default, r.Replaces, r.Skips, r.SkipRange = nil, "", "", nil, ""
-	r.CSV, r.Objects, r.Provided, r.Required, r.Images = nil, nil, nil, nil, nil
-	r.Properties, r.Deps = nil, nil
-	r.restored = false
+	r.body, r.restored = body{}, false
 }
 
 func shrink(b []byte) []byte {

@@ -53,20 +53,34 @@ type typedValue struct {
 	Value []byte // JSON
 }
 
-// rows is everything one bundle writes to the database.
+// rows is everything one bundle writes to the database: what Add needs to
+// group, order and check the bundles of a call, and the rest (body).
 type rows struct {
 	Name       string
 	Package    string
-	Channels   []string
-	Default    string
 	Version    Version
 	VersionStr string
+	Path       string
+	// Local says Path is a directory (see LoadedBundle.Local).
+	Local bool
+	body
+	// packed says CSV and Objects are zstd-compressed (see pack); with
+	// spool set, body is in the spool at spoolAt, and in the struct only
+	// while restored.
+	packed   bool
+	spool    *Spool
+	spoolAt  spooled
+	restored bool
+}
+
+// body is what a spooled bundle keeps out of memory until its package is
+// written (exported fields: it is gob-encoded into the spool).
+type body struct {
+	Channels   []string
+	Default    string
 	Replaces   string
 	Skips      []string
 	SkipRange  string
-	Path       string
-	// Local says Path is a directory (see LoadedBundle.Local).
-	Local      bool
 	CSV        []byte
 	Objects    []byte
 	Provided   []apiKey
@@ -74,13 +88,6 @@ type rows struct {
 	Images     []string
 	Properties []typedValue
 	Deps       []typedValue
-	// packed says CSV and Objects are zstd-compressed (see pack); with
-	// spool set, the fields of spilled are in the spool at spoolAt, and in
-	// the struct only while restored.
-	packed   bool
-	spool    *Spool
-	spoolAt  spooled
-	restored bool
 }
 
 func (r *rows) VersionName() string    { return r.Name }
@@ -142,10 +149,9 @@ func bundleRows(lb LoadedBundle) (*rows, *Error) {
 	}
 
 	r := &rows{
-		Name: name, Package: pkg, Channels: channels, Default: b.Annotations.DefaultChannel(),
-		Version: v, VersionStr: csv.Spec.Version, Replaces: csv.Spec.Replaces,
-		SkipRange: csv.Metadata.Annotations[bundle.AnnotationSkipRange],
-		Path:      lb.BundlePath, Local: lb.Local,
+		Name: name, Package: pkg, Version: v, VersionStr: csv.Spec.Version, Path: lb.BundlePath, Local: lb.Local,
+		body: body{Channels: channels, Default: b.Annotations.DefaultChannel(), Replaces: csv.Spec.Replaces,
+			SkipRange: csv.Metadata.Annotations[bundle.AnnotationSkipRange]},
 	}
 	for _, s := range csv.Spec.Skips {
 		if s = strings.TrimSpace(s); s != "" {

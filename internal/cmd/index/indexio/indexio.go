@@ -166,8 +166,9 @@ func (o *ImageOptions) Check(database, version string) (build, pull containertoo
 // skipped, each with its reason, and the rest loaded. open, when it has an
 // entry for an argument, names where to read that bundle from instead (an
 // archive a pull tool saved); the index still records the argument.
-// progress, when not nil, counts each bundle loaded. The bundles' text is
-// kept in spool (see index.Prepare) until they are added.
+// progress, when not nil, counts each bundle loaded. All but what the add
+// needs to group the bundles waits in spool (see index.Prepare) until they
+// are added.
 func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string, open map[string]string, permissive bool, progress *iostreams.Progress, spool *index.Spool) ([]index.LoadedBundle, []index.Skipped, error) {
 	out := make([]index.LoadedBundle, len(args))
 	errs := make([]error, len(args))
