@@ -11,23 +11,15 @@ import (
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/render"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 // sharedDir is ../shared beside the checkout: skipped with the reason when
 // absent, a failure under CI.
 func sharedDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "reference", "index")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s/reference/index is required under CI: %v", dir, err)
-		}
-		t.Skipf("skipping: %s/reference/index is not present (the shared data sits beside the checkout)", dir)
-	}
-	return dir
+	shareddata.Require(t, "reference", "index")
+	return shareddata.Root()
 }
 
 // The reference databases checked through the command: a replaces-mode and

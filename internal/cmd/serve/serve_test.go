@@ -22,21 +22,13 @@ import (
 	"github.com/opmkit/opm/internal/cmd/serve"
 	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/registry/replay"
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 func sharedDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "reference", "grpc", "README.md")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s/reference is required under CI: %v", dir, err)
-		}
-		t.Skipf("skipping: %s/reference is not present (the shared data sits beside the checkout)", dir)
-	}
-	return dir
+	shareddata.Require(t, "reference", "grpc", "README.md")
+	return shareddata.Root()
 }
 
 // catalogDir lays out an upstream render as a catalog directory.
