@@ -24,30 +24,47 @@ import (
 // Warnings say what was filled in, such as a default channel the database
 // lacks (upstream crashed there).
 func FromIndex(ctx context.Context, db *index.DB, opts RenderOptions) (*Catalog, []string, error) {
-	pkgs, err := db.Dump(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("render index: %w", err)
-	}
-	// Chains start at the least depth of the whole database, as upstream
-	// read it (heads are at depth 0 in every database opm or upstream wrote).
-	tip := int64(-1)
-	for _, p := range pkgs {
-		for _, e := range p.Entries {
-			if tip < 0 || e.Depth < tip {
-				tip = e.Depth
-			}
-		}
-	}
 	c := &Catalog{}
 	var warnings []string
-	for _, p := range pkgs {
-		w, err := c.addIndexPackage(p, tip, opts)
-		if err != nil {
-			return nil, nil, fmt.Errorf("render index %s: package %s: %w", db.Path(), p.Name, err)
-		}
+	err := EachIndexPackage(ctx, db, opts, func(pc *Catalog, w []string) error {
+		c.Merge(pc)
 		warnings = append(warnings, w...)
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return c, warnings, nil
+}
+
+// EachIndexPackage is FromIndex a package at a time, in name order: f gets
+// each package's blobs and the warnings of that package. Memory holds one
+// package's manifests (plus what f keeps), not the database's.
+func EachIndexPackage(ctx context.Context, db *index.DB, opts RenderOptions, f func(*Catalog, []string) error) error {
+	// Chains start at the least depth of the whole database, as upstream
+	// read it (heads are at depth 0 in every database opm or upstream wrote).
+	var tip int64
+	var inner error
+	err := db.DumpEach(ctx, func(d int64) { tip = d }, func(p *index.PackageDump) error {
+		c := &Catalog{}
+		w, err := c.addIndexPackage(p, tip, opts)
+		if err != nil {
+			inner = fmt.Errorf("render index %s: package %s: %w", db.Path(), p.Name, err)
+			return inner
+		}
+		if err := f(c, w); err != nil {
+			inner = err
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		if inner != nil {
+			return inner
+		}
+		return fmt.Errorf("render index: %w", err)
+	}
+	return nil
 }
 
 func (c *Catalog) addIndexPackage(p *index.PackageDump, tip int64, opts RenderOptions) ([]string, error) {
@@ -239,12 +256,31 @@ func RenderIndexFile(ctx context.Context, path string, opts RenderOptions) (*Cat
 // beside path and renamed into place when complete, so path is never left
 // half-written; an existing file is refused unless opts.Force.
 func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) error {
+	return toIndexFile(ctx, path, opts, func(db *index.DB) error {
+		return importSource(ctx, db, &wholeCatalog{c: c}, countEntries(c), nil)
+	})
+}
+
+// ToIndexScanned is ToIndex of a scanned catalog, a package at a time:
+// memory holds a few packages, not the catalog. The result, and every
+// error, is what LoadDir then ToIndex give for the same files, except that
+// load errors come as a *CatalogLoadError.
+func ToIndexScanned(ctx context.Context, s *Scanned, path string, opts ToIndexOptions) error {
+	return toIndexFile(ctx, path, opts, func(db *index.DB) error {
+		return importSource(ctx, db, s, s.Entries, s.Err)
+	})
+}
+
+// CatalogLoadError is a catalog's load errors (see Load), returned by the
+// conversions that load it a package at a time.
+type CatalogLoadError struct{ Err error }
+
+func (e *CatalogLoadError) Error() string { return e.Err.Error() }
+func (e *CatalogLoadError) Unwrap() error { return e.Err }
+
+func toIndexFile(ctx context.Context, path string, opts ToIndexOptions, fill func(*index.DB) error) error {
 	if _, err := os.Lstat(path); err == nil && !opts.Force {
 		return fmt.Errorf("write index %s: %w; remove it or write elsewhere", path, os.ErrExist)
-	}
-	pkgs, err := importPackages(c)
-	if err != nil {
-		return fmt.Errorf("write index %s: %w", path, err)
 	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".opm-tmp-*")
 	if err != nil {
@@ -259,8 +295,12 @@ func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) 
 	if err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
-	if err := db.Import(ctx, pkgs); err != nil {
+	if err := fill(db); err != nil {
 		_ = db.Close()
+		var le *CatalogLoadError
+		if errors.As(err, &le) {
+			return err
+		}
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
 	if err := db.Close(); err != nil {
@@ -281,94 +321,145 @@ func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) 
 // ToIndexDB adds the catalog's packages to an open index database (none of
 // them may be in it yet).
 func ToIndexDB(ctx context.Context, c *Catalog, db *index.DB) error {
-	pkgs, err := importPackages(c)
-	if err != nil {
+	if err := importSource(ctx, db, &wholeCatalog{c: c}, countEntries(c), nil); err != nil {
 		return fmt.Errorf("write index %s: %w", db.Path(), err)
 	}
-	return db.Import(ctx, pkgs)
+	return nil
 }
 
-// importPackages converts a catalog that validates to index content.
-func importPackages(c *Catalog) ([]index.ImportPackage, error) {
-	var problems []string
-	for _, f := range Validate(c) {
-		if f.Severity == validate.Error {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Message, f.Rule))
+func countEntries(c *Catalog) int {
+	n := 0
+	for _, ch := range c.Channels {
+		n += len(ch.Entries)
+	}
+	return n
+}
+
+// preparedPackage is one package validated and converted (on a worker).
+type preparedPackage struct {
+	findings []validate.Finding // errors only
+	pkg      index.ImportPackage
+	errs     []error
+}
+
+// importSource validates and converts each package of src and imports it
+// into db, all in one transaction. What fails, in this order of
+// precedence as when the catalog was whole: the catalog's load errors
+// (loadErr, read once every package is loaded), its validation errors,
+// conversion errors, then the database's refusals.
+func importSource(ctx context.Context, db *index.DB, src packageSource, entries int, loadErr func() error) error {
+	im, err := db.BeginImport(ctx, entries)
+	if err != nil {
+		return err
+	}
+	defer im.Rollback()
+	var findings []validate.Finding
+	var convErrs []error
+	// Bundles without manifests (upstream's semver modes dropped them) take
+	// an API's plural from another bundle that has it: the api table holds
+	// one row per group/version/kind, written by its first bundle; rows
+	// written without a plural get the first one seen, at the end.
+	plurals := map[index.API]string{}
+	var pluralOrder []index.API
+	prepare := func(name string, pc *Catalog) *preparedPackage {
+		pp := &preparedPackage{}
+		for _, f := range Validate(pc) {
+			if f.Severity == validate.Error {
+				pp.findings = append(pp.findings, f)
+			}
+		}
+		if len(pp.findings) == 0 {
+			pp.pkg, pp.errs = importPackage(name, pc)
+		}
+		return pp
+	}
+	err = eachPrepared(ctx, src, prepare, func(_ string, pp *preparedPackage) error {
+		findings = append(findings, pp.findings...)
+		convErrs = append(convErrs, pp.errs...)
+		if len(findings) > 0 || len(convErrs) > 0 {
+			return nil // refused in the end: convert the rest only to report it
+		}
+		for _, b := range pp.pkg.Bundles {
+			for _, a := range append(append([]index.API{}, b.Provided...), b.Required...) {
+				k := index.API{Group: a.Group, Version: a.Version, Kind: a.Kind}
+				if a.Plural != "" && plurals[k] == "" {
+					plurals[k] = a.Plural
+					pluralOrder = append(pluralOrder, k)
+				}
+			}
+		}
+		return im.Add(ctx, pp.pkg)
+	})
+	if err != nil {
+		return err
+	}
+	if loadErr != nil {
+		if err := loadErr(); err != nil {
+			return &CatalogLoadError{Err: err}
 		}
 	}
-	if len(problems) > 0 {
+	if len(findings) > 0 {
+		sortFindings(findings)
+		var problems []string
+		for _, f := range findings {
+			problems = append(problems, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Message, f.Rule))
+		}
 		more := ""
 		if len(problems) > 5 {
 			more = fmt.Sprintf("; and %d more", len(problems)-5)
 			problems = problems[:5]
 		}
-		return nil, fmt.Errorf("the catalog does not validate (opm validate lists every finding): %s%s", strings.Join(problems, "; "), more)
+		return fmt.Errorf("the catalog does not validate (opm validate lists every finding): %s%s", strings.Join(problems, "; "), more)
 	}
-	var out []index.ImportPackage
+	if len(convErrs) > 0 {
+		return errors.Join(convErrs...)
+	}
+	for _, k := range pluralOrder {
+		k.Plural = plurals[k]
+		if err := im.SetPlural(ctx, k); err != nil {
+			return err
+		}
+	}
+	return im.Commit(ctx)
+}
+
+// importPackage converts one package of a catalog that validates to
+// index content.
+func importPackage(name string, pc *Catalog) (index.ImportPackage, []error) {
+	if len(pc.Packages) != 1 {
+		return index.ImportPackage{}, []error{fmt.Errorf("package %q: %d olm.package blobs; exactly one is needed (opm validate tells more)", name, len(pc.Packages))}
+	}
+	ip := index.ImportPackage{Name: name, DefaultChannel: pc.Packages[0].DefaultChannel}
+	// The channel entry of each bundle in the default channel (or the
+	// first channel), for the bundle's own replaces and skips.
+	firstEntry := map[string]ChannelEntry{}
+	chans := append([]Channel(nil), pc.Channels...)
+	sort.SliceStable(chans, func(i, j int) bool {
+		if (chans[i].Name == ip.DefaultChannel) != (chans[j].Name == ip.DefaultChannel) {
+			return chans[i].Name == ip.DefaultChannel
+		}
+		return chans[i].Name < chans[j].Name
+	})
+	for _, ch := range chans {
+		ic := index.ImportChannel{Name: ch.Name}
+		for _, e := range ch.Entries {
+			ic.Entries = append(ic.Entries, index.ImportEntry{Bundle: e.Name, Replaces: e.Replaces, Skips: e.Skips})
+			if _, ok := firstEntry[e.Name]; !ok {
+				firstEntry[e.Name] = e
+			}
+		}
+		ip.Channels = append(ip.Channels, ic)
+	}
 	var errs []error
-	for _, name := range c.PackageNames() {
-		pc := c.Package(name)
-		if len(pc.Packages) != 1 {
-			errs = append(errs, fmt.Errorf("package %q: %d olm.package blobs; exactly one is needed (opm validate tells more)", name, len(pc.Packages)))
+	for _, b := range pc.Bundles {
+		bc, err := bundleContent(b, firstEntry[b.Name])
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
-		ip := index.ImportPackage{Name: name, DefaultChannel: pc.Packages[0].DefaultChannel}
-		// The channel entry of each bundle in the default channel (or the
-		// first channel), for the bundle's own replaces and skips.
-		firstEntry := map[string]ChannelEntry{}
-		chans := append([]Channel(nil), pc.Channels...)
-		sort.SliceStable(chans, func(i, j int) bool {
-			if (chans[i].Name == ip.DefaultChannel) != (chans[j].Name == ip.DefaultChannel) {
-				return chans[i].Name == ip.DefaultChannel
-			}
-			return chans[i].Name < chans[j].Name
-		})
-		for _, ch := range chans {
-			ic := index.ImportChannel{Name: ch.Name}
-			for _, e := range ch.Entries {
-				ic.Entries = append(ic.Entries, index.ImportEntry{Bundle: e.Name, Replaces: e.Replaces, Skips: e.Skips})
-				if _, ok := firstEntry[e.Name]; !ok {
-					firstEntry[e.Name] = e
-				}
-			}
-			ip.Channels = append(ip.Channels, ic)
-		}
-		for _, b := range pc.Bundles {
-			bc, err := bundleContent(b, firstEntry[b.Name])
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			ip.Bundles = append(ip.Bundles, bc)
-		}
-		out = append(out, ip)
+		ip.Bundles = append(ip.Bundles, bc)
 	}
-	// Bundles without manifests (upstream's semver modes dropped them) take
-	// an API's plural from another bundle that has it: the api table holds
-	// one row per group/version/kind.
-	plurals := map[index.API]string{}
-	for _, ip := range out {
-		for _, b := range ip.Bundles {
-			for _, a := range append(append([]index.API{}, b.Provided...), b.Required...) {
-				k := index.API{Group: a.Group, Version: a.Version, Kind: a.Kind}
-				if a.Plural != "" && plurals[k] == "" {
-					plurals[k] = a.Plural
-				}
-			}
-		}
-	}
-	for _, ip := range out {
-		for _, b := range ip.Bundles {
-			for _, list := range [][]index.API{b.Provided, b.Required} {
-				for i, a := range list {
-					if a.Plural == "" {
-						list[i].Plural = plurals[index.API{Group: a.Group, Version: a.Version, Kind: a.Kind}]
-					}
-				}
-			}
-		}
-	}
-	return out, errors.Join(errs...)
+	return ip, errs
 }
 
 // bundleContent converts an olm.bundle blob to what the index stores: the

@@ -146,7 +146,7 @@ func (c *Catalog) LoadFile(name string, data []byte) error {
 
 func (c *Catalog) loadFile(name string, data []byte) []error {
 	var errs []error
-	add := func(line int, raw []byte) {
+	add := func(line int, _ int64, raw []byte) {
 		if err := c.addBlob(Position{File: name, Line: line}, raw); err != nil {
 			errs = append(errs, err)
 		}
@@ -171,13 +171,14 @@ func (c *Catalog) loadFile(name string, data []byte) []error {
 			errs = append(errs, &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()})
 			continue
 		}
-		add(d.Line, raw)
+		add(d.Line, 0, raw)
 	}
 	return errs
 }
 
-// splitJSON calls f with each top-level JSON value of data and its line.
-func splitJSON(name string, data []byte, f func(line int, raw []byte)) error {
+// splitJSON calls f with each top-level JSON value of data, its line and
+// its offset in data.
+func splitJSON(name string, data []byte, f func(line int, off int64, raw []byte)) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	line, counted := 1, int64(0)
 	lineAt := func(off int64) int {
@@ -211,7 +212,7 @@ func splitJSON(name string, data []byte, f func(line int, raw []byte)) error {
 			}
 			return &LoadError{File: name, Line: lineAt(start), Msg: "JSON: " + err.Error()}
 		}
-		f(lineAt(start), raw)
+		f(lineAt(start), start, raw)
 	}
 }
 
@@ -219,33 +220,77 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 
 // addBlob decodes one blob by its schema.
 func (c *Catalog) addBlob(pos Position, raw []byte) error {
+	h, err := classify(pos, raw)
+	if err != nil || h.skip {
+		return err
+	}
+	return c.decodeBlob(pos, h, bytes.TrimSpace(raw))
+}
+
+// blobHead is what classify reads of a blob: its schema and the package it
+// belongs to ("" for none), without decoding the rest.
+type blobHead struct {
+	schema  string
+	pkg     string
+	name    string // of a blob of another schema (Meta.Name)
+	skip    bool   // a null document: nothing to load
+	decoded bool   // schema, package and name came from a full head decode
+}
+
+// classify finds a blob's schema and package, with the errors of a blob
+// that has none.
+func classify(pos Position, raw []byte) (blobHead, error) {
 	fail := func(format string, args ...any) error {
 		return &LoadError{File: pos.File, Line: pos.Line, Msg: fmt.Sprintf(format, args...)}
 	}
 	raw = bytes.TrimSpace(raw)
 	if bytes.Equal(raw, []byte("null")) {
-		return nil
+		return blobHead{skip: true}, nil
 	}
 	if len(raw) == 0 || raw[0] != '{' {
-		return fail("a catalog blob must be an object with a schema, not %s", jsonKind(raw))
+		return blobHead{}, fail("a catalog blob must be an object with a schema, not %s", jsonKind(raw))
+	}
+	schema, known := sniffSchema(raw)
+	if known {
+		key := "package"
+		if schema == SchemaPackage {
+			key = "name"
+		}
+		if v, ok := topLevelString(raw, key); ok {
+			return blobHead{schema: schema, pkg: v}, nil
+		}
 	}
 	var head struct {
 		Schema  any `json:"schema"`
 		Package any `json:"package"`
 		Name    any `json:"name"`
 	}
-	schema, known := sniffSchema(raw)
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return blobHead{}, fail("%v", err)
+	}
 	if !known {
-		if err := json.Unmarshal(raw, &head); err != nil {
-			return fail("%v", err)
-		}
 		schema, _ = head.Schema.(string)
 	}
 	if schema == "" {
 		if head.Schema == nil {
-			return fail("the blob has no schema (every catalog object needs one, e.g. schema: olm.bundle)")
+			return blobHead{}, fail("the blob has no schema (every catalog object needs one, e.g. schema: olm.bundle)")
 		}
-		return fail("schema must be a string")
+		return blobHead{}, fail("schema must be a string")
+	}
+	h := blobHead{schema: schema, decoded: true}
+	h.pkg, _ = head.Package.(string)
+	h.name, _ = head.Name.(string)
+	if schema == SchemaPackage {
+		h.pkg = h.name
+	}
+	return h, nil
+}
+
+// decodeBlob decodes a classified blob (raw trimmed) into c.
+func (c *Catalog) decodeBlob(pos Position, h blobHead, raw []byte) error {
+	schema := h.schema
+	fail := func(format string, args ...any) error {
+		return &LoadError{File: pos.File, Line: pos.Line, Msg: fmt.Sprintf(format, args...)}
 	}
 	decode := func(v any) error {
 		if err := json.Unmarshal(raw, v); err != nil {
@@ -283,12 +328,122 @@ func (c *Catalog) addBlob(pos Position, raw []byte) error {
 		compactProps(b.Properties)
 		c.Bundles = append(c.Bundles, b)
 	default:
-		m := Meta{Schema: schema, Blob: append(json.RawMessage(nil), raw...), Pos: pos}
-		m.Package, _ = head.Package.(string)
-		m.Name, _ = head.Name.(string)
+		m := Meta{Schema: schema, Blob: append(json.RawMessage(nil), raw...), Pos: pos, Package: h.pkg, Name: h.name}
 		c.Others = append(c.Others, m)
 	}
 	return nil
+}
+
+// topLevelString finds key among the top-level keys of the JSON object raw
+// (valid JSON) and returns its value when it is a string without escapes;
+// ok is false when the key is missing, not such a string, or raw is not
+// simple enough to read this way (the caller then decodes).
+func topLevelString(raw []byte, key string) (string, bool) {
+	i := 1 // past '{'
+	skipSpace := func() {
+		for i < len(raw) && isSpace(raw[i]) {
+			i++
+		}
+	}
+	// str reads a string at raw[i] (a quote); ok is false for one with
+	// escapes.
+	str := func() (string, bool, bool) {
+		j := i + 1
+		esc := false
+		for j < len(raw) {
+			switch raw[j] {
+			case '\\':
+				esc = true
+				j += 2
+				continue
+			case '"':
+				s := string(raw[i+1 : j])
+				i = j + 1
+				return s, !esc, true
+			}
+			j++
+		}
+		return "", false, false
+	}
+	// skipValue skips a value of any kind starting at raw[i].
+	skipValue := func() bool {
+		if i >= len(raw) {
+			return false
+		}
+		switch raw[i] {
+		case '"':
+			_, _, ok := str()
+			return ok
+		case '{', '[':
+			depth := 0
+			for i < len(raw) {
+				switch raw[i] {
+				case '"':
+					if _, _, ok := str(); !ok {
+						return false
+					}
+					continue
+				case '{', '[':
+					depth++
+				case '}', ']':
+					depth--
+					if depth == 0 {
+						i++
+						return true
+					}
+				}
+				i++
+			}
+			return false
+		default:
+			for i < len(raw) && raw[i] != ',' && raw[i] != '}' && !isSpace(raw[i]) {
+				i++
+			}
+			return true
+		}
+	}
+	// Every key is read, not only up to key's: encoding/json takes the
+	// last of duplicate keys, so a second one sends the caller to it.
+	// Hand-written for speed: a whole catalog's blobs are classified
+	// before any is decoded.
+	value, found := "", false
+	for {
+		skipSpace()
+		if i >= len(raw) || raw[i] != '"' {
+			return "", false
+		}
+		k, plain, ok := str()
+		if !ok || !plain {
+			return "", false
+		}
+		skipSpace()
+		if i >= len(raw) || raw[i] != ':' {
+			return "", false
+		}
+		i++
+		skipSpace()
+		if k == key {
+			if found || i >= len(raw) || raw[i] != '"' {
+				return "", false
+			}
+			v, plain, ok := str()
+			if !ok || !plain {
+				return "", false
+			}
+			value, found = v, true
+		} else if strings.EqualFold(k, key) || !skipValue() {
+			// encoding/json also matches keys case-insensitively.
+			return "", false
+		}
+		skipSpace()
+		if i < len(raw) && raw[i] == '}' {
+			return value, found
+		}
+		if i >= len(raw) || raw[i] != ',' {
+			return "", false
+		}
+		i++
+	}
 }
 
 // sniffSchema reads the schema of a blob that starts with it (as every

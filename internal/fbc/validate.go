@@ -22,8 +22,15 @@ func Validate(c *Catalog) []validate.Finding {
 	v.packages(c)
 	v.channels(c)
 	v.bundles(c)
-	sort.SliceStable(v.out, func(i, j int) bool {
-		a, b := v.out[i], v.out[j]
+	sortFindings(v.out)
+	return v.out
+}
+
+// sortFindings orders findings by file, line and rule, keeping the order
+// of equal ones.
+func sortFindings(fs []validate.Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
 		if a.File != b.File {
 			return a.File < b.File
 		}
@@ -32,7 +39,6 @@ func Validate(c *Catalog) []validate.Finding {
 		}
 		return a.Rule < b.Rule
 	})
-	return v.out
 }
 
 // LoadFindings turns an error from Load into catalog-syntax findings.

@@ -42,19 +42,40 @@ func ParseFormat(s string) (Format, error) {
 // without HTML escaping; YAML is one document per blob, each starting with
 // "---", keys sorted.
 func Write(w io.Writer, c *Catalog, format Format) error {
+	sw, err := NewWriter(w, format)
+	if err != nil {
+		return err
+	}
+	if err := sw.Add(c); err != nil {
+		return err
+	}
+	return sw.Flush()
+}
+
+// Writer is Write a package at a time: Add each package's blobs in package
+// name order and the output is what Write prints for the whole catalog.
+type Writer struct {
+	bw   *bufio.Writer
+	enc  func(v any) error
+	last string
+	any  bool
+}
+
+// NewWriter writes catalog blobs to w in format.
+func NewWriter(w io.Writer, format Format) (*Writer, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	var enc func(v any) error
+	sw := &Writer{bw: bw}
 	switch format {
 	case FormatJSON, "":
 		je := json.NewEncoder(bw)
 		je.SetIndent("", "    ")
 		je.SetEscapeHTML(false)
-		enc = je.Encode
+		sw.enc = je.Encode
 	case FormatYAML:
 		var buf bytes.Buffer
 		je := json.NewEncoder(&buf)
 		je.SetEscapeHTML(false)
-		enc = func(v any) error {
+		sw.enc = func(v any) error {
 			buf.Reset()
 			if err := je.Encode(v); err != nil {
 				return err
@@ -70,17 +91,31 @@ func Write(w io.Writer, c *Catalog, format Format) error {
 			return err
 		}
 	default:
-		return fmt.Errorf("write catalog: unknown format %q", format)
+		return nil, fmt.Errorf("write catalog: unknown format %q", format)
 	}
+	return sw, nil
+}
+
+// Add writes the blobs of c, which holds whole packages that sort after
+// every package added before (a package split over two calls would not
+// print as Write prints it, so it is refused).
+func (sw *Writer) Add(c *Catalog) error {
 	for _, p := range c.groupByPackage() {
+		if sw.any && p.name <= sw.last {
+			return fmt.Errorf("write catalog: package %q comes after %q (packages must be written whole, in name order)", p.name, sw.last)
+		}
+		sw.last, sw.any = p.name, true
 		for _, v := range p.blobs() {
-			if err := enc(v); err != nil {
+			if err := sw.enc(v); err != nil {
 				return fmt.Errorf("write catalog: %w", err)
 			}
 		}
 	}
-	return bw.Flush()
+	return nil
 }
+
+// Flush writes out what is buffered.
+func (sw *Writer) Flush() error { return sw.bw.Flush() }
 
 // sortedBlobs is one package's blobs in writing order.
 type sortedBlobs struct {
@@ -171,44 +206,73 @@ type WriteDirOptions struct {
 // content or the whole new catalog. A DIR that exists and is not empty is
 // refused unless opts.Force.
 func WriteDir(dir string, c *Catalog, opts WriteDirOptions) error {
+	dw, err := NewDirWriter(dir, opts)
+	if err != nil {
+		return err
+	}
+	defer dw.Abort()
+	if err := dw.Add(c); err != nil {
+		return err
+	}
+	return dw.Commit()
+}
+
+// DirWriter is WriteDir a package at a time: Add whole packages (each
+// once), then Commit moves the tree into place; Abort, or a Commit never
+// called, leaves DIR as it was.
+type DirWriter struct {
+	dir, tmp string
+	format   Format
+	exists   bool
+	done     bool
+}
+
+// NewDirWriter checks DIR as WriteDir does and starts the temporary tree.
+func NewDirWriter(dir string, opts WriteDirOptions) (*DirWriter, error) {
 	format := opts.Format
 	if format == "" {
 		format = FormatJSON
 	}
 	if _, err := ParseFormat(string(format)); err != nil {
-		return fmt.Errorf("write catalog %s: %w", dir, err)
+		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
 	dir = filepath.Clean(dir)
 	exists := false
 	if st, err := os.Stat(dir); err == nil {
 		if !st.IsDir() {
-			return fmt.Errorf("write catalog %s: it exists and is not a directory", dir)
+			return nil, fmt.Errorf("write catalog %s: it exists and is not a directory", dir)
 		}
 		exists = true
 		entries, err := os.ReadDir(dir)
 		if err != nil {
-			return fmt.Errorf("write catalog %s: %w", dir, err)
+			return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 		}
 		if len(entries) > 0 && !opts.Force {
-			return fmt.Errorf("write catalog %s: the directory is not empty; give an empty or new directory, or force replacing it", dir)
+			return nil, fmt.Errorf("write catalog %s: the directory is not empty; give an empty or new directory, or force replacing it", dir)
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("write catalog %s: %w", dir, err)
+		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
 	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("write catalog %s: %w", dir, err)
+		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
 	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".opm-tmp-*")
 	if err != nil {
-		return fmt.Errorf("write catalog %s: %w", dir, err)
+		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
-	defer os.RemoveAll(tmp)
 	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("write catalog %s: %w", dir, err)
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
+	return &DirWriter{dir: dir, tmp: tmp, format: format, exists: exists}, nil
+}
+
+// Add writes the file of each package of c.
+func (dw *DirWriter) Add(c *Catalog) error {
+	dir := dw.dir
 	for _, g := range c.groupByPackage() {
-		sub := filepath.Join(tmp, g.name)
+		sub := filepath.Join(dw.tmp, g.name)
 		if g.name != "" {
 			if strings.ContainsAny(g.name, `/\`) || g.name == "." || g.name == ".." {
 				return fmt.Errorf("write catalog %s: package name %q cannot be a directory name", dir, g.name)
@@ -217,14 +281,33 @@ func WriteDir(dir string, c *Catalog, opts WriteDirOptions) error {
 				return fmt.Errorf("write catalog %s: %w", dir, err)
 			}
 		}
-		if err := writeFile(filepath.Join(sub, "catalog."+string(format)), g.cat, format); err != nil {
+		if err := writeFile(filepath.Join(sub, "catalog."+string(dw.format)), g.cat, dw.format); err != nil {
 			return fmt.Errorf("write catalog %s: package %s: %w", dir, g.name, err)
 		}
 	}
-	if !exists {
+	return nil
+}
+
+// Abort removes the temporary tree unless Commit moved it into place.
+func (dw *DirWriter) Abort() {
+	if !dw.done {
+		dw.done = true
+		os.RemoveAll(dw.tmp)
+	}
+}
+
+// Commit moves the tree into place.
+func (dw *DirWriter) Commit() error {
+	if dw.done {
+		return fmt.Errorf("write catalog %s: already committed or aborted", dw.dir)
+	}
+	defer dw.Abort()
+	dir, tmp, parent := dw.dir, dw.tmp, filepath.Dir(dw.dir)
+	if !dw.exists {
 		if err := os.Rename(tmp, dir); err != nil {
 			return fmt.Errorf("write catalog %s: %w", dir, err)
 		}
+		dw.done = true
 		return nil
 	}
 	// Swap: move the old tree aside, the new one in, then drop the old.
@@ -244,6 +327,7 @@ func WriteDir(dir string, c *Catalog, opts WriteDirOptions) error {
 		}
 		return fmt.Errorf("write catalog %s: %w", dir, err)
 	}
+	dw.done = true
 	return os.RemoveAll(old)
 }
 

@@ -41,6 +41,25 @@ type EntryDump struct {
 // that are in no channel entry belong to no package and are left out, as
 // every reader of the database does.
 func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
+	var out []*PackageDump
+	err := d.DumpEach(ctx, nil, func(p *PackageDump) error {
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DumpEach is Dump one package at a time, in name order: every table but
+// the bundles' manifests (operatorbundle's csv and bundle columns, nearly
+// all of a database) is read first, the manifests of a package only when
+// it is handed to f. f owns the package; memory holds the manifests of the
+// packages f keeps, not the catalog's. minDepth, when not nil, is called
+// before the first package with the least channel entry depth of the
+// whole database (where upstream started every chain).
+func (d *DB) DumpEach(ctx context.Context, minDepth func(int64), f func(*PackageDump) error) error {
 	wrap := func(what string, err error) error { return fmt.Errorf("read index %s: %s: %w", d.path, what, err) }
 	pkgs := map[string]*PackageDump{}
 	var order []string
@@ -55,7 +74,7 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, wrap("packages", err)
+		return wrap("packages", err)
 	}
 	pkgOf := func(name string) *PackageDump {
 		p := pkgs[name]
@@ -79,9 +98,10 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, wrap("channels", err)
+		return wrap("channels", err)
 	}
 	bundlePkg := map[string]string{}
+	tip := int64(-1)
 	err = queryEach(ctx, d.sql, `SELECT entry_id, channel_name, package_name, operatorbundle_name, replaces, depth FROM channel_entry ORDER BY entry_id`, nil, func(s scanner) error {
 		var e EntryDump
 		var ch, p, b sql.NullString
@@ -95,20 +115,22 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 		if _, ok := bundlePkg[e.Bundle]; !ok {
 			bundlePkg[e.Bundle] = p.String
 		}
+		if tip < 0 || e.Depth < tip {
+			tip = e.Depth
+		}
 		return nil
 	})
 	if err != nil {
-		return nil, wrap("channel entries", err)
+		return wrap("channel entries", err)
 	}
 
+	// Everything of the bundles but their manifests; those are read per
+	// package below.
 	bundles := map[string]*BundleContent{}
-	err = queryEach(ctx, d.sql, `SELECT name, csv, bundle, bundlepath, skiprange, version, replaces, skips,
-		CASE WHEN csv IS NULL OR instr(csv, '"release"') = 0 OR json_valid(CAST(csv AS TEXT)) = 0 THEN NULL ELSE json_extract(CAST(csv AS TEXT), '$.spec.release') END
-		FROM operatorbundle ORDER BY name`, nil, func(s scanner) error {
+	err = queryEach(ctx, d.sql, `SELECT name, bundlepath, skiprange, version, replaces, skips FROM operatorbundle ORDER BY name`, nil, func(s scanner) error {
 		var name string
-		var csv, objs []byte
-		var path, skipRange, version, replaces, skips, release sql.NullString
-		if err := s.Scan(&name, &csv, &objs, &path, &skipRange, &version, &replaces, &skips, &release); err != nil {
+		var path, skipRange, version, replaces, skips sql.NullString
+		if err := s.Scan(&name, &path, &skipRange, &version, &replaces, &skips); err != nil {
 			return err
 		}
 		p, ok := bundlePkg[name]
@@ -116,11 +138,7 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 			return nil
 		}
 		b := &BundleContent{Name: name, Package: p, BundlePath: path.String, SkipRange: skipRange.String,
-			Version: version.String, Replaces: replaces.String, Release: release.String, Objects: splitObjects(objs)}
-		// Writers store the CSV as compact JSON and a newline.
-		if csv = bytes.TrimSpace(csv); len(csv) > 0 {
-			b.CSV = csv
-		}
+			Version: version.String, Replaces: replaces.String}
 		for _, k := range strings.Split(skips.String, ",") {
 			if k = strings.TrimSpace(k); k != "" {
 				b.Skips = append(b.Skips, k)
@@ -131,7 +149,7 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, wrap("bundles", err)
+		return wrap("bundles", err)
 	}
 	// Rows of the other tables, in insertion (rowid) order.
 	typed := func(table string, add func(b *BundleContent, tv TypedValue)) error {
@@ -147,10 +165,10 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 		})
 	}
 	if err := typed("properties", func(b *BundleContent, tv TypedValue) { b.Properties = append(b.Properties, tv) }); err != nil {
-		return nil, wrap("properties", err)
+		return wrap("properties", err)
 	}
 	if err := typed("dependencies", func(b *BundleContent, tv TypedValue) { b.Dependencies = append(b.Dependencies, tv) }); err != nil {
-		return nil, wrap("dependencies", err)
+		return wrap("dependencies", err)
 	}
 	apis := func(table string, add func(b *BundleContent, a API)) error {
 		return queryEach(ctx, d.sql, `SELECT t.operatorbundle_name, t.group_name, t.version, t.kind, IFNULL(a.plural, '')
@@ -166,10 +184,10 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 		})
 	}
 	if err := apis("api_provider", func(b *BundleContent, a API) { b.Provided = append(b.Provided, a) }); err != nil {
-		return nil, wrap("provided apis", err)
+		return wrap("provided apis", err)
 	}
 	if err := apis("api_requirer", func(b *BundleContent, a API) { b.Required = append(b.Required, a) }); err != nil {
-		return nil, wrap("required apis", err)
+		return wrap("required apis", err)
 	}
 	err = queryEach(ctx, d.sql, `SELECT operatorbundle_name, image FROM related_image ORDER BY rowid`, nil, func(s scanner) error {
 		var n, img sql.NullString
@@ -182,7 +200,7 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, wrap("related images", err)
+		return wrap("related images", err)
 	}
 	// Channel membership, from the entries.
 	for _, p := range pkgs {
@@ -200,10 +218,45 @@ func (d *DB) Dump(ctx context.Context) ([]*PackageDump, error) {
 			sort.Strings(b.Channels)
 		}
 	}
-	sort.Strings(order)
-	out := make([]*PackageDump, 0, len(order))
-	for _, n := range order {
-		out = append(out, pkgs[n])
+	if minDepth != nil {
+		if tip < 0 {
+			tip = 0
+		}
+		minDepth(tip)
 	}
-	return out, nil
+	// The manifests, a package at a time: a primary-key lookup each.
+	manifests, err := d.sql.PrepareContext(ctx, `SELECT csv, bundle,
+		CASE WHEN csv IS NULL OR instr(csv, '"release"') = 0 OR json_valid(CAST(csv AS TEXT)) = 0 THEN NULL ELSE json_extract(CAST(csv AS TEXT), '$.spec.release') END
+		FROM operatorbundle WHERE name = ?`)
+	if err != nil {
+		return wrap("bundles", err)
+	}
+	defer manifests.Close()
+	sort.Strings(order)
+	for _, n := range order {
+		p := pkgs[n]
+		for _, b := range p.Bundles {
+			var csv, objs []byte
+			var release sql.NullString
+			if err := manifests.QueryRowContext(ctx, b.Name).Scan(&csv, &objs, &release); err != nil {
+				return wrap("bundle "+b.Name, err)
+			}
+			b.Release = release.String
+			b.Objects = splitObjects(objs)
+			// Writers store the CSV as compact JSON and a newline.
+			if csv = bytes.TrimSpace(csv); len(csv) > 0 {
+				b.CSV = csv
+			}
+		}
+		// The package is f's now: drop this reference so that its
+		// manifests can be freed once f is done with them.
+		delete(pkgs, n)
+		for _, b := range p.Bundles {
+			delete(bundles, b.Name)
+		}
+		if err := f(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }

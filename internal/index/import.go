@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sort"
@@ -40,50 +41,112 @@ type ImportEntry struct {
 // without exactly one head, an edge cycle or an entry naming a bundle the
 // package does not hold is an error.
 func (d *DB) Import(ctx context.Context, pkgs []ImportPackage) error {
-	if d.readOnly {
-		return fmt.Errorf("import into index %s: opened read-only", d.path)
-	}
-	tx, err := d.sql.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("import into index %s: begin: %w", d.path, err)
-	}
-	defer tx.Rollback()
-	w, err := newWriter(ctx, tx)
-	if err != nil {
-		return fmt.Errorf("import into index %s: %w", d.path, err)
-	}
-	defer w.close()
-	// A large import needs the helper indexes from the start: each new
-	// channel_entry row makes sqlite look for rows replacing it.
 	entries := 0
 	for _, p := range pkgs {
 		for _, c := range p.Channels {
-			entries += 2 * len(c.Entries)
+			entries += len(c.Entries)
 		}
 	}
-	if err := w.ensureHelperIndexesFor(ctx, helpAll, entries); err != nil {
-		return fmt.Errorf("import into index %s: %w", d.path, err)
+	im, err := d.BeginImport(ctx, entries)
+	if err != nil {
+		return err
 	}
-	var errs []error
+	defer im.Rollback()
 	for _, p := range pkgs {
-		if err := w.importPackage(ctx, p); err != nil {
-			var ie *Error
-			if !errors.As(err, &ie) {
-				return fmt.Errorf("import into index %s: package %s: %w", d.path, p.Name, err)
-			}
-			errs = append(errs, err)
+		if err := im.Add(ctx, p); err != nil {
+			return err
 		}
 	}
-	if len(errs) > 0 {
-		return errors.Join(errs...)
+	return im.Commit(ctx)
+}
+
+// Importer is Import a package at a time, so that a caller converting a
+// large catalog holds one package in memory rather than all of them: one
+// transaction, committed whole by Commit or dropped by Rollback.
+type Importer struct {
+	d    *DB
+	tx   *sql.Tx
+	w    *writer
+	errs []error
+	done bool
+}
+
+// BeginImport starts an import of packages holding about entries channel
+// entries in all (it decides whether the import builds helper indexes).
+func (d *DB) BeginImport(ctx context.Context, entries int) (*Importer, error) {
+	if d.readOnly {
+		return nil, fmt.Errorf("import into index %s: opened read-only", d.path)
 	}
-	if err := w.finish(ctx); err != nil {
-		return fmt.Errorf("import into index %s: %w", d.path, err)
+	tx, err := d.sql.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("import into index %s: begin: %w", d.path, err)
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("import into index %s: commit: %w", d.path, err)
+	w, err := newWriter(ctx, tx)
+	if err != nil {
+		_ = tx.Rollback()
+		return nil, fmt.Errorf("import into index %s: %w", d.path, err)
+	}
+	// A large import needs the helper indexes from the start: each new
+	// channel_entry row makes sqlite look for rows replacing it.
+	if err := w.ensureHelperIndexesFor(ctx, helpAll, 2*entries); err != nil {
+		w.close()
+		_ = tx.Rollback()
+		return nil, fmt.Errorf("import into index %s: %w", d.path, err)
+	}
+	return &Importer{d: d, tx: tx, w: w}, nil
+}
+
+// Add writes one package. A problem of the package's content (an *Error)
+// is kept for Commit to return, with those of the other packages; any
+// other error ends the import and is returned.
+func (im *Importer) Add(ctx context.Context, p ImportPackage) error {
+	if err := im.w.importPackage(ctx, p); err != nil {
+		var ie *Error
+		if !errors.As(err, &ie) {
+			return fmt.Errorf("import into index %s: package %s: %w", im.d.path, p.Name, err)
+		}
+		im.errs = append(im.errs, err)
 	}
 	return nil
+}
+
+// SetPlural sets the plural of an API whose row was written without one.
+func (im *Importer) SetPlural(ctx context.Context, a API) error {
+	_, err := im.tx.ExecContext(ctx, `UPDATE api SET plural = ? WHERE group_name = ? AND version = ? AND kind = ? AND plural = ''`,
+		a.Plural, a.Group, a.Version, a.Kind)
+	if err != nil {
+		return fmt.Errorf("import into index %s: api %s/%s %s: %w", im.d.path, a.Group, a.Version, a.Kind, err)
+	}
+	return nil
+}
+
+// Commit ends the import: the packages' problems joined when Add found
+// any (nothing is written then), else the transaction committed.
+func (im *Importer) Commit(ctx context.Context) error {
+	if len(im.errs) > 0 {
+		im.Rollback()
+		return errors.Join(im.errs...)
+	}
+	im.done = true
+	defer im.w.close()
+	if err := im.w.finish(ctx); err != nil {
+		_ = im.tx.Rollback()
+		return fmt.Errorf("import into index %s: %w", im.d.path, err)
+	}
+	if err := im.tx.Commit(); err != nil {
+		return fmt.Errorf("import into index %s: commit: %w", im.d.path, err)
+	}
+	return nil
+}
+
+// Rollback drops the import unless it was committed; safe to call twice.
+func (im *Importer) Rollback() {
+	if im.done {
+		return
+	}
+	im.done = true
+	im.w.close()
+	_ = im.tx.Rollback()
 }
 
 func (w *writer) importPackage(ctx context.Context, p ImportPackage) error {
