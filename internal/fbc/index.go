@@ -271,6 +271,25 @@ func ToIndexScanned(ctx context.Context, s *Scanned, path string, opts ToIndexOp
 	})
 }
 
+// DirCounts says how much DirToIndex converted.
+type DirCounts struct {
+	Packages, Bundles int
+}
+
+// DirToIndex is LoadDir then ToIndex, a package at a time (ScanDir,
+// ToIndexScanned): load errors come as a *CatalogLoadError.
+func DirToIndex(ctx context.Context, dir, path string, opts ToIndexOptions) (DirCounts, error) {
+	s, err := ScanDir(dir)
+	if err != nil {
+		return DirCounts{}, &CatalogLoadError{Err: err}
+	}
+	defer func() { _ = s.Close() }() // only a temporary file to release
+	if err := ToIndexScanned(ctx, s, path, opts); err != nil {
+		return DirCounts{}, err
+	}
+	return DirCounts{Packages: len(s.Packages()), Bundles: s.Bundles}, nil
+}
+
 // CatalogLoadError is a catalog's load errors (see Load), returned by the
 // conversions that load it a package at a time.
 type CatalogLoadError struct{ Err error }

@@ -33,8 +33,9 @@ type Scanned struct {
 	// Ignored lists the files skipped because they are neither JSON nor
 	// YAML (by extension), as Catalog.Ignored.
 	Ignored []string
-	// Entries counts the channel entries of the catalog.
-	Entries int
+	// Entries counts the channel entries of the catalog, Bundles its
+	// olm.bundle blobs.
+	Entries, Bundles int
 
 	spool   *os.File // YAML documents, converted to JSON
 	spoolMu sync.Mutex
@@ -147,6 +148,7 @@ func Scan(fsys fs.FS) (*Scanned, error) {
 		}
 		s.errs = append(s.errs, parts[i].errs...)
 		s.Entries += parts[i].entries
+		s.Bundles += parts[i].bundles
 		if parts[i].spoolErr != nil && spoolErr == nil {
 			spoolErr = parts[i].spoolErr
 		}
@@ -164,6 +166,7 @@ type fileScan struct {
 	refs     []blobRef
 	errs     []keyedErr
 	entries  int
+	bundles  int
 	spoolErr error
 }
 
@@ -186,6 +189,9 @@ func (s *Scanned) scanFile(i int) fileScan {
 		}
 		if h.skip {
 			return
+		}
+		if h.schema == SchemaBundle {
+			out.bundles++
 		}
 		if h.schema == SchemaChannel {
 			var ch struct {

@@ -2,6 +2,7 @@ package fbc
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,29 @@ func sortFindings(fs []validate.Finding) {
 		}
 		return a.Rule < b.Rule
 	})
+}
+
+// ValidateDir is LoadDir then LoadFindings and Validate, a package at a
+// time: the same findings in the same order, with memory for a few
+// packages rather than the catalog. The error is one that stopped the
+// check (the directory cannot be read, ctx ended), not a finding.
+func ValidateDir(ctx context.Context, dir string) ([]validate.Finding, error) {
+	s, err := ScanDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = s.Close() }() // only a temporary file to release
+	var found []validate.Finding
+	err = eachPrepared(ctx, s, func(_ string, c *Catalog) []validate.Finding { return Validate(c) },
+		func(_ string, fs []validate.Finding) error {
+			found = append(found, fs...)
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	sortFindings(found)
+	return append(LoadFindings(s.Err()), found...), nil
 }
 
 // LoadFindings turns an error from Load into catalog-syntax findings.

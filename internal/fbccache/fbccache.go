@@ -178,10 +178,6 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 				opts.CacheDir, dir, dir, opts.CacheDir)
 		}
 	}
-	c, err := fbc.LoadDir(dir)
-	if err != nil {
-		return nil, cleanup, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", dir, err, dir)
-	}
 	res.Built = true
 	if opts.CacheDir == "" {
 		tmp, err := os.MkdirTemp("", "opm-serve-")
@@ -190,7 +186,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 		}
 		cleanup = func() { os.RemoveAll(tmp) }
 		res.Database = filepath.Join(tmp, DatabaseFile)
-		if err := fbc.ToIndex(ctx, c, res.Database, fbc.ToIndexOptions{}); err != nil {
+		if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{}); err != nil {
 			cleanup()
 			return nil, func() {}, err
 		}
@@ -205,7 +201,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
 	}
 	res.Database = filepath.Join(opts.CacheDir, DatabaseFile)
-	if err := fbc.ToIndex(ctx, c, res.Database, fbc.ToIndexOptions{Force: true}); err != nil {
+	if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{Force: true}); err != nil {
 		return nil, cleanup, err
 	}
 	data, _ := json.Marshal(meta{Format: format, Digest: digest})
@@ -228,4 +224,15 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, werr)
 	}
 	return res, cleanup, nil
+}
+
+// build converts the catalog in dir a package at a time: memory holds a
+// few packages, not the catalog.
+func build(ctx context.Context, dir, db string, opts fbc.ToIndexOptions) error {
+	_, err := fbc.DirToIndex(ctx, dir, db, opts)
+	var le *fbc.CatalogLoadError
+	if errors.As(err, &le) {
+		return fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", dir, le.Err, dir)
+	}
+	return err
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
 )
 
@@ -102,7 +103,48 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 	case !image.LooksLikeReference(arg):
 		return nil, fmt.Errorf("%s: no such file or directory, and not an image reference", arg)
 	}
-	return o.openImage(ctx, arg, accept)
+	out := &Catalog{Catalog: &fbc.Catalog{}}
+	kind, err := o.openImage(ctx, arg, accept, func(c *fbc.Catalog, warns []string) error {
+		out.Merge(c)
+		out.Warnings = append(out.Warnings, warns...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out.Kind = kind
+	return out, nil
+}
+
+// Each is Open handing the catalog to f a package at a time, in package
+// name order, where the source allows (a sqlite database or index image:
+// memory then holds one package, not the catalog), else whole in one
+// call. warnings are those of the blobs given.
+func (o *Opener) Each(ctx context.Context, arg string, accept []Kind, f func(c *fbc.Catalog, warnings []string) error) (Kind, error) {
+	st, err := os.Stat(arg)
+	switch {
+	case err == nil && !st.IsDir():
+		if err := check(arg, Database, accept); err != nil {
+			return "", err
+		}
+		return Database, eachIndexFile(ctx, arg, o.render, f)
+	case err == nil, !errors.Is(err, fs.ErrNotExist), !image.LooksLikeReference(arg):
+		c, err := o.Open(ctx, arg, accept...)
+		if err != nil {
+			return "", err
+		}
+		return c.Kind, f(c.Catalog, c.Warnings)
+	}
+	return o.openImage(ctx, arg, accept, f)
+}
+
+func eachIndexFile(ctx context.Context, path string, opts fbc.RenderOptions, f func(*fbc.Catalog, []string) error) error {
+	db, err := index.OpenReadOnly(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }() // read-only: nothing to lose
+	return fbc.EachIndexPackage(ctx, db, opts, f)
 }
 
 func check(arg string, k Kind, accept []Kind) error {
@@ -135,69 +177,74 @@ func renderBundle(b *bundle.Bundle, ref string, k Kind, opts fbc.RenderOptions) 
 	return &Catalog{Catalog: &fbc.Catalog{Bundles: []fbc.Bundle{*blob}}, Kind: k}, nil
 }
 
-func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Catalog, error) {
+// openImage opens an image source and hands its catalog to f: a
+// package at a time for a sqlite index image, whole otherwise.
+func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind, f func(*fbc.Catalog, []string) error) (Kind, error) {
 	ref, err := image.ParseReference(arg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a valid image reference: %w", arg, err)
+		return "", fmt.Errorf("%s: not a valid image reference: %w", arg, err)
 	}
 	if err := o.opts.Validate(); err != nil {
-		return nil, err
+		return "", err
 	}
 	client, err := o.f.ImageClient(o.opts)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	im, err := client.Open(ctx, ref)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer func() { _ = im.Close() }()
 	labels := im.Labels()
 	switch {
 	case labels[indeximage.DatabaseLabel] != "":
 		if err := check(arg, DatabaseImage, accept); err != nil {
-			return nil, err
+			return "", err
 		}
 		// Only the database layer is fetched, as index export does.
 		b, err := indeximage.New(client, o.opts.TempDir)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
 		defer func() { _ = b.Close() }()
 		if err := b.FetchDatabase(ctx, arg); err != nil {
-			return nil, err
+			return "", err
 		}
-		c, warns, err := fbc.RenderIndexFile(ctx, b.DatabasePath(), o.render)
-		if err != nil {
-			return nil, fmt.Errorf("database of %s: %w", arg, err)
+		if err := eachIndexFile(ctx, b.DatabasePath(), o.render, f); err != nil {
+			return "", fmt.Errorf("database of %s: %w", arg, err)
 		}
-		return &Catalog{Catalog: c, Kind: DatabaseImage, Warnings: warns}, nil
+		return DatabaseImage, nil
 	case labels[indeximage.ConfigsLabel] != "":
 		if err := check(arg, CatalogImage, accept); err != nil {
-			return nil, err
+			return "", err
 		}
 		c, err := ImageCatalog(ctx, im)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		return &Catalog{Catalog: c, Kind: CatalogImage}, nil
+		return CatalogImage, f(c, nil)
 	case labels[bundle.AnnotationMediaType] != "":
 		if err := check(arg, BundleImage, accept); err != nil {
-			return nil, err
+			return "", err
 		}
 		fsys, err := im.FS(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("read bundle image %s: %w", arg, err)
+			return "", fmt.Errorf("read bundle image %s: %w", arg, err)
 		}
 		defer func() { _ = fsys.Close() }()
 		b, err := bundle.Load(fsys)
 		if err != nil {
-			return nil, fmt.Errorf("load bundle %s: %w", arg, err)
+			return "", fmt.Errorf("load bundle %s: %w", arg, err)
 		}
 		b.Labels = labels
-		return renderBundle(b, arg, BundleImage, o.render)
+		c, err := renderBundle(b, arg, BundleImage, o.render)
+		if err != nil {
+			return "", err
+		}
+		return BundleImage, f(c.Catalog, nil)
 	}
-	return nil, fmt.Errorf("%s is neither an index image (no %s or %s label) nor a bundle image (no %s label)",
+	return "", fmt.Errorf("%s is neither an index image (no %s or %s label) nor a bundle image (no %s label)",
 		arg, indeximage.DatabaseLabel, indeximage.ConfigsLabel, bundle.AnnotationMediaType)
 }
 

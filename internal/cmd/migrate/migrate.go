@@ -91,18 +91,46 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
 	switch opts.To {
 	case ToFBC:
-		c, err := o.Open(ctx, opts.Source, catalogsource.Database, catalogsource.DatabaseImage)
+		// A package at a time: memory holds a package, not the catalog.
+		dw, err := fbc.NewDirWriter(opts.Dest, fbc.WriteDirOptions{Format: format, Force: opts.Force})
+		if err != nil {
+			return exit.With(exit.Failed, withForceHint(err))
+		}
+		defer dw.Abort()
+		packages := 0
+		var writeErr error
+		_, err = o.Each(ctx, opts.Source, []catalogsource.Kind{catalogsource.Database, catalogsource.DatabaseImage}, func(c *fbc.Catalog, warnings []string) error {
+			for _, w := range warnings {
+				fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
+			}
+			packages += len(c.PackageNames())
+			writeErr = dw.Add(c)
+			return writeErr
+		})
+		if writeErr != nil {
+			return exit.With(exit.Failed, writeErr)
+		}
 		if err != nil {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 		}
-		for _, w := range c.Warnings {
-			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
+		if err := dw.Commit(); err != nil {
+			return exit.With(exit.Failed, err)
 		}
-		if err := fbc.WriteDir(opts.Dest, c.Catalog, fbc.WriteDirOptions{Format: format, Force: opts.Force}); err != nil {
-			return exit.With(exit.Failed, withForceHint(err))
-		}
-		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", len(c.PackageNames()), opts.Source, opts.Dest)
+		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", packages, opts.Source, opts.Dest)
 	case ToSQLite:
+		if st, err := os.Stat(opts.Source); err == nil && st.IsDir() && !catalogsource.IsBundleDir(opts.Source) {
+			// A catalog directory is converted a package at a time.
+			n, err := fbc.DirToIndex(ctx, opts.Source, opts.Dest, fbc.ToIndexOptions{Force: opts.Force})
+			if err != nil {
+				var le *fbc.CatalogLoadError
+				if errors.As(err, &le) {
+					err = fmt.Errorf("migrate %s: load catalog %s: %w\n(`opm validate %s` lists every problem)", opts.Source, opts.Source, le.Err, opts.Source)
+				}
+				return indexio.Interrupted(ctx, withForceHint(err))
+			}
+			fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", n.Packages, n.Bundles, opts.Source, opts.Dest)
+			return nil
+		}
 		c, err := o.Open(ctx, opts.Source, catalogsource.CatalogDir, catalogsource.CatalogImage)
 		if err != nil {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))

@@ -85,6 +85,34 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	if len(opts.Sources) == 1 {
+		// One source is printed as it is read, a package at a time where
+		// the source allows: the output is the same, memory is not the
+		// catalog's.
+		src := opts.Sources[0]
+		w, err := fbc.NewWriter(f.IO.Out, format)
+		if err != nil {
+			return exit.With(exit.Failed, err)
+		}
+		var writeErr error
+		_, err = o.Each(ctx, src, nil, func(c *fbc.Catalog, warnings []string) error {
+			for _, w := range warnings {
+				fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
+			}
+			writeErr = w.Add(c)
+			return writeErr
+		})
+		if writeErr != nil {
+			return exit.With(exit.Failed, writeErr)
+		}
+		if err != nil {
+			return indexio.Interrupted(ctx, fmt.Errorf("render %s: %w", src, err))
+		}
+		if err := w.Flush(); err != nil {
+			return exit.With(exit.Failed, err)
+		}
+		return nil
+	}
 	all := &fbc.Catalog{}
 	for _, src := range opts.Sources {
 		c, err := o.Open(ctx, src)

@@ -86,16 +86,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if _, err := os.ReadDir(opts.Dir); err != nil {
 		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
 	}
-	c, loadErr := fbc.LoadDir(opts.Dir)
-	var findings []validate.Finding
-	if loadErr != nil {
-		findings = fbc.LoadFindings(loadErr)
-	}
-	if c != nil {
-		findings = append(findings, fbc.Validate(c)...)
-	}
+	findings, err := fbc.ValidateDir(ctx, opts.Dir)
 	if err := exit.IfInterrupted(ctx); err != nil {
 		return err
+	}
+	if err != nil {
+		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
 	}
 	kept := findings[:0]
 	for _, fd := range findings {
