@@ -2,7 +2,10 @@ package fbc
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"testing"
 	"testing/fstest"
 )
@@ -52,5 +55,53 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("write/load/write changed the catalog:\n%s\nvs\n%s", first.Bytes(), second.Bytes())
 		}
 		_ = Validate(c)
+	})
+}
+
+// FuzzScan feeds arbitrary bytes, as a JSON or YAML file, to Scan and to
+// Load: every package Each hands over, and the errors, must be Load's.
+// classify's hand-written key reader (topLevelString) is what this mostly
+// exercises. Seeds live in testdata/fuzz/FuzzScan as well as below.
+func FuzzScan(f *testing.F) {
+	for _, s := range []string{
+		`{"schema":"olm.bundle","package":"a","name":"x"}{"package":"b","schema":"olm.channel","name":"s","entries":[]}`,
+		`{"schema":"olm.bundle","package":"a","Package":"b"}`,
+		`{"schema":"olm.bundle","package":"a","package":"b"}`,
+		`{"schema":"olm.package","name":"p\u0041"} {"schema":"olm.package","name":"q","x":{"name":"}\"{"}}`,
+		`{"schema":"custom","package":"a","v":[1,{"a":"]"}]}`,
+		"schema: olm.package\nname: op\n---\nnull\n---\nschema: olm.bundle\npackage: 3\n",
+		`{"schema":"olm.bundle","package":7}`, `{"schema" : "olm.bundle" , "package" : "sp" }`,
+	} {
+		f.Add("c.json", []byte(s))
+		f.Add("c.yaml", []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, name string, data []byte) {
+		if name != "c.json" && name != "c.yaml" {
+			name = "c.json"
+		}
+		fsys := fstest.MapFS{name: {Data: data}}
+		whole, loadErr := Load(fsys)
+		s, err := Scan(fsys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		err = s.Each(context.Background(), func(pkg string, c *Catalog) error {
+			if want := whole.Package(pkg); !reflect.DeepEqual(c, want) {
+				t.Errorf("package %q: %+v, want %+v", pkg, c, want)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(s.Err()) != fmt.Sprint(loadErr) {
+			t.Errorf("errors %v, want %v", s.Err(), loadErr)
+		}
+		for _, pkg := range whole.PackageNames() {
+			if len(s.refs[pkg]) == 0 {
+				t.Errorf("package %q not found by the scan", pkg)
+			}
+		}
 	})
 }
