@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/opmkit/opm/internal/bundle"
 )
@@ -427,7 +428,8 @@ func topLevelString(raw []byte, key string) (string, bool) {
 				return "", false
 			}
 			v, plain, ok := str()
-			if !ok || !plain {
+			// encoding/json turns invalid UTF-8 into U+FFFD.
+			if !ok || !plain || !utf8.ValidString(v) {
 				return "", false
 			}
 			value, found = v, true

@@ -1,6 +1,7 @@
 package fbc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -213,6 +214,15 @@ func (s *Scanned) scanFile(i int) fileScan {
 		out.refs = append(out.refs, r)
 	}
 	if strings.EqualFold(path.Ext(name), ".json") {
+		if spans, ok := splitObjects(data); ok {
+			line, counted := 1, 0
+			for _, sp := range spans {
+				line += bytes.Count(data[counted:sp[0]], []byte("\n"))
+				counted = sp[0]
+				add(line, int64(sp[0]), data[sp[0]:sp[1]], false)
+			}
+			return out
+		}
 		err := splitJSON(name, data, func(line int, off int64, raw []byte) { add(line, off, raw, false) })
 		if err != nil {
 			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: err})
@@ -449,4 +459,50 @@ func eachPrepared[T any](ctx context.Context, src packageSource, prepare func(na
 	}
 	wg.Wait()
 	return err
+}
+
+// splitObjects finds the top-level values of a JSON file that holds only
+// valid objects separated by whitespace (every catalog file opm or
+// upstream writes): their [start, end) offsets. ok is false for anything
+// else, which splitJSON then reads, for its errors. It scans each object
+// once (json.Valid), where a json.Decoder scans it twice.
+func splitObjects(data []byte) (spans [][2]int, ok bool) {
+	i := 0
+	for {
+		for i < len(data) && isSpace(data[i]) {
+			i++
+		}
+		if i == len(data) {
+			return spans, true
+		}
+		if data[i] != '{' {
+			return nil, false
+		}
+		start, depth := i, 0
+		for ; i < len(data); i++ {
+			switch data[i] {
+			case '"':
+				for i++; i < len(data) && data[i] != '"'; i++ {
+					if data[i] == '\\' {
+						i++
+					}
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			if depth == 0 {
+				break
+			}
+		}
+		if i >= len(data) {
+			return nil, false
+		}
+		i++
+		if !json.Valid(data[start:i]) {
+			return nil, false
+		}
+		spans = append(spans, [2]int{start, i})
+	}
 }

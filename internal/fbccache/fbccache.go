@@ -47,7 +47,7 @@ type Options struct {
 type Result struct {
 	// Database is the index database to serve.
 	Database string
-	// Digest is the catalog's digest.
+	// Digest is the catalog's digest ("" without a cache directory).
 	Digest string
 	// Built is true when the database was built now, false when the
 	// cache was used.
@@ -159,12 +159,15 @@ func Check(cacheDir, digest string) (bool, error) {
 // set). cleanup removes what was built in a temporary directory.
 func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanup func(), err error) {
 	cleanup = func() {}
-	digest, err := Digest(dir)
-	if err != nil {
-		return nil, cleanup, err
-	}
-	res = &Result{Digest: digest}
+	res = &Result{}
 	if opts.CacheDir != "" {
+		// The digest only matters to a cache: without one, reading every
+		// file once more would only delay serving.
+		digest, err := Digest(dir)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		res.Digest = digest
 		ok, err := Check(opts.CacheDir, digest)
 		if err != nil {
 			return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
@@ -204,7 +207,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 	if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{Force: true}); err != nil {
 		return nil, cleanup, err
 	}
-	data, _ := json.Marshal(meta{Format: format, Digest: digest})
+	data, _ := json.Marshal(meta{Format: format, Digest: res.Digest})
 	tmp, err := os.CreateTemp(opts.CacheDir, "."+MetaFile+"-*")
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)

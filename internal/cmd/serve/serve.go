@@ -131,7 +131,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if res.Built {
 		how = "converted"
 	}
-	log.Info("catalog ready", "configs", opts.Dir, "digest", res.Digest, "how", how, "took", time.Since(start).Round(time.Millisecond).String())
+	attrs := []any{"configs", opts.Dir}
+	if res.Digest != "" {
+		attrs = append(attrs, "digest", res.Digest)
+	}
+	attrs = append(attrs, "how", how, "took", time.Since(start).Round(time.Millisecond).String())
+	log.Info("catalog ready", attrs...)
 	if opts.CacheOnly {
 		return nil
 	}
