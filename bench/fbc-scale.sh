@@ -36,12 +36,13 @@ export XDG_CACHE_HOME=$work/xdg # the verified-database log of this run only
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# timed LABEL CMD...: run CMD under /usr/bin/time, print wall and peak RSS.
+# timed LABEL CMD...: run CMD under /usr/bin/time, print wall, CPU (user +
+# system) and peak RSS.
 timed() {
   local label=$1; shift
-  /usr/bin/time -f '%e %M' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || { echo "bench: $label failed:"; cat "$work/err"; exit 1; }
-  read -r secs kb < "$work/time"
-  printf '  %-40s %7.2f s  %5d MB\n' "$label" "$secs" "$((kb / 1024))"
+  /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >"$work/out" 2>"$work/err" || { echo "bench: $label failed:"; cat "$work/err"; exit 1; }
+  read -r secs user sys kb < "$work/time"
+  printf '  %-40s %7.2f s wall %6.2f s CPU  %5d MB\n' "$label" "$secs" "$(echo "$user + $sys" | bc -l)" "$((kb / 1024))"
 }
 
 # serving LABEL OPM ARGS...: opm serve until the health service answers
@@ -58,8 +59,10 @@ serving() {
   done
   local end; end=$(date +%s%N)
   local hwm; hwm=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+  local ticks; ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat")
   kill -TERM "$pid"; wait "$pid" || true
-  printf '  %-40s %7.2f s  %5d MB  (to SERVING)\n' "$label" "$(echo "($end - $start) / 1000000000" | bc -l)" "$((hwm / 1024))"
+  printf '  %-40s %7.2f s wall %6.2f s CPU  %5d MB  (to SERVING)\n' "$label" "$(echo "($end - $start) / 1000000000" | bc -l)" \
+    "$(echo "$ticks / $(getconf CLK_TCK)" | bc -l)" "$((hwm / 1024))"
 }
 
 # one BIN TAG N: every command on the size-N catalog with BIN; outputs go
@@ -84,7 +87,7 @@ for n in $SIZES; do
     (cd "$work/cat" && "$OPM" index add --mode semver --permissive --database "$KEEP/db$n.db" $(sed 's/^/-b /' bundles.txt) >/dev/null 2>&1)
     rm -rf "$work/cat"
   fi
-  echo "$n bundles: database $(du -m "$KEEP/db$n.db" | cut -f1) MB, $(sqlite3 "$KEEP/db$n.db" 'select count(*) from package') packages"
+  echo "$n bundles: database $(du -Lm "$KEEP/db$n.db" | cut -f1) MB, $(sqlite3 "$KEEP/db$n.db" 'select count(*) from package') packages"
   echo " opm:"
   one "$OPM" new "$n"
   echo "  (catalog directory $(du -sm "$work/new-dir" | cut -f1) MB)"

@@ -160,3 +160,57 @@ func hasErrors(fs []validate.Finding) bool {
 	}
 	return false
 }
+
+// The package-at-a-time paths the commands take (see stream_test.go for
+// their equality with the whole-catalog ones). The heap they need follows
+// the largest package: bench/fbc-scale.sh reports the commands' peak RSS.
+
+// BenchmarkEachIndexPackage5000 renders the database a package at a time
+// to a Writer (opm render DB).
+func BenchmarkEachIndexPackage5000(b *testing.B) {
+	_, _, dbPath := syntheticCatalog(b)
+	db := openRO(b, dbPath)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		w, err := NewWriter(io.Discard, FormatJSON)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := EachIndexPackage(context.Background(), db, RenderOptions{}, func(c *Catalog, _ []string) error { return w.Add(c) }); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDirToIndex5000 converts the catalog directory a package at a
+// time (opm migrate --to sqlite, opm serve's cache).
+func BenchmarkDirToIndex5000(b *testing.B) {
+	cat, dir, _ := syntheticCatalog(b)
+	out := b.TempDir()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		n, err := DirToIndex(context.Background(), dir, filepath.Join(out, fmt.Sprintf("index-%d.db", i)), ToIndexOptions{})
+		if err != nil || n.Bundles != len(cat.Bundles) {
+			b.Fatalf("converted %d bundles: %v", n.Bundles, err)
+		}
+	}
+}
+
+// BenchmarkValidateDir5000 validates the catalog directory a package at a
+// time (opm validate).
+func BenchmarkValidateDir5000(b *testing.B) {
+	_, dir, _ := syntheticCatalog(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		fs, err := ValidateDir(context.Background(), dir)
+		if err != nil || hasErrors(fs) {
+			b.Fatalf("findings: %v, %v", fs, err)
+		}
+	}
+}

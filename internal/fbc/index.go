@@ -234,6 +234,36 @@ func csvIcon(b *index.BundleContent) (*Icon, string) {
 	return &Icon{Data: data, MediaType: ic.MediaType}, ""
 }
 
+// RenderIndexFileToDir is RenderIndexFile then WriteDir, a package at a
+// time: the same tree, with memory for one package. It returns the number
+// of packages written and the render's warnings.
+func RenderIndexFileToDir(ctx context.Context, path, dir string, ropts RenderOptions, wopts WriteDirOptions) (int, []string, error) {
+	dw, err := NewDirWriter(dir, wopts)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer dw.Abort()
+	db, err := index.OpenReadOnly(path)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer func() { _ = db.Close() }() // read-only: nothing to lose
+	packages := 0
+	var warnings []string
+	err = EachIndexPackage(ctx, db, ropts, func(c *Catalog, w []string) error {
+		warnings = append(warnings, w...)
+		packages += len(c.PackageNames())
+		return dw.Add(c)
+	})
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := dw.Commit(); err != nil {
+		return 0, nil, err
+	}
+	return packages, warnings, nil
+}
+
 // ToIndexOptions control ToIndex.
 type ToIndexOptions struct {
 	// Force replaces an existing file at the destination.

@@ -122,6 +122,15 @@ func TestStreamMultiPackageDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertSameTree(t, wholeDir, streamDir)
+	viaFile := filepath.Join(t.TempDir(), "via-file")
+	n0, w0, err := RenderIndexFileToDir(ctx, path, viaFile, RenderOptions{}, WriteDirOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n0 != len(c.PackageNames()) || !reflect.DeepEqual(w0, warns) {
+		t.Errorf("RenderIndexFileToDir: %d packages, warnings %q; want %d, %q", n0, w0, len(c.PackageNames()), warns)
+	}
+	assertSameTree(t, wholeDir, viaFile)
 
 	// migrate --to sqlite of that directory: the same database, byte for
 	// byte, whole and a package at a time.

@@ -10,10 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -139,14 +141,22 @@ func BenchmarkMethods(b *testing.B) {
 	path := benchDB(b)
 	keys := loadBenchKeys(b, path)
 	srv := startServer(b, Options{DB: path})
-	c := api.NewRegistryClient(srv.conn)
+	for _, m := range benchMethods(keys, api.NewRegistryClient(srv.conn)) {
+		b.Run(m.name, func(b *testing.B) { runMethod(b, m) })
+	}
+}
+
+// benchMethod is one api.Registry call; i picks its arguments.
+type benchMethod struct {
+	name string
+	call func(i int) error
+}
+
+func benchMethods(keys benchKeys, c api.RegistryClient) []benchMethod {
 	ctx := context.Background()
 	// A prime stride walks the keys in an order unrelated to their sorting.
 	pick := func(i, n int) int { return (i * 7919) % n }
-	methods := []struct {
-		name string
-		call func(i int) error
-	}{
+	return []benchMethod{
 		{"ListPackages", func(int) error {
 			_, err := drain(c.ListPackages(ctx, &api.ListPackageRequest{}))
 			return err
@@ -199,21 +209,41 @@ func BenchmarkMethods(b *testing.B) {
 			return err
 		}},
 	}
-	for _, m := range methods {
-		b.Run(m.name, func(b *testing.B) {
-			lat := make([]time.Duration, 0, b.N)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				if err := m.call(i); err != nil {
-					b.Fatalf("%s: %v", m.name, err)
-				}
-				lat = append(lat, time.Since(start))
-			}
-			b.StopTimer()
-			reportPercentiles(b, lat)
-		})
+}
+
+// runMethod calls m b.N times, one call after another, and reports the
+// latency percentiles.
+func runMethod(b *testing.B, m benchMethod) {
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		if err := m.call(i); err != nil {
+			b.Fatalf("%s: %v", m.name, err)
+		}
+		lat = append(lat, time.Since(start))
 	}
+	b.StopTimer()
+	reportPercentiles(b, lat)
+}
+
+// runMethodParallel calls m from 20 goroutines at once (b.N calls in
+// all) and reports calls per second.
+func runMethodParallel(b *testing.B, m benchMethod) {
+	b.SetParallelism(max(1, 20/runtime.GOMAXPROCS(0)))
+	var next atomic.Int64
+	start := time.Now()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := m.call(int(next.Add(1))); err != nil {
+				b.Errorf("%s: %v", m.name, err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "calls/s")
 }
 
 // ignoreNotFound: some requests rightly find nothing (a channel head has no

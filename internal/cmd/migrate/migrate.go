@@ -16,6 +16,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/render"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/image"
 )
 
@@ -88,6 +89,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
 	}
+	defer gcbudget.Batch()()
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
 	switch opts.To {
 	case ToFBC:

@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/image"
 )
 
@@ -84,6 +85,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
 	}
+	defer gcbudget.Batch()()
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
 	if len(opts.Sources) == 1 {
 		// One source is printed as it is read, a package at a time where

@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/fbccache"
+	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/registry"
 )
 
@@ -122,7 +123,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		defer stop()
 	}
 	start := time.Now()
+	restoreGC := gcbudget.Batch()
 	res, cleanup, err := fbccache.Prepare(ctx, opts.Dir, fbccache.Options{CacheDir: opts.CacheDir, EnforceIntegrity: enforce})
+	restoreGC()
 	defer cleanup()
 	if err != nil {
 		return fail(fmt.Errorf("serve %s: %w", opts.Dir, err))

@@ -14,6 +14,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/lintflags"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -86,6 +87,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if _, err := os.ReadDir(opts.Dir); err != nil {
 		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
 	}
+	defer gcbudget.Batch()()
 	findings, err := fbc.ValidateDir(ctx, opts.Dir)
 	if err := exit.IfInterrupted(ctx); err != nil {
 		return err

@@ -57,11 +57,8 @@ func databaseFromConfigs(ctx context.Context, b *indeximage.Builder, ref string)
 	if b.SourceConfigs() == "" {
 		return nil
 	}
-	c, err := fbc.LoadDir(b.SourceConfigs())
-	if err != nil {
-		return fmt.Errorf("catalog %s of %s: %w", b.ConfigsPath(), ref, err)
-	}
-	if err := fbc.ToIndex(ctx, c, b.DatabasePath(), fbc.ToIndexOptions{}); err != nil {
+	// A package at a time: memory holds a few packages, not the catalog.
+	if _, err := fbc.DirToIndex(ctx, b.SourceConfigs(), b.DatabasePath(), fbc.ToIndexOptions{}); err != nil {
 		return fmt.Errorf("catalog %s of %s: %w", b.ConfigsPath(), ref, err)
 	}
 	return nil
@@ -74,12 +71,8 @@ func renderConfigs(ctx context.Context, b *indeximage.Builder, format indeximage
 		b.SetOutput(format, "")
 		return nil
 	}
-	c, _, err := fbc.RenderIndexFile(ctx, b.DatabasePath(), fbc.RenderOptions{})
-	if err != nil {
-		return err
-	}
 	dir := filepath.Join(b.Dir(), "configs-out")
-	if err := fbc.WriteDir(dir, c, fbc.WriteDirOptions{}); err != nil {
+	if _, _, err := fbc.RenderIndexFileToDir(ctx, b.DatabasePath(), dir, fbc.RenderOptions{}, fbc.WriteDirOptions{}); err != nil {
 		return err
 	}
 	b.SetOutput(format, dir)
