@@ -387,6 +387,15 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 	c := &index.BundleContent{Name: b.Name, Package: b.Package, BundlePath: b.Image,
 		Replaces: entry.Replaces, Skips: entry.Skips, SkipRange: entry.SkipRange}
 	var provided, required []GVKValue
+	// Every property but the manifests goes to the properties table, in
+	// the blob's order: that is what upstream's opm serve answers for the
+	// bundle (OLM stamps it on the installed CSV). Dependencies are filled
+	// as upstream's server fills them, from the requirements: olm.gvk for
+	// olm.gvk.required, olm.package (version = the range) for
+	// olm.package.required.
+	prop := func(p Property) {
+		c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+	}
 	for _, p := range b.Properties {
 		switch p.Type {
 		case PropertyPackage:
@@ -395,35 +404,32 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 				return nil, fail("property olm.package: %v", err)
 			}
 			c.Version, c.Release = v.Version, v.Release
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			prop(p)
 		case PropertyGVK:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
 				return nil, fail("property olm.gvk: %v", err)
 			}
 			provided = append(provided, v)
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			// Readers find the providers of an API by this exact value:
+			// keys in the order every writer uses.
+			prop(mustProperty(PropertyGVK, v))
 		case PropertyGVKRequired:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
 				return nil, fail("property olm.gvk.required: %v", err)
 			}
 			required = append(required, v)
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyGVK, Value: mustProperty(PropertyGVK, v).Value})
+			prop(p)
+			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyGVK, Value: p.Value})
 		case PropertyPackageRequired:
 			var v PackageRequiredValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
 				return nil, fail("property olm.package.required: %v", err)
 			}
+			prop(p)
 			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyPackage,
-				Value: mustProperty(PropertyPackage, struct {
-					PackageName string `json:"packageName"`
-					Version     string `json:"version"`
-				}{v.PackageName, v.VersionRange}).Value})
-		case PropertyLabelRequired:
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyLabel, Value: p.Value})
-		case PropertyConstraint:
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: p.Type, Value: p.Value})
+				Value: mustProperty(PropertyPackage, PackageValue{PackageName: v.PackageName, Version: v.VersionRange}).Value})
 		case PropertyBundleObject:
 			v, err := decodeBundleObject(p.Value)
 			if err != nil {
@@ -434,7 +440,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 			}
 			c.Objects = append(c.Objects, v.Data)
 		default:
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			prop(p)
 		}
 	}
 	if c.Version == "" {

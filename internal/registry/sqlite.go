@@ -352,7 +352,9 @@ func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string
 		return nil, err
 	}
 	for _, p := range props {
-		out.Properties = append(out.Properties, &api.Property{Type: p.typ, Value: p.value})
+		if servedProperty(p.typ) {
+			out.Properties = append(out.Properties, &api.Property{Type: p.typ, Value: p.value})
+		}
 	}
 	for _, d := range deps {
 		out.Dependencies = append(out.Dependencies, &api.Dependency{Type: d.typ, Value: d.value})
@@ -379,6 +381,16 @@ func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string
 		g.Plural = plural.String
 	}
 	return out, nil
+}
+
+// servedProperty says whether a property is answered in Bundle.properties.
+// Like upstream's server of file-based catalogs, never the manifests
+// (olm.bundle.object) nor their summary (olm.csv.metadata): OLM copies the
+// properties into an annotation of the installed CSV, which would outgrow
+// what the cluster stores. Databases made from a catalog keep them to
+// render the catalog back; upstream's databases never hold them.
+func servedProperty(typ string) bool {
+	return typ != "olm.bundle.object" && typ != "olm.csv.metadata"
 }
 
 type typedRow struct {
@@ -763,7 +775,9 @@ func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) 
 			b.Skips = strings.Split(skips.String, ",")
 		}
 		for _, p := range curProps {
-			b.Properties = append(b.Properties, &api.Property{Type: p.typ, Value: p.value})
+			if servedProperty(p.typ) {
+				b.Properties = append(b.Properties, &api.Property{Type: p.typ, Value: p.value})
+			}
 		}
 		for _, d := range curDeps {
 			b.Dependencies = append(b.Dependencies, &api.Dependency{Type: d.typ, Value: d.value})
