@@ -47,7 +47,88 @@ func FromIndex(ctx context.Context, db *index.DB, opts RenderOptions) (*Catalog,
 		}
 		warnings = append(warnings, w...)
 	}
+	metas, err := db.Metas(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render index: %w", err)
+	}
+	warnings = append(warnings, c.addIndexMetas(metas)...)
 	return c, warnings, nil
+}
+
+// addIndexMetas adds the catalog blobs a database made from a catalog
+// keeps (deprecations, custom schemas), as they were. Deprecation entries
+// whose package, channel or bundle the database no longer holds (removed
+// since, by opm or by upstream, which does not know the blobs) are left
+// out, with a warning: a catalog may deprecate only what it has.
+func (c *Catalog) addIndexMetas(metas []index.Meta) []string {
+	var warnings []string
+	if len(metas) == 0 {
+		return nil
+	}
+	type refKey struct{ schema, name string }
+	have := map[string]map[refKey]bool{}
+	for _, p := range c.Packages {
+		have[p.Name] = map[refKey]bool{{SchemaPackage, ""}: true}
+	}
+	for _, ch := range c.Channels {
+		if have[ch.Package] != nil {
+			have[ch.Package][refKey{SchemaChannel, ch.Name}] = true
+		}
+	}
+	for _, b := range c.Bundles {
+		if have[b.Package] != nil {
+			have[b.Package][refKey{SchemaBundle, b.Name}] = true
+		}
+	}
+	for _, m := range metas {
+		blob := m.Blob
+		if m.Schema == SchemaDeprecations {
+			refs := have[m.Package]
+			if refs == nil {
+				warnings = append(warnings, fmt.Sprintf("the index keeps an olm.deprecations blob of package %s, which it no longer holds; left out", m.Package))
+				continue
+			}
+			var d struct {
+				Schema  string            `json:"schema"`
+				Package string            `json:"package"`
+				Entries []json.RawMessage `json:"entries"`
+			}
+			if err := json.Unmarshal(blob, &d); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the olm.deprecations blob of package %s in the index is not JSON (%v); left out", m.Package, err))
+				continue
+			}
+			kept := d.Entries[:0:0]
+			for _, e := range d.Entries {
+				var ref struct {
+					Reference struct {
+						Schema string `json:"schema"`
+						Name   string `json:"name"`
+					} `json:"reference"`
+				}
+				if json.Unmarshal(e, &ref) == nil && (refs[refKey{ref.Reference.Schema, ref.Reference.Name}] ||
+					(ref.Reference.Schema != SchemaPackage && ref.Reference.Schema != SchemaChannel && ref.Reference.Schema != SchemaBundle)) {
+					kept = append(kept, e)
+					continue
+				}
+				warnings = append(warnings, fmt.Sprintf("package %s: the deprecation of %s %q is left out: the index no longer holds it",
+					m.Package, ref.Reference.Schema, ref.Reference.Name))
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			if len(kept) != len(d.Entries) {
+				d.Entries = kept
+				b, err := marshal(d)
+				if err != nil {
+					warnings = append(warnings, fmt.Sprintf("package %s: olm.deprecations: %v; left out", m.Package, err))
+					continue
+				}
+				blob = b
+			}
+		}
+		c.Others = append(c.Others, Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: append(json.RawMessage(nil), blob...)})
+	}
+	return warnings
 }
 
 func (c *Catalog) addIndexPackage(p *index.PackageDump, tip int64, opts RenderOptions) ([]string, error) {
@@ -308,11 +389,18 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 	var errs []error
 	for _, name := range c.PackageNames() {
 		pc := c.Package(name)
+		metas := indexMetas(pc.Others)
+		if len(pc.Packages) == 0 && len(pc.Channels) == 0 && len(pc.Bundles) == 0 {
+			// Blobs of no package of the catalog (custom schemas): kept
+			// on their own.
+			out = append(out, index.ImportPackage{Name: name, Metas: metas})
+			continue
+		}
 		if len(pc.Packages) != 1 {
 			errs = append(errs, fmt.Errorf("package %q: %d olm.package blobs; exactly one is needed (opm validate tells more)", name, len(pc.Packages)))
 			continue
 		}
-		ip := index.ImportPackage{Name: name, DefaultChannel: pc.Packages[0].DefaultChannel}
+		ip := index.ImportPackage{Name: name, DefaultChannel: pc.Packages[0].DefaultChannel, Metas: metas}
 		// The channel entry of each bundle in the default channel (or the
 		// first channel), for the bundle's own replaces and skips.
 		firstEntry := map[string]ChannelEntry{}
@@ -369,6 +457,21 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// indexMetas are the blobs the index keeps in opm's own table
+// (deprecations, custom schemas), compacted.
+func indexMetas(others []Meta) []index.Meta {
+	out := make([]index.Meta, 0, len(others))
+	for _, m := range others {
+		blob := []byte(m.Blob)
+		var buf bytes.Buffer
+		if json.Compact(&buf, blob) == nil {
+			blob = buf.Bytes()
+		}
+		out = append(out, index.Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: blob})
+	}
+	return out
 }
 
 // bundleContent converts an olm.bundle blob to what the index stores: the

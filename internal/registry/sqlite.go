@@ -47,6 +47,11 @@ type SQLite struct {
 	// table has no index on either column.
 	entries    map[string][]int64
 	replacedBy map[int64][]int64
+	// metas says the database keeps a catalog's other blobs
+	// (index.MetaTable); deprecations are their olm.deprecations, by
+	// package.
+	metas        bool
+	deprecations map[string]*packageDeprecations
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -93,6 +98,10 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 		return nil, err
 	}
 	if err := s.readEntries(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	if err := s.readMetas(ctx); err != nil {
 		db.Close()
 		return nil, err
 	}
@@ -310,9 +319,9 @@ func (s *SQLite) GetPackage(ctx context.Context, name string) (*api.Package, err
 			return nil, s.wrap("package "+name, err)
 		}
 		if pkg == nil {
-			pkg = &api.Package{Name: name, DefaultChannelName: def.String}
+			pkg = &api.Package{Name: name, DefaultChannelName: def.String, Deprecation: s.packageDeprecation(name)}
 		}
-		pkg.Channels = append(pkg.Channels, &api.Channel{Name: ch.String, CsvName: head.String})
+		pkg.Channels = append(pkg.Channels, &api.Channel{Name: ch.String, CsvName: head.String, Deprecation: s.channelDeprecation(name, ch.String)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("package "+name, err)
@@ -342,6 +351,7 @@ func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string
 	}
 	out.CsvName, out.PackageName, out.ChannelName = r.name.String, pkg, channel
 	out.BundlePath, out.Version, out.SkipRange = r.path.String, r.version.String, r.skipRange.String
+	out.Deprecation = s.bundleDeprecation(pkg, r.name.String)
 
 	props, err := s.typedRows(ctx, "properties", s.props[r.name.String], r.version.String, r.path.String, true)
 	if err != nil {
@@ -526,7 +536,7 @@ func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (
 	if err != nil {
 		return nil, s.wrap("channel "+channel, err)
 	}
-	return &api.Bundle{CsvName: name.String, CsvJson: csv.String}, nil
+	return &api.Bundle{CsvName: name.String, CsvJson: csv.String, Deprecation: s.bundleDeprecation(pkg, name.String)}, nil
 }
 
 func (s *SQLite) sendEntries(ctx context.Context, what string, send func(*api.ChannelEntry) error, replaces func(sql.NullString) string, q string, args ...any) (int, error) {
@@ -770,6 +780,7 @@ func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) 
 		b := &api.Bundle{
 			CsvName: name.String, PackageName: pkg.String, ChannelName: ch.String,
 			BundlePath: path.String, Version: version.String, SkipRange: skipRange.String, Replaces: replaces.String,
+			Deprecation: s.bundleDeprecation(pkg.String, name.String),
 		}
 		if skips.Valid {
 			b.Skips = strings.Split(skips.String, ",")
