@@ -14,7 +14,6 @@ import (
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
-	"github.com/opmkit/opm/internal/validate"
 )
 
 // FromIndex renders an index database as a file-based catalog, as upstream
@@ -371,19 +370,8 @@ func ToIndexDB(ctx context.Context, c *Catalog, db *index.DB) error {
 
 // importPackages converts a catalog that validates to index content.
 func importPackages(c *Catalog) ([]index.ImportPackage, error) {
-	var problems []string
-	for _, f := range Validate(c) {
-		if f.Severity == validate.Error {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Message, f.Rule))
-		}
-	}
-	if len(problems) > 0 {
-		more := ""
-		if len(problems) > 5 {
-			more = fmt.Sprintf("; and %d more", len(problems)-5)
-			problems = problems[:5]
-		}
-		return nil, fmt.Errorf("the catalog does not validate (opm validate lists every finding): %s%s", strings.Join(problems, "; "), more)
+	if err := Check(c); err != nil {
+		return nil, err
 	}
 	var out []index.ImportPackage
 	var errs []error
