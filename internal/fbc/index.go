@@ -79,8 +79,31 @@ func (c *Catalog) addIndexMetas(metas []index.Meta) []string {
 			have[b.Package][refKey{SchemaBundle, b.Name}] = true
 		}
 	}
+	pkgIndex := map[string]int{}
+	for i, p := range c.Packages {
+		pkgIndex[p.Name] = i
+	}
 	for _, m := range metas {
 		blob := m.Blob
+		if m.Schema == SchemaPackage {
+			// The package blob's own fields; the default channel stays
+			// the database's (index add may have changed it).
+			i, ok := pkgIndex[m.Package]
+			if !ok {
+				continue
+			}
+			var p Package
+			if err := json.Unmarshal(blob, &p); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the olm.package blob of package %s in the index is not JSON (%v); its description and icon come from the CSV", m.Package, err))
+				continue
+			}
+			pk := &c.Packages[i]
+			pk.Description, pk.Properties = p.Description, p.Properties
+			if p.Icon != nil {
+				pk.Icon = p.Icon
+			}
+			continue
+		}
 		if m.Schema == SchemaDeprecations {
 			refs := have[m.Package]
 			if refs == nil {
@@ -388,7 +411,8 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 			errs = append(errs, fmt.Errorf("package %q: %d olm.package blobs; exactly one is needed (opm validate tells more)", name, len(pc.Packages)))
 			continue
 		}
-		ip := index.ImportPackage{Name: name, DefaultChannel: pc.Packages[0].DefaultChannel, Metas: metas}
+		pkg := pc.Packages[0]
+		ip := index.ImportPackage{Name: name, DefaultChannel: pkg.DefaultChannel, Metas: metas}
 		// The channel entry of each bundle in the default channel (or the
 		// first channel), for the bundle's own replaces and skips.
 		firstEntry := map[string]ChannelEntry{}
@@ -416,6 +440,11 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 				continue
 			}
 			ip.Bundles = append(ip.Bundles, bc)
+		}
+		if m, err := packageMeta(pkg, pc.Channels, ip.Bundles); err != nil {
+			errs = append(errs, err)
+		} else if m != nil {
+			ip.Metas = append([]index.Meta{*m}, ip.Metas...)
 		}
 		out = append(out, ip)
 	}
@@ -445,6 +474,60 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// packageMeta keeps what a package blob says that the index has no column
+// for: its description, its properties, and an icon other than the one a
+// render takes from the default channel head's CSV. Nil when there is none.
+func packageMeta(pkg Package, channels []Channel, bundles []*index.BundleContent) (*index.Meta, error) {
+	icon := pkg.Icon
+	if icon != nil {
+		var head string
+		for _, ch := range channels {
+			if ch.Name == pkg.DefaultChannel {
+				head = channelHead(ch)
+			}
+		}
+		for _, b := range bundles {
+			if b.Name == head && len(b.CSV) > 0 {
+				if own, _ := csvIcon(b); own != nil && own.MediaType == icon.MediaType && bytes.Equal(own.Data, icon.Data) {
+					icon = nil
+				}
+			}
+		}
+	}
+	if pkg.Description == "" && icon == nil && len(pkg.Properties) == 0 {
+		return nil, nil
+	}
+	blob, err := marshal(Package{Schema: SchemaPackage, Name: pkg.Name, Icon: icon, Description: pkg.Description, Properties: pkg.Properties})
+	if err != nil {
+		return nil, fmt.Errorf("package %q: %w", pkg.Name, err)
+	}
+	return &index.Meta{Schema: SchemaPackage, Package: pkg.Name, Name: pkg.Name, Blob: blob}, nil
+}
+
+// channelHead is the entry no other entry replaces or skips ("" unless
+// exactly one).
+func channelHead(ch Channel) string {
+	replaced := map[string]bool{}
+	for _, e := range ch.Entries {
+		if e.Replaces != "" {
+			replaced[e.Replaces] = true
+		}
+		for _, s := range e.Skips {
+			replaced[s] = true
+		}
+	}
+	head := ""
+	for _, e := range ch.Entries {
+		if !replaced[e.Name] {
+			if head != "" {
+				return ""
+			}
+			head = e.Name
+		}
+	}
+	return head
 }
 
 // indexMetas are the blobs the index keeps in opm's own table

@@ -52,7 +52,7 @@ func writeJSON(t *testing.T, c *Catalog) []byte {
 func blobSet(c *Catalog) []string {
 	var out []string
 	for _, p := range c.Packages {
-		out = append(out, fmt.Sprintf("package %s default=%s", p.Name, p.DefaultChannel))
+		out = append(out, fmt.Sprintf("package %s default=%s description=%q icon=%v properties=%v", p.Name, p.DefaultChannel, p.Description, p.Icon, p.Properties))
 	}
 	for _, ch := range c.Channels {
 		for _, e := range ch.Entries {

@@ -138,7 +138,13 @@ func (s *SQLite) HasCatalogMetas() bool { return s.metas }
 
 // ListCustomSchemas sends the kept blobs of schema and package pkg.
 func (s *SQLite) ListCustomSchemas(ctx context.Context, schema, pkg string, send func([]byte) error) error {
-	if !s.metas || schema == schemaDeprecations {
+	switch schema {
+	case schemaDeprecations, "olm.package", "olm.channel", "olm.bundle":
+		// OLM's own schemas are no custom schemas (the table keeps
+		// package blobs for what the package table cannot hold).
+		return nil
+	}
+	if !s.metas {
 		return nil
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT blob FROM `+index.MetaTable+` WHERE schema = ? AND package_name = ? ORDER BY rowid`, schema, pkg)
