@@ -99,6 +99,32 @@ func (s *SQLite) readMetas(ctx context.Context) error {
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("open index %s: read deprecations: %w", s.path, err)
 	}
+	return s.readPackageMetas(ctx)
+}
+
+// readPackageMetas reads the kept package blobs (description, icon), for
+// the CSVs built from olm.csv.metadata.
+func (s *SQLite) readPackageMetas(ctx context.Context) error {
+	s.packages = map[string]*packageMeta{}
+	rows, err := s.db.QueryContext(ctx, `SELECT package_name, blob FROM `+index.MetaTable+` WHERE schema = 'olm.package' ORDER BY rowid`)
+	if err != nil {
+		return fmt.Errorf("open index %s: read package blobs: %w", s.path, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pkg, blob string
+		if err := rows.Scan(&pkg, &blob); err != nil {
+			return fmt.Errorf("open index %s: read package blobs: %w", s.path, err)
+		}
+		var pm packageMeta
+		if err := json.Unmarshal([]byte(blob), &pm); err != nil {
+			return fmt.Errorf("open index %s: the olm.package blob of %s is not JSON: %w", s.path, pkg, err)
+		}
+		s.packages[pkg] = &pm
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("open index %s: read package blobs: %w", s.path, err)
+	}
 	return nil
 }
 

@@ -250,3 +250,52 @@ func TestExperimentalOnlyForCatalogs(t *testing.T) {
 		t.Errorf("opm serve: %v, want an empty stream", err)
 	}
 }
+
+// TestServeCSVFromMetadata: a bundle whose catalog blob has only an
+// olm.csv.metadata summary (no manifests) is answered with a CSV built from
+// it, as upstream's opm serve builds it: named after the bundle, with the
+// package's icon, the bundle's version, an install strategy named
+// "deployment", and as the bundle's only object.
+func TestServeCSVFromMetadata(t *testing.T) {
+	db, _ := keepDB(t)
+	srv := startServer(t, Options{DB: db})
+	client := api.NewRegistryClient(srv.conn)
+	b, err := client.GetBundle(context.Background(), &api.GetBundleRequest{PkgName: "op", ChannelName: "stable", CsvName: "op.v1.1.0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csv struct {
+		Kind       string `json:"kind"`
+		APIVersion string `json:"apiVersion"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			Install struct {
+				Strategy string `json:"strategy"`
+			} `json:"install"`
+			Version     string `json:"version"`
+			DisplayName string `json:"displayName"`
+			Description string `json:"description"`
+			Icon        []struct {
+				MediaType string `json:"mediatype"`
+			} `json:"icon"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal([]byte(b.CsvJson), &csv); err != nil {
+		t.Fatalf("csvJson %q: %v", b.CsvJson, err)
+	}
+	if csv.Kind != "ClusterServiceVersion" || csv.APIVersion != "operators.coreos.com/v1alpha1" || csv.Metadata.Name != "op.v1.1.0" ||
+		csv.Spec.Install.Strategy != "deployment" || csv.Spec.Version != "1.1.0" || csv.Spec.DisplayName != "Op <beta>" ||
+		csv.Spec.Description != "x & y" || len(csv.Spec.Icon) != 1 || csv.Spec.Icon[0].MediaType != "image/svg+xml" {
+		t.Errorf("csvJson: %s", b.CsvJson)
+	}
+	if len(b.Object) != 1 || b.Object[0] != b.CsvJson {
+		t.Errorf("objects: %v", b.Object)
+	}
+	// A bundle with neither manifests nor summary has no CSV.
+	b, err = client.GetBundle(context.Background(), &api.GetBundleRequest{PkgName: "op", ChannelName: "stable", CsvName: "op.v1.0.0"})
+	if err != nil || b.CsvJson != "" || len(b.Object) != 0 {
+		t.Errorf("op.v1.0.0: %v %v", b, err)
+	}
+}

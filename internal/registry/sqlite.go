@@ -52,6 +52,8 @@ type SQLite struct {
 	// package.
 	metas        bool
 	deprecations map[string]*packageDeprecations
+	// packages are the kept package blobs, by name.
+	packages map[string]*packageMeta
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -366,6 +368,15 @@ func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string
 			out.Properties = append(out.Properties, &api.Property{Type: p.typ, Value: p.value})
 		}
 	}
+	if out.CsvJson == "" && len(out.Object) == 0 {
+		csv, err := s.csvFromMetadata(ctx, out.CsvName, pkg, out.Version, props)
+		if err != nil {
+			return nil, err
+		}
+		if csv != "" {
+			out.CsvJson, out.Object = csv, []string{csv}
+		}
+	}
 	for _, d := range deps {
 		out.Dependencies = append(out.Dependencies, &api.Dependency{Type: d.typ, Value: d.value})
 	}
@@ -536,7 +547,21 @@ func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (
 	if err != nil {
 		return nil, s.wrap("channel "+channel, err)
 	}
-	return &api.Bundle{CsvName: name.String, CsvJson: csv.String, Deprecation: s.bundleDeprecation(pkg, name.String)}, nil
+	out := &api.Bundle{CsvName: name.String, CsvJson: csv.String, Deprecation: s.bundleDeprecation(pkg, name.String)}
+	if out.CsvJson == "" && s.metas {
+		var version sql.NullString
+		if err := s.db.QueryRowContext(ctx, `SELECT version FROM operatorbundle WHERE name = ?`, name.String).Scan(&version); err != nil {
+			return nil, s.wrap("channel "+channel, err)
+		}
+		props, err := s.typedRows(ctx, "properties", s.props[name.String], "", "", false)
+		if err != nil {
+			return nil, err
+		}
+		if out.CsvJson, err = s.csvFromMetadata(ctx, name.String, pkg, version.String, props); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func (s *SQLite) sendEntries(ctx context.Context, what string, send func(*api.ChannelEntry) error, replaces func(sql.NullString) string, q string, args ...any) (int, error) {
