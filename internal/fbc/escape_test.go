@@ -3,8 +3,10 @@ package fbc
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -109,4 +111,27 @@ func TestUnescapeHTML(t *testing.T) {
 			t.Errorf("unescapeHTML(%s) = %s, want %s", in, got, want)
 		}
 	}
+}
+
+// FuzzUnescapeHTML: undoing HTML escapes never changes what a JSON value
+// means, and leaves none of them behind outside an escaped backslash.
+// Seeds live in testdata/fuzz/FuzzUnescapeHTML as well as below.
+func FuzzUnescapeHTML(f *testing.F) {
+	for _, s := range []string{`{"a":"\u003c=1.0.0 \u0026\u0026 \u003e0"}`, `["\\u003c","\\\u003e"]`, `"\u00e9\u003C"`, `{"a":1}`, `"\\"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var before any
+		if json.Unmarshal(data, &before) != nil {
+			return
+		}
+		out := unescapeHTML(data)
+		var after any
+		if err := json.Unmarshal(out, &after); err != nil {
+			t.Fatalf("%q became %q, not JSON: %v", data, out, err)
+		}
+		if !reflect.DeepEqual(before, after) {
+			t.Fatalf("%q became %q: %v, was %v", data, out, after, before)
+		}
+	})
 }
