@@ -5,10 +5,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/index"
 )
 
 // keepCatalog is testdata/keep: a catalog with every kind of property a
@@ -172,5 +176,84 @@ func TestRenderDropsStaleDeprecations(t *testing.T) {
 	}
 	for _, f := range Validate(c) {
 		t.Errorf("render does not validate: %s", f.Message)
+	}
+}
+
+// TestRoundTripIndexWithRequirements: an index built by index add from a
+// bundle whose metadata declares every kind of requirement (olm.gvk,
+// olm.package with "<=", olm.label, olm.constraint) renders to a catalog
+// that goes through sqlite and back unchanged: sqlite → FBC → sqlite → FBC
+// gives the same bytes, with each requirement once.
+func TestRoundTripIndexWithRequirements(t *testing.T) {
+	shared := sharedDir(t)
+	src := filepath.Join(shared, "corpus", "real", "pelorus-operator", "0.0.5")
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	props := `dependencies:
+- type: olm.package
+  value:
+    packageName: prometheus
+    version: "<=0.47.0 || >=1.0.0 <2.0.0"
+- type: olm.gvk
+  value:
+    group: grafana.integreatly.org
+    kind: Grafana
+    version: v1beta1
+- type: olm.label
+  value:
+    label: tier=gold
+- type: olm.constraint
+  value:
+    failureMessage: needs <a> & <b>
+    all:
+      constraints:
+      - package:
+          packageName: grafana-operator
+          versionRange: ">=4.8.0"
+properties:
+- type: example.com/custom
+  value:
+    b: 1
+    a: [true, "x<y"]
+`
+	if err := os.WriteFile(filepath.Join(dir, "metadata", "properties.yaml"), []byte(props), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.LoadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(t.TempDir(), "index.db")
+	db, err := index.Create(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Add(context.Background(), []index.LoadedBundle{{Bundle: b, BundlePath: "example.com/pelorus-bundle:0.0.5"}}, index.AddOptions{Mode: index.ModeSemver}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c1, warns := renderDB(t, dbPath, RenderOptions{})
+	if len(warns) > 0 {
+		t.Errorf("warnings: %v", warns)
+	}
+	out := string(writeJSON(t, c1))
+	for _, want := range []string{
+		`"versionRange": "<=0.47.0 || >=1.0.0 <2.0.0"`, `"type": "olm.gvk.required"`, `"type": "olm.label.required"`,
+		`"failureMessage": "needs <a> & <b>"`, `"x<y"`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("render lacks %s", want)
+		}
+	}
+	if strings.Contains(out, `\u00`) {
+		t.Error("render escapes HTML")
+	}
+	c2, _ := toIndexAndBack(t, c1)
+	if a, b := writeJSON(t, c1), writeJSON(t, c2); !bytes.Equal(a, b) {
+		t.Errorf("sqlite → FBC → sqlite → FBC changed the catalog: %s", firstDiff(b, a))
 	}
 }
