@@ -92,3 +92,28 @@ func lineDiff(got, want string) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestMermaidMatchesUpstream draws testdata/graph (two packages,
+// deprecations of a package, a channel and bundles, skips, a skipRange and
+// one that does not parse) and compares with upstream's drawing of it.
+func TestMermaidMatchesUpstream(t *testing.T) {
+	t.Parallel()
+	c, err := fbc.LoadDir("testdata/graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("testdata/graph.upstream.mermaid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, warn bytes.Buffer
+	if err := Mermaid(&got, c, &warn); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("differs from upstream's:\n%s", lineDiff(got.String(), string(want)))
+	}
+	if !strings.Contains(warn.String(), `invalid skipRange "not a range" of zeta/zeta.v1.2.0`) {
+		t.Errorf("warnings: %q", warn.String())
+	}
+}
