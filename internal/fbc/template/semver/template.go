@@ -138,7 +138,7 @@ func Parse(data []byte, source string) (*Template, error) {
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
-	case err == nil && !(len(extra.Content) == 1 && isNull(extra.Content[0])) && len(extra.Content) > 0:
+	case err == nil && len(extra.Content) > 0 && !isNull(extra.Content[0]):
 		return nil, p.errf(extra.Line, "", "a second YAML document (after ---): a template file holds one template")
 	case err != nil && !errors.Is(err, io.EOF):
 		return nil, p.syntax(err)
