@@ -19,8 +19,14 @@
 // same bytes once written with fbc.Write (which orders blobs as upstream's
 // writer does).
 //
-// Mermaid(w, catalog) draws a rendered catalog's channels as upstream's
-// `-o mermaid` does, line for line.
+// A command calls Render(ctx, data, Options{RenderBundle, Source}), or
+// Parse(data, source) first (a malformed template fails before anything is
+// pulled; Template.Images lists what will be pulled) and then
+// Template.Render. Every error about the template is an *Error naming the
+// file, line and field.
+//
+// Mermaid(w, catalog, warn) draws a rendered catalog's channels as
+// upstream's `alpha render-template -o mermaid` does, line for line.
 package semver
 
 import (
@@ -66,7 +72,7 @@ func (t *Template) Render(ctx context.Context, opts Options) (*fbc.Catalog, erro
 	if opts.RenderBundle == nil {
 		return nil, errors.New("semver template: no bundle renderer")
 	}
-	refs := t.images()
+	refs := t.refs()
 	if len(refs) == 0 {
 		return nil, &Error{Source: t.source, Line: 1, Msg: "the template lists no bundles: add images under candidate, fast or stable bundles"}
 	}

@@ -373,3 +373,19 @@ func TestRenderCancelled(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// TestParseImages: Images lists each image once, in template order by
+// archetype, before anything is rendered.
+func TestParseImages(t *testing.T) {
+	t.Parallel()
+	tmpl, err := Parse([]byte("schema: olm.semver\nstable:\n  bundles:\n  - image: c\n  - image: a\ncandidate:\n  bundles:\n  - image: a\n  - image: b\n"), "t.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(tmpl.Images(), " "); got != "a b c" {
+		t.Errorf("Images() = %q, want a b c", got)
+	}
+	if !tmpl.GenerateMinorChannels || tmpl.GenerateMajorChannels || tmpl.DefaultChannelTypePreference != Minor {
+		t.Errorf("defaults: %+v", tmpl)
+	}
+}

@@ -406,9 +406,20 @@ func (p *parser) boolean(n *yaml.Node, path string) (bool, error) {
 	return false, p.errf(n.Line, path, "want true or false, got %s", kindName(n))
 }
 
-// images lists the distinct images of the template, in the order they first
-// appear (candidate, fast, stable), each with its first reference.
-func (t *Template) images() []BundleRef {
+// Images lists the distinct bundle images of the template, in the order
+// they first appear (candidate, fast, stable): what Render will ask
+// RenderBundle for, so that a command can fetch them ahead.
+func (t *Template) Images() []string {
+	refs := t.refs()
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.Image
+	}
+	return out
+}
+
+// refs is Images with each image's first reference.
+func (t *Template) refs() []BundleRef {
 	seen := map[string]bool{}
 	var out []BundleRef
 	for _, a := range Archetypes {
