@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -387,5 +388,35 @@ func TestParseImages(t *testing.T) {
 	}
 	if !tmpl.GenerateMinorChannels || tmpl.GenerateMajorChannels || tmpl.DefaultChannelTypePreference != Minor {
 		t.Errorf("defaults: %+v", tmpl)
+	}
+}
+
+// TestDocExample renders the example of docs/semver-template.md and checks
+// what the page says of it.
+func TestDocExample(t *testing.T) {
+	t.Parallel()
+	r := registry{}
+	for _, v := range []string{"1.0.0", "1.0.1", "1.1.0"} {
+		img := r.add("op", v, "", "")
+		r["quay.io/me/op-bundle:v"+v] = r[img]
+	}
+	doc, err := os.ReadFile("../../../../docs/semver-template.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "```yaml\n")
+	tmpl, _, _ := strings.Cut(rest, "```")
+	c, err := Render(context.Background(), []byte(tmpl), Options{RenderBundle: r.render(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `candidate-v1.0 op.v1.0.0
+candidate-v1.0 op.v1.0.1 [op.v1.0.0]
+candidate-v1.1 op.v1.1.0 <op.v1.0.1 [op.v1.0.0]
+fast-v1.0 op.v1.0.1
+stable-v1.0 op.v1.0.1
+`
+	if got := graph(c); got != want || c.Packages[0].DefaultChannel != "stable-v1.0" {
+		t.Errorf("got\n%s(default %s), want\n%s(default stable-v1.0)", got, c.Packages[0].DefaultChannel, want)
 	}
 }
