@@ -420,3 +420,51 @@ func TestDumpEachHandsOverPackagesInOrder(t *testing.T) {
 		t.Errorf("%d packages, want %d", i, len(whole))
 	}
 }
+
+// TestStreamKeptBlobs: deprecations and custom schemas the database keeps
+// (of a package with rows, of none, of one without rows) come out of a
+// package-at-a-time render where the whole render puts them.
+func TestStreamKeptBlobs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	files := map[string]string{
+		"alpha/catalog.json": `{"schema":"olm.package","name":"alpha","defaultChannel":"stable","description":"A"}
+{"schema":"olm.channel","name":"stable","package":"alpha","entries":[{"name":"alpha.v1.0.0"},{"name":"alpha.v2.0.0","replaces":"alpha.v1.0.0"}]}
+{"schema":"olm.bundle","name":"alpha.v1.0.0","package":"alpha","image":"quay.io/x/alpha:1","properties":[{"type":"olm.package","value":{"packageName":"alpha","version":"1.0.0"}}]}
+{"schema":"olm.bundle","name":"alpha.v2.0.0","package":"alpha","image":"quay.io/x/alpha:2","properties":[{"type":"olm.package","value":{"packageName":"alpha","version":"2.0.0"}}]}
+{"schema":"olm.deprecations","package":"alpha","entries":[{"reference":{"schema":"olm.bundle","name":"alpha.v1.0.0"},"message":"use 2 <now>"}]}
+{"schema":"example.com/note","package":"alpha","name":"n1","text":"a"}
+`,
+		"catalog.json":      `{"schema":"example.com/note","name":"global","text":"no package"}` + "\n",
+		"zzz/catalog.json":  `{"schema":"example.com/note","package":"zzz","name":"z","text":"rows-less package"}` + "\n",
+		"beta/catalog.yaml": "schema: olm.package\nname: beta\ndefaultChannel: fast\n---\nschema: olm.channel\npackage: beta\nname: fast\nentries:\n- name: beta.v0.1.0\n---\nschema: olm.bundle\npackage: beta\nname: beta.v0.1.0\nimage: quay.io/x/beta:0.1.0\nproperties:\n- type: olm.package\n  value: {packageName: beta, version: 0.1.0}\n",
+	}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(t.TempDir(), "kept.db")
+	if _, err := DirToIndex(ctx, dir, db, ToIndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c, warns := renderDB(t, db, RenderOptions{})
+	if len(c.Others) != 4 {
+		t.Fatalf("the whole render kept %d blobs of other schemas, want 4", len(c.Others))
+	}
+	var whole bytes.Buffer
+	if err := Write(&whole, c, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	got, gotWarns := streamRender(t, db, FormatJSON)
+	if !bytes.Equal(got, whole.Bytes()) {
+		t.Errorf("package-at-a-time render:\n%s\nwhole:\n%s", got, whole.Bytes())
+	}
+	if len(gotWarns) != len(warns) {
+		t.Errorf("warnings %q, want %q", gotWarns, warns)
+	}
+}

@@ -104,7 +104,7 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		return nil, fmt.Errorf("%s: no such file or directory, and not an image reference", arg)
 	}
 	out := &Catalog{Catalog: &fbc.Catalog{}}
-	kind, err := o.openImage(ctx, arg, accept, func(c *fbc.Catalog, warns []string) error {
+	kind, err := o.openImage(ctx, arg, accept, func(_ Kind, c *fbc.Catalog, warns []string) error {
 		out.Merge(c)
 		out.Warnings = append(out.Warnings, warns...)
 		return nil
@@ -119,21 +119,22 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 // Each is Open handing the catalog to f a package at a time, in package
 // name order, where the source allows (a sqlite database or index image:
 // memory then holds one package, not the catalog), else whole in one
-// call. warnings are those of the blobs given.
-func (o *Opener) Each(ctx context.Context, arg string, accept []Kind, f func(c *fbc.Catalog, warnings []string) error) (Kind, error) {
+// call. f learns the kind of source with each call; warnings are those of
+// the blobs given.
+func (o *Opener) Each(ctx context.Context, arg string, accept []Kind, f func(k Kind, c *fbc.Catalog, warnings []string) error) (Kind, error) {
 	st, err := os.Stat(arg)
 	switch {
 	case err == nil && !st.IsDir():
 		if err := check(arg, Database, accept); err != nil {
 			return "", err
 		}
-		return Database, eachIndexFile(ctx, arg, o.render, f)
+		return Database, eachIndexFile(ctx, arg, o.render, func(c *fbc.Catalog, w []string) error { return f(Database, c, w) })
 	case err == nil, !errors.Is(err, fs.ErrNotExist), !image.LooksLikeReference(arg):
 		c, err := o.Open(ctx, arg, accept...)
 		if err != nil {
 			return "", err
 		}
-		return c.Kind, f(c.Catalog, c.Warnings)
+		return c.Kind, f(c.Kind, c.Catalog, c.Warnings)
 	}
 	return o.openImage(ctx, arg, accept, f)
 }
@@ -179,7 +180,7 @@ func renderBundle(b *bundle.Bundle, ref string, k Kind, opts fbc.RenderOptions) 
 
 // openImage opens an image source and hands its catalog to f: a
 // package at a time for a sqlite index image, whole otherwise.
-func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind, f func(*fbc.Catalog, []string) error) (Kind, error) {
+func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind, f func(Kind, *fbc.Catalog, []string) error) (Kind, error) {
 	ref, err := image.ParseReference(arg)
 	if err != nil {
 		return "", fmt.Errorf("%s: not a valid image reference: %w", arg, err)
@@ -211,7 +212,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind, f fun
 		if err := b.FetchDatabase(ctx, arg); err != nil {
 			return "", err
 		}
-		if err := eachIndexFile(ctx, b.DatabasePath(), o.render, f); err != nil {
+		if err := eachIndexFile(ctx, b.DatabasePath(), o.render, func(c *fbc.Catalog, w []string) error { return f(DatabaseImage, c, w) }); err != nil {
 			return "", fmt.Errorf("database of %s: %w", arg, err)
 		}
 		return DatabaseImage, nil
@@ -223,7 +224,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind, f fun
 		if err != nil {
 			return "", err
 		}
-		return CatalogImage, f(c, nil)
+		return CatalogImage, f(CatalogImage, c, nil)
 	case labels[bundle.AnnotationMediaType] != "":
 		if err := check(arg, BundleImage, accept); err != nil {
 			return "", err
@@ -242,7 +243,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind, f fun
 		if err != nil {
 			return "", err
 		}
-		return BundleImage, f(c.Catalog, nil)
+		return BundleImage, f(BundleImage, c.Catalog, nil)
 	}
 	return "", fmt.Errorf("%s is neither an index image (no %s or %s label) nor a bundle image (no %s label)",
 		arg, indeximage.DatabaseLabel, indeximage.ConfigsLabel, bundle.AnnotationMediaType)

@@ -18,6 +18,7 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/validate"
 )
 
 // Targets of --to.
@@ -34,6 +35,7 @@ type Options struct {
 	MigrateLevel string
 	To           string
 	Force        bool
+	Permissive   bool
 	Image        image.Options
 }
 
@@ -52,7 +54,13 @@ migrate did.
 
 With --to sqlite, SOURCE is a file-based catalog directory or FBC index image
 and DEST the index database file to create (schema 13, what opm index and
-opm registry serve use). The catalog must validate (opm validate).
+opm registry serve use). The catalog must validate (opm validate); every
+property is kept where opm serve answers it, and deprecations and custom
+schemas in a table of opm's own (docs/fbc.md).
+
+A sqlite index whose bundles make an invalid catalog (a skipRange that is
+not a semver range, say) is refused with every problem listed at once;
+--permissive writes the catalog anyway, to fix it there.
 
 DEST is written whole or not at all: the result is built beside it and moved
 into place. An existing non-empty DEST is refused unless --force.`,
@@ -72,6 +80,7 @@ into place. An existing non-empty DEST is refused unless --force.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata")
 	fl.StringVar(&opts.To, "to", ToFBC, "what to write: fbc (a catalog directory) or sqlite (an index database file)")
+	fl.BoolVar(&opts.Permissive, "permissive", false, catalogsource.PermissiveUsage)
 	fl.BoolVar(&opts.Force, "force", false, "replace a non-empty DEST directory or an existing DEST file")
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{ToFBC, ToSQLite}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
@@ -93,58 +102,81 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
 	switch opts.To {
 	case ToFBC:
-		// A package at a time: memory holds a package, not the catalog.
+		// A package at a time into a temporary tree, moved into place once
+		// the catalog is known to validate (or --permissive): memory holds
+		// a package, not the catalog.
 		dw, err := fbc.NewDirWriter(opts.Dest, fbc.WriteDirOptions{Format: format, Force: opts.Force})
 		if err != nil {
 			return exit.With(exit.Failed, withForceHint(err))
 		}
 		defer dw.Abort()
 		packages := 0
+		var checks fbc.Checks
 		var writeErr error
-		_, err = o.Each(ctx, opts.Source, []catalogsource.Kind{catalogsource.Database, catalogsource.DatabaseImage}, func(c *fbc.Catalog, warnings []string) error {
+		kind, err := o.Each(ctx, opts.Source, []catalogsource.Kind{catalogsource.Database, catalogsource.DatabaseImage}, func(_ catalogsource.Kind, c *fbc.Catalog, warnings []string) error {
 			for _, w := range warnings {
 				fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
 			}
 			packages += len(c.PackageNames())
+			checks.Add(c)
 			writeErr = dw.Add(c)
 			return writeErr
 		})
 		if writeErr != nil {
-			return exit.With(exit.Failed, writeErr)
+			return exit.With(exit.Failed, withForceHint(writeErr))
 		}
 		if err != nil {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 		}
+		var problems catalogsource.Problems
+		problems.AddCheck(opts.Source, kind, checks.Err())
+		if err := problems.Report(f, "migrate "+opts.Source, opts.Permissive); err != nil {
+			return err
+		}
 		if err := dw.Commit(); err != nil {
-			return exit.With(exit.Failed, err)
+			return exit.With(exit.Failed, withForceHint(err))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", packages, opts.Source, opts.Dest)
 	case ToSQLite:
-		if st, err := os.Stat(opts.Source); err == nil && st.IsDir() && !catalogsource.IsBundleDir(opts.Source) {
+		var packages, bundles int
+		if st, serr := os.Stat(opts.Source); serr == nil && st.IsDir() && !catalogsource.IsBundleDir(opts.Source) {
 			// A catalog directory is converted a package at a time.
 			n, err := fbc.DirToIndex(ctx, opts.Source, opts.Dest, fbc.ToIndexOptions{Force: opts.Force})
-			if err != nil {
-				var le *fbc.CatalogLoadError
-				if errors.As(err, &le) {
-					err = fmt.Errorf("migrate %s: load catalog %s: %w\n(`opm validate %s` lists every problem)", opts.Source, opts.Source, le.Err, opts.Source)
-				}
-				return indexio.Interrupted(ctx, withForceHint(err))
+			var le *fbc.CatalogLoadError
+			if errors.As(err, &le) {
+				return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: load catalog %s: %w\n(`opm validate %s` lists every problem)", opts.Source, opts.Source, le.Err, opts.Source))
 			}
-			fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", n.Packages, n.Bundles, opts.Source, opts.Dest)
-			return nil
+			if err != nil {
+				return toSQLiteError(ctx, f, opts, err)
+			}
+			packages, bundles = n.Packages, n.Bundles
+		} else {
+			c, err := o.Open(ctx, opts.Source, catalogsource.CatalogDir, catalogsource.CatalogImage)
+			if err != nil {
+				return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
+			}
+			if err := fbc.ToIndex(ctx, c.Catalog, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}); err != nil {
+				return toSQLiteError(ctx, f, opts, err)
+			}
+			packages, bundles = len(c.PackageNames()), len(c.Bundles)
 		}
-		c, err := o.Open(ctx, opts.Source, catalogsource.CatalogDir, catalogsource.CatalogImage)
-		if err != nil {
-			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
-		}
-		if err := fbc.ToIndex(ctx, c.Catalog, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}); err != nil {
-			return indexio.Interrupted(ctx, withForceHint(err))
-		}
-		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", len(c.PackageNames()), len(c.Bundles), opts.Source, opts.Dest)
+		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", packages, bundles, opts.Source, opts.Dest)
 	default:
 		return exit.Usagef("invalid --to %q%s: use fbc or sqlite", opts.To, f.From("to"))
 	}
 	return nil
+}
+
+// toSQLiteError renders a failed conversion to sqlite: a catalog that does
+// not validate as one report of every problem, as opm validate prints it.
+func toSQLiteError(ctx context.Context, f *factory.Factory, opts *Options, err error) error {
+	var ie *fbc.InvalidError
+	if errors.As(err, &ie) {
+		res := validate.NewResult([]validate.BundleReport{{Path: opts.Source, Findings: ie.Findings}}, validate.Error)
+		_ = validate.WriteText(f.IO.ErrOut, res, validate.TextOptions{Styles: f.IO.ErrTheme().ValidateStyles(), Noun: "catalog"})
+		return exit.With(exit.Failed, fmt.Errorf("migrate %s: the catalog does not validate (%d problem(s) above); nothing was written", opts.Source, len(ie.Findings)))
+	}
+	return indexio.Interrupted(ctx, withForceHint(err))
 }
 
 // withForceHint says how to replace a destination that was refused.

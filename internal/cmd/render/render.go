@@ -4,6 +4,8 @@ package render
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +24,7 @@ type Options struct {
 	Sources      []string
 	Output       string
 	MigrateLevel string
+	Permissive   bool
 	Image        image.Options
 }
 
@@ -37,7 +40,12 @@ directory (printed back normalized), a bundle directory, or an image: a
 sqlite index image (only its database layer is fetched), a file-based catalog
 index image (the directory its operators.operatorframework.io.index.configs.v1
 label names) or a bundle image, through any transport opm reads (registry,
-oci:, oci-archive:, docker-archive:).`,
+oci:, oci-archive:, docker-archive:).
+
+A sqlite index whose bundles make an invalid catalog (a skipRange that is
+not a semver range, say) is refused, as upstream refuses it, with every
+problem listed at once; --permissive writes the catalog anyway, to fix it
+there.`,
 		Example: `  opm render index.db > catalog.json
   opm render quay.io/me/index:3 -o yaml
   opm render ./bundle quay.io/me/op-bundle:v1.2.0 --migrate-level bundle-object-to-csv-metadata`,
@@ -51,6 +59,7 @@ oci:, oci-archive:, docker-archive:).`,
 		},
 	}
 	AddFormatFlag(cmd, &opts.Output)
+	cmd.Flags().BoolVar(&opts.Permissive, "permissive", false, catalogsource.PermissiveUsage)
 	cmd.Flags().StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
 	opts.Image.AddFlags(cmd.Flags())
@@ -88,34 +97,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	defer gcbudget.Batch()()
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
 	if len(opts.Sources) == 1 {
-		// One source is printed as it is read, a package at a time where
-		// the source allows: the output is the same, memory is not the
-		// catalog's.
-		src := opts.Sources[0]
-		w, err := fbc.NewWriter(f.IO.Out, format)
-		if err != nil {
-			return exit.With(exit.Failed, err)
-		}
-		var writeErr error
-		_, err = o.Each(ctx, src, nil, func(c *fbc.Catalog, warnings []string) error {
-			for _, w := range warnings {
-				fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
-			}
-			writeErr = w.Add(c)
-			return writeErr
-		})
-		if writeErr != nil {
-			return exit.With(exit.Failed, writeErr)
-		}
-		if err != nil {
-			return indexio.Interrupted(ctx, fmt.Errorf("render %s: %w", src, err))
-		}
-		if err := w.Flush(); err != nil {
-			return exit.With(exit.Failed, err)
-		}
-		return nil
+		return renderOne(ctx, f, o, opts.Sources[0], format, opts.Permissive)
 	}
 	all := &fbc.Catalog{}
+	var problems catalogsource.Problems
 	for _, src := range opts.Sources {
 		c, err := o.Open(ctx, src)
 		if err != nil {
@@ -124,10 +109,64 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		for _, w := range c.Warnings {
 			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
 		}
+		problems.Add(src, c)
 		all.Merge(c.Catalog)
+	}
+	if err := problems.Report(f, "render", opts.Permissive); err != nil {
+		return err
 	}
 	if err := fbc.Write(f.IO.Out, all, format); err != nil {
 		return exit.With(exit.Failed, err)
+	}
+	return nil
+}
+
+// renderOne renders one source a package at a time where the source allows
+// (memory holds a package, not the catalog), into an unlinked temporary
+// file: a sqlite source's problems are only known at the end, and a
+// refused catalog prints nothing, as when the catalog was whole.
+func renderOne(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, src string, format fbc.Format, permissive bool) error {
+	spool, err := os.CreateTemp("", "opm-render-*")
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	_ = os.Remove(spool.Name()) // gone once closed, however opm ends
+	defer spool.Close()
+	w, err := fbc.NewWriter(spool, format)
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	var checks fbc.Checks
+	var writeErr error
+	kind, err := o.Each(ctx, src, nil, func(k catalogsource.Kind, c *fbc.Catalog, warnings []string) error {
+		for _, w := range warnings {
+			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
+		}
+		if k == catalogsource.Database || k == catalogsource.DatabaseImage {
+			checks.Add(c)
+		}
+		writeErr = w.Add(c)
+		return writeErr
+	})
+	if writeErr != nil {
+		return exit.With(exit.Failed, writeErr)
+	}
+	if err != nil {
+		return indexio.Interrupted(ctx, fmt.Errorf("render %s: %w", src, err))
+	}
+	var problems catalogsource.Problems
+	problems.AddCheck(src, kind, checks.Err())
+	if err := problems.Report(f, "render", permissive); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	if _, err := io.Copy(f.IO.Out, spool); err != nil {
+		return exit.With(exit.Failed, fmt.Errorf("write catalog: %w", err))
 	}
 	return nil
 }
