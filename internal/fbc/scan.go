@@ -156,7 +156,7 @@ func Scan(fsys fs.FS) (*Scanned, error) {
 	}
 	sort.Strings(s.names)
 	if spoolErr != nil {
-		s.Close()
+		_ = s.Close() // the spool error is the one to report
 		return nil, fmt.Errorf("load catalog: %w", spoolErr)
 	}
 	return s, nil

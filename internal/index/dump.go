@@ -231,7 +231,7 @@ func (d *DB) DumpEach(ctx context.Context, minDepth func(int64), f func(*Package
 	if err != nil {
 		return wrap("bundles", err)
 	}
-	defer manifests.Close()
+	defer func() { _ = manifests.Close() }() // a read statement: nothing to lose
 	sort.Strings(order)
 	for _, n := range order {
 		p := pkgs[n]

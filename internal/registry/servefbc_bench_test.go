@@ -32,7 +32,6 @@ func BenchmarkServeFBCMethods(b *testing.B) {
 	if err := fbc.WriteDir(dir, c, fbc.WriteDirOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	c = nil
 	res, cleanup, err := fbccache.Prepare(ctx, dir, fbccache.Options{})
 	if err != nil {
 		b.Fatal(err)
