@@ -1,6 +1,7 @@
 package fbc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -315,7 +316,12 @@ func substitutesFor(b *Bundle) string {
 		switch p.Type {
 		case PropertyBundleObject:
 			o, err := decodeBundleObject(p.Value)
-			if err != nil || json.Unmarshal(o.Data, &meta) != nil || meta.Kind != "ClusterServiceVersion" {
+			// An object that names neither the CSV kind nor the key (nor
+			// escapes a character that could spell them) can change
+			// nothing here: skip decoding it, since CRDs are most of a
+			// catalog's bytes.
+			if err != nil || (!bytes.Contains(o.Data, []byte("ClusterServiceVersion")) && !bytes.Contains(o.Data, []byte(key)) && !bytes.Contains(o.Data, []byte(`\u`))) ||
+				json.Unmarshal(o.Data, &meta) != nil || meta.Kind != "ClusterServiceVersion" {
 				continue
 			}
 			return meta.Metadata.Annotations[key]
