@@ -14,12 +14,22 @@ import (
 // Percent is the collection target (as GOGC) during a batch.
 const Percent = 400
 
-// Batch raises the collection target to Percent, unless the user chose one
-// with GOGC; the function returned restores the previous target.
+// Limit is the soft memory limit (as GOMEMLIMIT) during a batch: should
+// the live heap grow (a very large package), the collector runs more
+// often rather than let the heap reach Percent more than it.
+const Limit = 256 << 20
+
+// Batch raises the collection target to Percent under a soft limit of
+// Limit, unless the user chose them with GOGC or GOMEMLIMIT; the function
+// returned restores what was there.
 func Batch() (restore func()) {
-	if os.Getenv("GOGC") != "" {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}
 	}
+	oldLimit := debug.SetMemoryLimit(Limit)
 	old := debug.SetGCPercent(Percent)
-	return func() { debug.SetGCPercent(old) }
+	return func() {
+		debug.SetGCPercent(old)
+		debug.SetMemoryLimit(oldLimit)
+	}
 }
