@@ -77,7 +77,7 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 			gvks[v] = true
 		case PropertyPackage:
 			hasPackage = true
-			set.add(p.Type, p.Value)
+			set.add(p.Type, withRelease(p.Value, c.Release))
 		default:
 			set.add(p.Type, p.Value)
 		}
@@ -107,7 +107,9 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		}
 	}
 	if !hasPackage {
-		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version})
+		// The release (CSV spec.release) is part of the bundle's version,
+		// as upstream renders it.
+		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version, Release: c.Release})
 	}
 	for _, a := range c.Provided {
 		gvks[GVKValue{Group: a.Group, Kind: a.Kind, Version: a.Version}] = true
@@ -170,6 +172,21 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		return x.Name < y.Name
 	})
 	return b, nil
+}
+
+// withRelease adds release (CSV spec.release) to an olm.package value that
+// has none: the release is part of the bundle's version, as upstream
+// renders it.
+func withRelease(value []byte, release string) []byte {
+	if release == "" {
+		return value
+	}
+	var v PackageValue
+	if err := json.Unmarshal(value, &v); err != nil || v.Release != "" {
+		return value
+	}
+	v.Release = release
+	return mustProperty(PropertyPackage, v).Value
 }
 
 // propSet collects properties once each (by type and compact value).
