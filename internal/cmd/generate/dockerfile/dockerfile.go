@@ -99,23 +99,25 @@ func Run(_ context.Context, f *factory.Factory, opts *Options) error {
 		labels[k] = v
 	}
 	version := f.Version().Version
+	def, defErr := indeximage.DefaultBinaryImage(version)
+	noDefault := func(flag string) error {
+		return exit.Usagef("no %s given, and this opm (version %q) is a development build with no published serving image: give -i/--base-image and -b/--builder-image, for example an image built with `make serving-image IMAGE=REF` or %s:vX.Y.Z of a release", flag, version, indeximage.ServingImageRepository)
+	}
 	if opts.BuilderImage == "" {
-		def, err := indeximage.DefaultBinaryImage(version)
 		switch {
-		case err == nil:
+		case defErr == nil:
 			opts.BuilderImage = def
 		case opts.BaseImage != "" && opts.BaseImage != indeximage.Scratch:
 			// Without a published serving image, the base's opm builds
 			// the cache.
 			opts.BuilderImage = opts.BaseImage
 		default:
-			return exit.Usagef("no -b/--builder-image given, and %v", err)
+			return noDefault("-b/--builder-image")
 		}
 	}
 	if opts.BaseImage == "" {
-		def, err := indeximage.DefaultBinaryImage(version)
-		if err != nil {
-			return exit.Usagef("no -i/--base-image given, and %v", err)
+		if defErr != nil {
+			return noDefault("-i/--base-image")
 		}
 		opts.BaseImage = def
 	}
