@@ -50,7 +50,7 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 every bundle image it names (several at once, through one image client; a
 progress line on a terminal).
 
-TYPE is ` + strings.Join(template.Types, ", ") + `; without it, the type
+TYPE is basic, semver or substitutes; without it, the type
 comes from the template's schema (` + template.SchemaBasic + `,
 ` + template.SchemaSemver + `, ` + template.SchemaSubstitutes + `). FILE is a YAML or
 JSON template; without it, or with -, the template is read from stdin. A
