@@ -24,7 +24,7 @@ func IconMediaType(data []byte) (string, error) {
 	case len(b) > 11 && string(b[8:12]) == "WEBP":
 		return "image/webp", nil
 	case len(b) > 10 && (bytes.HasPrefix(b, []byte("II*\x00")) || bytes.HasPrefix(b, []byte("MM\x00*"))) &&
-		!(b[8] == 'C' && b[9] == 'R' && b[10] == 0x02):
+		(b[8] != 'C' || b[9] != 'R' || b[10] != 0x02): // not Canon's CR2, which starts alike
 		return "image/tiff", nil
 	case bytes.HasPrefix(b, []byte("BM")):
 		return "image/bmp", nil

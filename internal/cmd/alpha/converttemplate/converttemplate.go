@@ -162,8 +162,8 @@ func readCatalog(f *factory.Factory, input string) ([]blob, error) {
 		source string
 		err    error
 	)
-	switch {
-	case input == "" || input == "-":
+	switch input {
+	case "", "-":
 		source = "stdin"
 		if data, err = io.ReadAll(f.IO.In); err != nil {
 			return nil, fmt.Errorf("read the catalog from stdin: %w", err)
