@@ -21,6 +21,8 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/template"
 	"github.com/opmkit/opm/internal/fbc/template/basic"
+	"github.com/opmkit/opm/internal/fbc/template/bundleimages"
+	"github.com/opmkit/opm/internal/fbc/template/semver"
 	"github.com/opmkit/opm/internal/fbc/template/substitutes"
 	"github.com/opmkit/opm/internal/image"
 )
@@ -157,20 +159,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		images, renderFn = t.Images(), t.Render
 	case template.TypeSemver:
-		images = semverImages(data, source)
-		renderFn, err = semverRenderer(source, data, format == "" && opts.Output == FormatMermaid)
-		if err != nil {
+		if images, renderFn, err = semverTemplate(source, data); err != nil {
 			return exit.With(exit.Failed, err)
 		}
 	}
 
 	// The progress line counts the bytes of clients made from opts from
 	// now on: make the run's one client after it.
-	progress := indexio.StartPull(f, output.Text, len(dedupe(images)), &opts.Image)
-	b := newBundles(opts.Image, f.ImageClient, fbc.RenderOptions{Migrate: level})
-	b.progress = progress
+	progress := indexio.StartPull(f, output.Text, bundleimages.Distinct(images), &opts.Image)
+	b := bundleimages.New(func() (*image.Client, error) { return f.ImageClient(opts.Image) }, fbc.RenderOptions{Migrate: level})
+	b.OnDone = progress.Step
 	b.Prefetch(ctx, images)
-	b.progress.Finish()
+	progress.Finish()
 	if ctx.Err() != nil {
 		return indexio.Interrupted(ctx, ctx.Err())
 	}
@@ -183,12 +183,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	var buf bytes.Buffer
 	if opts.Output == FormatMermaid {
-		warnings, err := fbc.WriteMermaid(&buf, c)
-		if err != nil {
+		// One writer draws every template type's catalog (semver's, which
+		// draws any catalog as upstream's writer does).
+		if err := semver.Mermaid(&buf, c, f.IO.ErrOut); err != nil {
 			return exit.With(exit.Failed, fmt.Errorf("draw %s: %w", source, err))
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(f.IO.ErrOut, "%s %s\n", f.IO.ErrTheme().WarningPrefix(), w)
 		}
 	} else {
 		if err := fbc.Write(&buf, c, format); err != nil {
@@ -199,18 +197,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, err)
 	}
 	return nil
-}
-
-func dedupe(refs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, r := range refs {
-		if !seen[r] {
-			seen[r] = true
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // readInput reads the template: a file, or stdin for "" and "-".
