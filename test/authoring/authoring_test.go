@@ -37,7 +37,7 @@ func blocks(t *testing.T, name string) []string {
 	t.Helper()
 	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "fbc.md"))
 	require.NoError(t, err)
-	m := regexp.MustCompile(`(?s)<!-- `+name+`:begin -->(.*?)<!-- `+name+`:end -->`).FindSubmatch(doc)
+	m := regexp.MustCompile(`(?s)<!-- ` + name + `:begin -->(.*?)<!-- ` + name + `:end -->`).FindSubmatch(doc)
 	require.NotNil(t, m, "docs/fbc.md has no %s section", name)
 	var out []string
 	for _, f := range regexp.MustCompile("(?s)```[a-z]*\n(.*?)```").FindAllSubmatch(m[1], -1) {
