@@ -37,6 +37,15 @@ func ParseMigrateLevel(s string) (MigrateLevel, error) {
 // RenderOptions control how bundles become olm.bundle blobs.
 type RenderOptions struct {
 	Migrate MigrateLevel
+	// ImageOrder, when true, orders a bundle image's blob as upstream's
+	// render of a bundle image does (templates, whose output is compared
+	// with upstream's byte for byte): every property sorted by type then
+	// value, olm.bundle.object among them, and olm.csv.metadata last; the
+	// related images are the CSV's spec.relatedImages as written, then the
+	// bundle image, then the other images the bundle uses, sorted
+	// (upstream's order for these is a map's, so any order is upstream's).
+	// By default the blob is ordered as in a rendered index.
+	ImageOrder bool
 }
 
 // RenderBundle renders one bundle to its olm.bundle blob, exactly as the
@@ -143,6 +152,7 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 	}
 
 	names := map[string]string{}
+	var listed []RelatedImage
 	if len(c.CSV) > 0 {
 		var csv struct {
 			Spec struct {
@@ -150,12 +160,18 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 			} `json:"spec"`
 		}
 		if err := json.Unmarshal(c.CSV, &csv); err == nil {
+			listed = csv.Spec.RelatedImages
 			for _, ri := range csv.Spec.RelatedImages {
 				if _, ok := names[ri.Image]; !ok {
 					names[ri.Image] = ri.Name
 				}
 			}
 		}
+	}
+	if opts.ImageOrder {
+		b.Properties = upstreamPropertyOrder(b.Properties)
+		b.RelatedImages = upstreamImageOrder(listed, c.BundlePath, c.Images)
+		return b, nil
 	}
 	seen := map[string]bool{}
 	for _, img := range c.Images {
@@ -173,6 +189,49 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		return x.Name < y.Name
 	})
 	return b, nil
+}
+
+// upstreamPropertyOrder sorts properties by type then value, but for an
+// olm.csv.metadata property, which upstream's migration appends last.
+func upstreamPropertyOrder(ps []Property) []Property {
+	out := make([]Property, 0, len(ps))
+	var meta []Property
+	for _, p := range ps {
+		if p.Type == PropertyCSVMetadata {
+			meta = append(meta, p)
+			continue
+		}
+		out = append(out, p)
+	}
+	sortProperties(out)
+	return append(out, meta...)
+}
+
+// upstreamImageOrder lists related images as upstream renders a bundle
+// image: the CSV's list as written (repeats kept), the bundle image, then
+// the rest of images (sorted) that neither names.
+func upstreamImageOrder(listed []RelatedImage, bundleImage string, images []string) []RelatedImage {
+	out := append([]RelatedImage(nil), listed...)
+	seen := map[string]bool{}
+	for _, ri := range listed {
+		seen[ri.Image] = true
+	}
+	if bundleImage != "" && !seen[bundleImage] {
+		out = append(out, RelatedImage{Image: bundleImage})
+	}
+	seen[bundleImage] = true
+	rest := make([]string, 0, len(images))
+	for _, img := range images {
+		if img != "" && !seen[img] {
+			seen[img] = true
+			rest = append(rest, img)
+		}
+	}
+	sort.Strings(rest)
+	for _, img := range rest {
+		out = append(out, RelatedImage{Image: img})
+	}
+	return out
 }
 
 // withRelease adds release (CSV spec.release) to an olm.package value that
