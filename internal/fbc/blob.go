@@ -173,9 +173,9 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 }
 
 // propSet collects properties once each, by type and value: by compact
-// value, or with semantic, by the value's meaning (object keys in any
-// order), so that a requirement stored both as a property and as a
-// dependency shows once, as the property says it.
+// value, or with semantic, a requirement by the value's meaning (object
+// keys in any order), so that a requirement stored both as a property and
+// as a dependency shows once, as the property says it.
 type propSet struct {
 	list     []Property
 	seen     map[string]bool
@@ -234,7 +234,7 @@ func unescapeHTML(v []byte) []byte {
 // addCompact is add for a value known to be compact JSON.
 func (s *propSet) addCompact(typ string, value []byte) {
 	k := typ + "\x00" + string(value)
-	if s.semantic {
+	if s.semantic && requirement(typ) {
 		k = typ + "\x00" + canonicalJSON(value)
 	}
 	if s.seen == nil {
@@ -245,6 +245,16 @@ func (s *propSet) addCompact(typ string, value []byte) {
 	}
 	s.seen[k] = true
 	s.list = append(s.list, Property{Type: typ, Value: value})
+}
+
+// requirement says whether a property type is one a database holds both
+// as a property and as a dependency (and so may meet twice in a render).
+func requirement(typ string) bool {
+	switch typ {
+	case PropertyGVKRequired, PropertyPackageRequired, PropertyLabelRequired, PropertyConstraint:
+		return true
+	}
+	return false
 }
 
 // canonicalJSON is value with object keys sorted (numbers kept as
