@@ -52,6 +52,7 @@ func RenderBundle(b *bundle.Bundle, image string, opts RenderOptions) (*Bundle, 
 	if err != nil {
 		return nil, fmt.Errorf("render bundle %s: %w", image, err)
 	}
+	blob.CSV = c.CSV
 	return blob, nil
 }
 

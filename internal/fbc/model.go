@@ -94,6 +94,11 @@ type Bundle struct {
 	Properties    []Property     `json:"properties,omitempty"`
 	RelatedImages []RelatedImage `json:"relatedImages,omitempty"`
 	Pos           Position       `json:"-"`
+	// CSV is the bundle's ClusterServiceVersion as JSON when the blob was
+	// rendered from a bundle (RenderBundle), whatever the migrate level;
+	// templates read the package's description and icon from it. Never
+	// written: it is not part of the blob.
+	CSV json.RawMessage `json:"-"`
 }
 
 // Property is a typed value of a bundle (or package, channel). Value is
