@@ -140,14 +140,22 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		b.Properties = append(b.Properties, objs.sorted()...)
 	}
 
+	b.RelatedImages = relatedImagesOf(c.CSV, c.Images)
+	return b, nil
+}
+
+// relatedImagesOf are a bundle's related images as a render of the index
+// gives them: its images once each, sorted by image, named after the CSV's
+// relatedImages (unnamed when the CSV does not name them).
+func relatedImagesOf(csvJSON []byte, images []string) []RelatedImage {
 	names := map[string]string{}
-	if len(c.CSV) > 0 {
+	if len(csvJSON) > 0 {
 		var csv struct {
 			Spec struct {
 				RelatedImages []RelatedImage `json:"relatedImages"`
 			} `json:"spec"`
 		}
-		if err := json.Unmarshal(c.CSV, &csv); err == nil {
+		if err := json.Unmarshal(csvJSON, &csv); err == nil {
 			for _, ri := range csv.Spec.RelatedImages {
 				if _, ok := names[ri.Image]; !ok {
 					names[ri.Image] = ri.Name
@@ -155,22 +163,23 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 			}
 		}
 	}
+	var out []RelatedImage
 	seen := map[string]bool{}
-	for _, img := range c.Images {
+	for _, img := range images {
 		if img == "" || seen[img] {
 			continue
 		}
 		seen[img] = true
-		b.RelatedImages = append(b.RelatedImages, RelatedImage{Name: names[img], Image: img})
+		out = append(out, RelatedImage{Name: names[img], Image: img})
 	}
-	sort.Slice(b.RelatedImages, func(i, j int) bool {
-		x, y := b.RelatedImages[i], b.RelatedImages[j]
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
 		if x.Image != y.Image {
 			return x.Image < y.Image
 		}
 		return x.Name < y.Name
 	})
-	return b, nil
+	return out
 }
 
 // propSet collects properties once each, by type and value: by compact

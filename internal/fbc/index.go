@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -83,8 +84,30 @@ func (c *Catalog) addIndexMetas(metas []index.Meta) []string {
 	for i, p := range c.Packages {
 		pkgIndex[p.Name] = i
 	}
+	bundleIndex := map[[2]string]int{}
+	for i, b := range c.Bundles {
+		bundleIndex[[2]string{b.Package, b.Name}] = i
+	}
 	for _, m := range metas {
 		blob := m.Blob
+		if m.Schema == SchemaBundle {
+			i, ok := bundleIndex[[2]string{m.Package, m.Name}]
+			if !ok {
+				continue // removed from the index since
+			}
+			var bi bundleImages
+			if err := json.Unmarshal(blob, &bi); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the related images of bundle %s kept in the index are not JSON (%v); named after the CSV instead", m.Name, err))
+				continue
+			}
+			// Only while the index holds the same images: an index
+			// changed since by a tool that does not know the table gives
+			// its own.
+			if sameImages(bi.RelatedImages, c.Bundles[i].RelatedImages) {
+				c.Bundles[i].RelatedImages = bi.RelatedImages
+			}
+			continue
+		}
 		if m.Schema == SchemaPackage {
 			// The package blob's own fields; the default channel stays
 			// the database's (index add may have changed it).
@@ -440,6 +463,16 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 				continue
 			}
 			ip.Bundles = append(ip.Bundles, bc)
+			// Related images whose names (or order) a render would not
+			// give back from the CSV are kept as they are.
+			if !slices.Equal(relatedImagesOf(bc.CSV, bc.Images), b.RelatedImages) {
+				blob, err := marshal(bundleImages{RelatedImages: b.RelatedImages})
+				if err != nil {
+					errs = append(errs, fmt.Errorf("bundle %s: %w", b.Name, err))
+					continue
+				}
+				ip.Metas = append(ip.Metas, index.Meta{Schema: SchemaBundle, Package: name, Name: b.Name, Blob: blob})
+			}
 		}
 		if m, err := packageMeta(pkg, pc.Channels, ip.Bundles); err != nil {
 			errs = append(errs, err)
@@ -474,6 +507,13 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// bundleImages is what the index keeps of a bundle blob's related images
+// when a render would not give them back (as an olm.bundle row of
+// index.MetaTable).
+type bundleImages struct {
+	RelatedImages []RelatedImage `json:"relatedImages"`
 }
 
 // packageMeta keeps what a package blob says that the index has no column
@@ -528,6 +568,29 @@ func channelHead(ch Channel) string {
 		}
 	}
 	return head
+}
+
+// sameImages reports whether two lists name the same set of images.
+func sameImages(a, b []RelatedImage) bool {
+	set := func(l []RelatedImage) map[string]bool {
+		m := map[string]bool{}
+		for _, ri := range l {
+			if ri.Image != "" {
+				m[ri.Image] = true
+			}
+		}
+		return m
+	}
+	x, y := set(a), set(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for k := range x {
+		if !y[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // indexMetas are the blobs the index keeps in opm's own table
