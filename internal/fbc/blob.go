@@ -148,19 +148,23 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 // gives them: its images once each, sorted by image, named after the CSV's
 // relatedImages (unnamed when the CSV does not name them).
 func relatedImagesOf(csvJSON []byte, images []string) []RelatedImage {
-	names := map[string]string{}
+	var csv struct {
+		Spec struct {
+			RelatedImages []RelatedImage `json:"relatedImages"`
+		} `json:"spec"`
+	}
 	if len(csvJSON) > 0 {
-		var csv struct {
-			Spec struct {
-				RelatedImages []RelatedImage `json:"relatedImages"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(csvJSON, &csv); err == nil {
-			for _, ri := range csv.Spec.RelatedImages {
-				if _, ok := names[ri.Image]; !ok {
-					names[ri.Image] = ri.Name
-				}
-			}
+		_ = json.Unmarshal(csvJSON, &csv) // a CSV that is not JSON names nothing
+	}
+	return namedImages(csv.Spec.RelatedImages, images)
+}
+
+// namedImages is relatedImagesOf given the CSV's relatedImages.
+func namedImages(csvImages []RelatedImage, images []string) []RelatedImage {
+	names := map[string]string{}
+	for _, ri := range csvImages {
+		if _, ok := names[ri.Image]; !ok {
+			names[ri.Image] = ri.Name
 		}
 	}
 	var out []RelatedImage

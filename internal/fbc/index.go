@@ -457,7 +457,7 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 			ip.Channels = append(ip.Channels, ic)
 		}
 		for _, b := range pc.Bundles {
-			bc, err := bundleContent(b, firstEntry[b.Name])
+			bc, csvImages, err := bundleContent(b, firstEntry[b.Name])
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -465,7 +465,7 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 			ip.Bundles = append(ip.Bundles, bc)
 			// Related images whose names (or order) a render would not
 			// give back from the CSV are kept as they are.
-			if !slices.Equal(relatedImagesOf(bc.CSV, bc.Images), b.RelatedImages) {
+			if !slices.Equal(namedImages(csvImages, bc.Images), b.RelatedImages) {
 				blob, err := marshal(bundleImages{RelatedImages: b.RelatedImages})
 				if err != nil {
 					errs = append(errs, fmt.Errorf("bundle %s: %w", b.Name, err))
@@ -609,8 +609,8 @@ func indexMetas(others []Meta) []index.Meta {
 }
 
 // bundleContent converts an olm.bundle blob to what the index stores: the
-// inverse of bundleBlob.
-func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
+// inverse of bundleBlob. It also returns the CSV's relatedImages.
+func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, []RelatedImage, error) {
 	fail := func(format string, args ...any) error {
 		where := b.Pos.File
 		if b.Pos.Line > 0 {
@@ -624,6 +624,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 	c := &index.BundleContent{Name: b.Name, Package: b.Package, BundlePath: b.Image,
 		Replaces: entry.Replaces, Skips: entry.Skips, SkipRange: entry.SkipRange}
 	var provided, required []GVKValue
+	var csvImages []RelatedImage
 	// Every property but the manifests goes to the properties table, in
 	// the blob's order: that is what upstream's opm serve answers for the
 	// bundle (OLM stamps it on the installed CSV). Dependencies are filled
@@ -638,14 +639,14 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyPackage:
 			var v PackageValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.package: %v", err)
+				return nil, nil, fail("property olm.package: %v", err)
 			}
 			c.Version, c.Release = v.Version, v.Release
 			prop(p)
 		case PropertyGVK:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.gvk: %v", err)
+				return nil, nil, fail("property olm.gvk: %v", err)
 			}
 			provided = append(provided, v)
 			// Readers find the providers of an API by this exact value:
@@ -654,7 +655,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyGVKRequired:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.gvk.required: %v", err)
+				return nil, nil, fail("property olm.gvk.required: %v", err)
 			}
 			required = append(required, v)
 			prop(p)
@@ -662,7 +663,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyPackageRequired:
 			var v PackageRequiredValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.package.required: %v", err)
+				return nil, nil, fail("property olm.package.required: %v", err)
 			}
 			prop(p)
 			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyPackage,
@@ -670,10 +671,10 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyBundleObject:
 			v, err := decodeBundleObject(p.Value)
 			if err != nil {
-				return nil, fail("property olm.bundle.object: %v", err)
+				return nil, nil, fail("property olm.bundle.object: %v", err)
 			}
 			if v.Ref != "" && len(v.Data) == 0 {
-				return nil, fail("olm.bundle.object refers to file %q; opm reads only inline data (base64 in \"data\")", v.Ref)
+				return nil, nil, fail("olm.bundle.object refers to file %q; opm reads only inline data (base64 in \"data\")", v.Ref)
 			}
 			c.Objects = append(c.Objects, v.Data)
 		default:
@@ -681,7 +682,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		}
 	}
 	if c.Version == "" {
-		return nil, fail("no olm.package property with a version")
+		return nil, nil, fail("no olm.package property with a version")
 	}
 	// The CSV, and plurals, from the manifests when the blob carries them.
 	plurals := map[GVKValue]string{}
@@ -694,7 +695,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		if err := json.Unmarshal(o, &obj); err != nil {
 			var te *json.UnmarshalTypeError
 			if !errors.As(err, &te) {
-				return nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
+				return nil, nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
 			}
 			// A field of another type than OLM's: keep what did decode.
 		}
@@ -704,6 +705,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 				continue
 			}
 			c.CSV = o
+			csvImages = obj.Spec.RelatedImages
 			if obj.Spec.Replaces != "" {
 				c.Replaces = obj.Spec.Replaces
 			}
@@ -753,7 +755,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 			c.Images = append(c.Images, ri.Image)
 		}
 	}
-	return c, nil
+	return c, csvImages, nil
 }
 
 // manifestHead is what ToIndex reads of a CSV or CRD manifest.
@@ -764,9 +766,10 @@ type manifestHead struct {
 	} `json:"metadata"`
 	Spec struct {
 		// CSV
-		Replaces string   `json:"replaces"`
-		Skips    []string `json:"skips"`
-		CRDs     struct {
+		Replaces      string         `json:"replaces"`
+		Skips         []string       `json:"skips"`
+		RelatedImages []RelatedImage `json:"relatedImages"`
+		CRDs          struct {
 			Owned    []crdDesc `json:"owned"`
 			Required []crdDesc `json:"required"`
 		} `json:"customresourcedefinitions"`
