@@ -12,6 +12,7 @@ package httpcatalog
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -60,8 +61,6 @@ func Build(fsys fs.FS, dir string) (*Store, error) {
 	s := &Store{file: f, bySchema: map[string][]int32{}, byPackage: map[string][]int32{}, byName: map[string][]int32{}}
 	bw := bufio.NewWriterSize(f, 1<<16)
 	w := &countWriter{w: bw}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
 	strs := map[string]string{} // interned: many blobs share a package and schema
 	intern := func(v string) string {
 		if i, ok := strs[v]; ok {
@@ -70,21 +69,26 @@ func Build(fsys fs.FS, dir string) (*Store, error) {
 		strs[v] = v
 		return v
 	}
-	err = fbc.WalkBlobs(fsys, func(file string, line int, raw json.RawMessage) error {
-		var obj map[string]any
-		if err := json.Unmarshal(raw, &obj); err != nil {
-			return &fbc.LoadError{File: file, Line: line, Msg: "a catalog blob must be a JSON object: " + err.Error()}
-		}
-		if obj == nil {
+	var line []byte
+	err = fbc.WalkBlobs(fsys, func(file string, at int, raw json.RawMessage) error {
+		if t := bytes.TrimSpace(raw); bytes.Equal(t, []byte("null")) {
 			return nil // a YAML document that is only "null"
+		} else if len(t) == 0 || t[0] != '{' {
+			return &fbc.LoadError{File: file, Line: at, Msg: "a catalog blob must be a JSON object"}
 		}
-		keys, err := metaKeys(obj)
+		p := &canonParser{data: raw}
+		var err error
+		if line, err = p.blob(line[:0]); err != nil {
+			return &fbc.LoadError{File: file, Line: at, Msg: err.Error()}
+		}
+		keys, err := metaKeys(p.top)
 		if err != nil {
-			return &fbc.LoadError{File: file, Line: line, Msg: err.Error()}
+			return &fbc.LoadError{File: file, Line: at, Msg: err.Error()}
 		}
 		start := w.n
-		if err := enc.Encode(obj); err != nil {
-			return fmt.Errorf("%s:%d: %w", file, line, err)
+		line = append(line, '\n')
+		if _, err := w.Write(line); err != nil {
+			return fmt.Errorf("%s:%d: %w", file, at, err)
 		}
 		b := blob{offset: start, length: w.n - start, schema: intern(keys[0]), pkg: intern(keys[1]), name: intern(keys[2])}
 		i := int32(len(s.blobs))
@@ -116,22 +120,25 @@ func Build(fsys fs.FS, dir string) (*Store, error) {
 	return s, nil
 }
 
-// metaKeys returns a blob's schema, package and name. Like catalogd, the
-// keys match case-insensitively, and two keys that differ only by case are
-// an error; a value that is not a string counts as absent.
-func metaKeys(obj map[string]any) ([3]string, error) {
+// metaKeys returns a blob's schema, package and name from its top-level
+// members. Like catalogd, the keys match case-insensitively, and two keys
+// that differ only by case are an error; a value that is not a string
+// counts as absent.
+func metaKeys(members []member) ([3]string, error) {
 	var out [3]string
 	var seen [3]string
-	for k, v := range obj {
+	for _, m := range members {
 		for i, want := range [3]string{"schema", "package", "name"} {
-			if !strings.EqualFold(k, want) {
+			if !strings.EqualFold(m.key, want) {
 				continue
 			}
 			if seen[i] != "" {
-				return out, fmt.Errorf("keys %q and %q differ only by case: keep one", seen[i], k)
+				return out, fmt.Errorf("keys %q and %q differ only by case: keep one", seen[i], m.key)
 			}
-			seen[i] = k
-			out[i], _ = v.(string)
+			seen[i] = m.key
+			if len(m.value) > 0 && m.value[0] == '"' {
+				_ = json.Unmarshal(m.value, &out[i]) // canonical: always a valid string
+			}
 		}
 	}
 	return out, nil
