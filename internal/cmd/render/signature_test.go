@@ -35,6 +35,11 @@ func TestRenderSignaturePolicy(t *testing.T) {
 	if r.Code == 0 || !strings.Contains(r.ErrOut, "refused by the signature policy "+reject) || !strings.Contains(r.ErrOut, ref) {
 		t.Errorf("reject: exit %d: %s", r.Code, r.ErrOut)
 	}
+	// Global: before the command, as every root flag.
+	r = o.Run("--signature-policy", reject, "render", "--use-http", ref)
+	if r.Code == 0 || !strings.Contains(r.ErrOut, "refused by the signature policy "+reject) {
+		t.Errorf("reject, global flag: exit %d: %s", r.Code, r.ErrOut)
+	}
 	r = o.Run("render", "--use-http", "--signature-policy", accept, ref)
 	if r.Code != 0 || !strings.Contains(r.Out, `"schema": "olm.bundle"`) {
 		t.Errorf("accept: exit %d: %s", r.Code, r.ErrOut)
