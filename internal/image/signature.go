@@ -28,8 +28,8 @@ const SystemPolicyPath = "/etc/containers/policy.json"
 // policyState is the signature policy of a client, loaded on first use.
 type policyState struct {
 	once sync.Once
-	path string                   // the policy file, "" when none exists
-	pc   *signature.PolicyContext // nil when the policy accepts any registry image
+	path string            // the policy file, "" when none exists
+	pol  *signature.Policy // nil when the policy accepts any registry image
 	err  error
 }
 
@@ -79,7 +79,9 @@ func (c *Client) policy() (*policyState, error) {
 			s.err = fmt.Errorf("signature policy: %w", err)
 			return
 		}
-		pol, err := signature.NewPolicyFromBytes(data)
+		// From the file, as podman reads it: relative key paths are
+		// relative to the policy's directory.
+		pol, err := signature.NewPolicyFromFile(s.path)
 		if err != nil {
 			s.err = fmt.Errorf("signature policy %s: %w", s.path, err)
 			return
@@ -87,10 +89,7 @@ func (c *Client) policy() (*policyState, error) {
 		if acceptsAnyRegistryImage(data) {
 			return // nothing to check: no need to read signatures
 		}
-		s.pc, s.err = signature.NewPolicyContext(pol)
-		if s.err != nil {
-			s.err = fmt.Errorf("signature policy %s: %w", s.path, s.err)
-		}
+		s.pol = pol
 	})
 	return s, s.err
 }
@@ -132,9 +131,16 @@ func (c *Client) verifySignature(ctx context.Context, r Ref, manifest []byte) er
 	if err != nil {
 		return err
 	}
-	if st.pc == nil || r.named == nil {
+	if st.pol == nil || r.named == nil {
 		return nil
 	}
+	// A policy context serves one evaluation at a time; pulls run
+	// concurrently, so each gets its own.
+	pc, err := signature.NewPolicyContext(st.pol)
+	if err != nil {
+		return fmt.Errorf("signature policy %s: %w", st.path, err)
+	}
+	defer func() { _ = pc.Destroy() }() // releases nothing opm still needs
 	dgst := digest.FromBytes(manifest)
 	// The policy judges the reference as the user wrote it (its scope and
 	// signed identity); the manifest and signatures are read by the digest
@@ -160,7 +166,7 @@ func (c *Client) verifySignature(ctx context.Context, r Ref, manifest []byte) er
 		return fmt.Errorf("verify the signatures of %s: %w", r, err)
 	}
 	defer func() { _ = src.Close() }() // read-only
-	allowed, err := st.pc.IsRunningImageAllowed(ctx, cimage.UnparsedInstance(src, &dgst))
+	allowed, err := pc.IsRunningImageAllowed(ctx, cimage.UnparsedInstance(src, &dgst))
 	if !allowed || err != nil {
 		if err == nil {
 			err = errors.New("no reason given")

@@ -3,6 +3,7 @@ package image
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -133,6 +134,32 @@ func TestSignaturePolicyRealRegistry(t *testing.T) {
 	if err := open(sig, reg.Ref("other:1")); !errors.Is(err, ErrSignature) {
 		t.Errorf("image signed with another key: %v", err)
 	}
+	// Concurrent pulls through one client (as bundle validate and index add
+	// make them) each get their evaluation.
+	c := mustClient(t, Options{UseHTTP: true, SignaturePolicy: sig, RegistriesDir: regDir})
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			ref := reg.Ref("signed:1")
+			if i%2 == 1 {
+				ref = reg.Ref("unsigned:1")
+			}
+			im, err := c.OpenString(ctx, ref)
+			if err == nil {
+				_ = im.Close()
+			}
+			if (i%2 == 1) != errors.Is(err, ErrSignature) {
+				errs <- fmt.Errorf("%s: %v", ref, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent pull: %v", err)
+		}
+	}
 	// By digest too: what is verified is the manifest pulled.
 	d, _ := img.Digest()
 	if err := open(sig, reg.Ref("signed")+"@"+d.String()); err != nil {
@@ -171,7 +198,7 @@ func TestSignaturePolicyLookup(t *testing.T) {
 	c.systemPolicy = sys + ".none"
 	for range 2 {
 		st, err := c.policy()
-		if err != nil || st.path != "" || st.pc != nil {
+		if err != nil || st.path != "" || st.pol != nil {
 			t.Fatalf("no policy: %+v %v", st, err)
 		}
 	}
@@ -180,7 +207,7 @@ func TestSignaturePolicyLookup(t *testing.T) {
 	}
 	// A policy that accepts every registry image needs no signature reads.
 	c = mustClient(t, Options{SignaturePolicy: sys})
-	if st, err := c.policy(); err != nil || st.pc != nil || st.path != sys {
+	if st, err := c.policy(); err != nil || st.pol != nil || st.path != sys {
 		t.Errorf("accept-anything policy: %+v %v", st, err)
 	}
 	bad := writeFile(t, t.TempDir(), "bad.json", `{"default":[{"type":"nonsense"}]}`)
