@@ -151,44 +151,60 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		b.Properties = append(b.Properties, objs.sorted()...)
 	}
 
-	names := map[string]string{}
-	var listed []RelatedImage
-	if len(c.CSV) > 0 {
-		var csv struct {
-			Spec struct {
-				RelatedImages []RelatedImage `json:"relatedImages"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(c.CSV, &csv); err == nil {
-			listed = csv.Spec.RelatedImages
-			for _, ri := range csv.Spec.RelatedImages {
-				if _, ok := names[ri.Image]; !ok {
-					names[ri.Image] = ri.Name
-				}
-			}
-		}
-	}
 	if opts.ImageOrder {
 		b.Properties = upstreamPropertyOrder(b.Properties)
-		b.RelatedImages = upstreamImageOrder(listed, c.BundlePath, c.Images)
+		b.RelatedImages = upstreamImageOrder(csvRelatedImages(c.CSV), c.BundlePath, c.Images)
 		return b, nil
 	}
+	b.RelatedImages = relatedImagesOf(c.CSV, c.Images)
+	return b, nil
+}
+
+// relatedImagesOf are a bundle's related images as a render of the index
+// gives them: its images once each, sorted by image, named after the CSV's
+// relatedImages (unnamed when the CSV does not name them).
+func relatedImagesOf(csvJSON []byte, images []string) []RelatedImage {
+	return namedImages(csvRelatedImages(csvJSON), images)
+}
+
+// csvRelatedImages is the CSV's spec.relatedImages as written.
+func csvRelatedImages(csvJSON []byte) []RelatedImage {
+	var csv struct {
+		Spec struct {
+			RelatedImages []RelatedImage `json:"relatedImages"`
+		} `json:"spec"`
+	}
+	if len(csvJSON) > 0 {
+		_ = json.Unmarshal(csvJSON, &csv) // a CSV that is not JSON names nothing
+	}
+	return csv.Spec.RelatedImages
+}
+
+// namedImages is relatedImagesOf given the CSV's relatedImages.
+func namedImages(csvImages []RelatedImage, images []string) []RelatedImage {
+	names := map[string]string{}
+	for _, ri := range csvImages {
+		if _, ok := names[ri.Image]; !ok {
+			names[ri.Image] = ri.Name
+		}
+	}
+	var out []RelatedImage
 	seen := map[string]bool{}
-	for _, img := range c.Images {
+	for _, img := range images {
 		if img == "" || seen[img] {
 			continue
 		}
 		seen[img] = true
-		b.RelatedImages = append(b.RelatedImages, RelatedImage{Name: names[img], Image: img})
+		out = append(out, RelatedImage{Name: names[img], Image: img})
 	}
-	sort.Slice(b.RelatedImages, func(i, j int) bool {
-		x, y := b.RelatedImages[i], b.RelatedImages[j]
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
 		if x.Image != y.Image {
 			return x.Image < y.Image
 		}
 		return x.Name < y.Name
 	})
-	return b, nil
+	return out
 }
 
 // upstreamPropertyOrder sorts properties by type then value, but for an
@@ -250,9 +266,9 @@ func withRelease(value []byte, release string) []byte {
 }
 
 // propSet collects properties once each, by type and value: by compact
-// value, or with semantic, by the value's meaning (object keys in any
-// order), so that a requirement stored both as a property and as a
-// dependency shows once, as the property says it.
+// value, or with semantic, a requirement by the value's meaning (object
+// keys in any order), so that a requirement stored both as a property and
+// as a dependency shows once, as the property says it.
 type propSet struct {
 	list     []Property
 	seen     map[string]bool
@@ -311,7 +327,7 @@ func unescapeHTML(v []byte) []byte {
 // addCompact is add for a value known to be compact JSON.
 func (s *propSet) addCompact(typ string, value []byte) {
 	k := typ + "\x00" + string(value)
-	if s.semantic {
+	if s.semantic && requirement(typ) {
 		k = typ + "\x00" + canonicalJSON(value)
 	}
 	if s.seen == nil {
@@ -322,6 +338,16 @@ func (s *propSet) addCompact(typ string, value []byte) {
 	}
 	s.seen[k] = true
 	s.list = append(s.list, Property{Type: typ, Value: value})
+}
+
+// requirement says whether a property type is one a database holds both
+// as a property and as a dependency (and so may meet twice in a render).
+func requirement(typ string) bool {
+	switch typ {
+	case PropertyGVKRequired, PropertyPackageRequired, PropertyLabelRequired, PropertyConstraint:
+		return true
+	}
+	return false
 }
 
 // canonicalJSON is value with object keys sorted (numbers kept as
