@@ -6,6 +6,7 @@ package catalogsource
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"text/template"
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
@@ -45,6 +47,11 @@ type Catalog struct {
 
 // Opener opens sources through one image client, made on first use.
 type Opener struct {
+	// ImageRefTemplate, when set, names the image of a bundle rendered from
+	// a directory (which has none): executed with the bundle's Package, Name
+	// and Version, as upstream's --alpha-image-ref-template.
+	ImageRefTemplate *template.Template
+
 	f       *factory.Factory
 	opts    image.Options
 	render  fbc.RenderOptions
@@ -87,6 +94,10 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err != nil {
 			return nil, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", arg, err, arg)
 		}
+		// Migrations apply to a catalog as read, whatever its source.
+		if err := fbc.Migrate(c, o.render.Migrate); err != nil {
+			return nil, fmt.Errorf("migrate catalog %s: %w", arg, err)
+		}
 		return &Catalog{Catalog: c, Kind: CatalogDir}, nil
 	case err == nil:
 		if err := check(arg, Database, accept); err != nil {
@@ -124,7 +135,26 @@ func (o *Opener) bundleDir(ctx context.Context, arg string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load bundle %s: %w", arg, err)
 	}
-	return renderBundle(ob.Bundle, "", BundleDir, o.render)
+	c, err := renderBundle(ob.Bundle, "", BundleDir, o.render)
+	if err != nil || o.ImageRefTemplate == nil {
+		return c, err
+	}
+	// The template sees the rendered bundle's package, name and version;
+	// the bundle is then rendered again as the image it names.
+	b := &c.Bundles[0]
+	data := struct{ Package, Name, Version string }{Package: b.Package, Name: b.Name}
+	for _, p := range b.Properties {
+		var v fbc.PackageValue
+		if p.Type == fbc.PropertyPackage && json.Unmarshal(p.Value, &v) == nil {
+			data.Version = v.Version
+			break
+		}
+	}
+	var ref strings.Builder
+	if err := o.ImageRefTemplate.Execute(&ref, data); err != nil {
+		return nil, fmt.Errorf("bundle %s: image reference template: %w", arg, err)
+	}
+	return renderBundle(ob.Bundle, ref.String(), BundleDir, o.render)
 }
 
 func renderBundle(b *bundle.Bundle, ref string, k Kind, opts fbc.RenderOptions) (*Catalog, error) {
@@ -179,6 +209,9 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 		c, err := ImageCatalog(ctx, im)
 		if err != nil {
 			return nil, err
+		}
+		if err := fbc.Migrate(c, o.render.Migrate); err != nil {
+			return nil, fmt.Errorf("migrate catalog of %s: %w", arg, err)
 		}
 		return &Catalog{Catalog: c, Kind: CatalogImage}, nil
 	case labels[bundle.AnnotationMediaType] != "":
