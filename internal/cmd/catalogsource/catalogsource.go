@@ -37,6 +37,10 @@ const (
 	BundleImage   Kind = "bundle image"
 )
 
+// Catalogs are the kinds of source that are catalogs rather than bundles:
+// what alpha list, render-graph and diff read, as upstream's list did.
+var Catalogs = []Kind{Database, DatabaseImage, CatalogDir, CatalogImage}
+
 // Catalog is a loaded source.
 type Catalog struct {
 	*fbc.Catalog

@@ -104,9 +104,9 @@ func Versions(c *fbc.Catalog) (map[string]semver.Version, error) {
 	return out, nil
 }
 
-// Head is the one entry of ch that no other entry replaces or skips. A
-// channel with none (a cycle) or several heads is an error naming them.
-func Head(ch *fbc.Channel) (string, error) {
+// Heads lists the entries of ch that no other entry replaces or skips, in
+// entry order: one in a sound channel.
+func Heads(ch *fbc.Channel) []string {
 	incoming := map[string]bool{}
 	for _, e := range ch.Entries {
 		if e.Replaces != "" {
@@ -124,6 +124,13 @@ func Head(ch *fbc.Channel) (string, error) {
 			heads = append(heads, e.Name)
 		}
 	}
+	return heads
+}
+
+// Head is the one entry of ch that no other entry replaces or skips. A
+// channel with none (a cycle) or several heads is an error naming them.
+func Head(ch *fbc.Channel) (string, error) {
+	heads := Heads(ch)
 	switch len(heads) {
 	case 0:
 		return "", fmt.Errorf("no channel head found in graph")
@@ -139,6 +146,12 @@ func Head(ch *fbc.Channel) (string, error) {
 // covers by skipRange (versions gives the skipRange its bundles). Bundles of
 // the channel outside the set are stranded: OLM never upgrades out of them.
 func Reachable(ch *fbc.Channel, head string, versions map[string]semver.Version) map[string]bool {
+	return ReachableFrom(ch, []string{head}, versions)
+}
+
+// ReachableFrom is Reachable from several heads (a channel that has more
+// than one): the entries from which an upgrade path leads to any of them.
+func ReachableFrom(ch *fbc.Channel, heads []string, versions map[string]semver.Version) map[string]bool {
 	byName := make(map[string]*fbc.ChannelEntry, len(ch.Entries))
 	for i := range ch.Entries {
 		if _, ok := byName[ch.Entries[i].Name]; !ok {
@@ -146,7 +159,7 @@ func Reachable(ch *fbc.Channel, head string, versions map[string]semver.Version)
 		}
 	}
 	out := map[string]bool{}
-	stack := []string{head}
+	stack := append([]string(nil), heads...)
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]

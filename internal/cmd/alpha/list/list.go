@@ -19,9 +19,6 @@ import (
 	"github.com/opmkit/opm/internal/index"
 )
 
-// Indexes are the kinds of source the list and render-graph commands read,
-// as upstream: catalogs, not bundles.
-var Indexes = []catalogsource.Kind{catalogsource.Database, catalogsource.DatabaseImage, catalogsource.CatalogDir, catalogsource.CatalogImage}
 
 // What a list command lists.
 const (
@@ -92,7 +89,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Index, Indexes...)
+	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Index, catalogsource.Catalogs...)
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}

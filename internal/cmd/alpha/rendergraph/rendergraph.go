@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/opmkit/opm/internal/cmd/alpha/list"
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -72,7 +71,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
 	all := &fbc.Catalog{}
 	for _, arg := range opts.Indexes {
-		c, err := o.Open(ctx, arg, list.Indexes...)
+		c, err := o.Open(ctx, arg, catalogsource.Catalogs...)
 		if err != nil {
 			return indexio.Interrupted(ctx, err)
 		}
