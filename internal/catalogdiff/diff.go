@@ -110,8 +110,10 @@ type Bundle struct {
 // names the parts that differ (image, properties, relatedImages; version
 // when the olm.package version moved).
 type BundleChange struct {
-	Name    string   `json:"name"`
-	Fields  []string `json:"fields"`
+	Name   string   `json:"name"`
+	Fields []string `json:"fields"`
+	// Properties are the property types with a value added or removed.
+	Properties []string `json:"properties,omitempty"`
 	Image   *Change  `json:"image,omitempty"`
 	Version *Change  `json:"version,omitempty"`
 }
@@ -401,8 +403,9 @@ func compareBundles(ob, nb *fbc.Bundle, ov, nv map[string]semver.Version) *Bundl
 		ch.Fields = append(ch.Fields, "image")
 		ch.Image = &Change{Old: ob.Image, New: nb.Image}
 	}
-	if !sameProperties(ob.Properties, nb.Properties) {
+	if types := changedProperties(ob.Properties, nb.Properties); len(types) > 0 {
 		ch.Fields = append(ch.Fields, "properties")
+		ch.Properties = types
 	}
 	if !sameRelated(ob.RelatedImages, nb.RelatedImages) {
 		ch.Fields = append(ch.Fields, "relatedImages")
@@ -417,25 +420,24 @@ func compareBundles(ob, nb *fbc.Bundle, ov, nv map[string]semver.Version) *Bundl
 	return ch
 }
 
-func sameProperties(a, b []fbc.Property) bool {
-	if len(a) != len(b) {
-		return false
+// changedProperties lists, sorted, the types of properties one side has
+// and the other lacks (values compared after compaction).
+func changedProperties(a, b []fbc.Property) []string {
+	count := map[string]int{}
+	for _, p := range a {
+		count[p.Type+"\x00"+string(compact(p.Value))]++
 	}
-	key := func(ps []fbc.Property) []string {
-		out := make([]string, len(ps))
-		for i, p := range ps {
-			out[i] = p.Type + "\x00" + string(compact(p.Value))
+	for _, p := range b {
+		count[p.Type+"\x00"+string(compact(p.Value))]--
+	}
+	types := map[string]bool{}
+	for k, n := range count {
+		if n != 0 {
+			t, _, _ := strings.Cut(k, "\x00")
+			types[t] = true
 		}
-		sort.Strings(out)
-		return out
 	}
-	ka, kb := key(a), key(b)
-	for i := range ka {
-		if ka[i] != kb[i] {
-			return false
-		}
-	}
-	return true
+	return sortedKeys(types)
 }
 
 // compact normalizes a property value's whitespace (loaded values are

@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/completion"
 	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/csv"
+	catalogdiff "github.com/opmkit/opm/internal/cmd/diff"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
@@ -92,6 +93,7 @@ config file.`,
 		migrate.NewCmd(f, nil),
 		fbcvalidate.NewCmd(f, nil),
 		serve.NewCmd(f, nil),
+		catalogdiff.NewCmd(f, nil),
 	)
 	completion.Register(root)
 	return root

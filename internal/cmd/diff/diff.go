@@ -1,0 +1,149 @@
+// Package diff is `opm diff OLD NEW`: what changed between two catalogs,
+// for a pull-request review.
+package diff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/catalogdiff"
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/image"
+)
+
+// Markdown is the -o format for a pull-request comment.
+const Markdown = "markdown"
+
+// Options are the flags and arguments of opm diff.
+type Options struct {
+	Old, New string
+	Output   string
+	Packages []string
+	ExitCode bool
+	Image    image.Options
+}
+
+// NewCmd is `opm diff`; runF, when not nil, runs instead of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "Show what changed between two catalogs: packages, bundles, channel heads, upgrade edges, deprecations",
+		Long: `Compare two catalogs package by package and print what changed from OLD to
+NEW: packages, channels and bundles added or removed, bundles whose blob
+changed (image, properties, related images), default channels and channel
+heads that moved, upgrade edges added or lost (replaces, skips, and the
+edges a skipRange gives), bundles no upgrade path leads out of any more
+(unreachable), and deprecations added, removed or reworded.
+
+OLD and NEW are each a sqlite index database file, a file-based catalog
+directory, or an index image of either kind (of a sqlite index image only the
+layer holding its database is fetched); the two may be of different kinds.
+
+-o text prints a tree on stdout, -o markdown a summary and sections for a
+pull-request comment, -o json a document whose schema docs/diff.md
+describes. With --exit-code the exit status is 1 when the catalogs differ
+and 0 when they are equal, as git diff --exit-code.`,
+		Example: `  opm diff quay.io/me/index:3 catalog/
+  opm diff index.db catalog/ --package etcd -o json | jq .summary
+  opm diff origin-catalog/ catalog/ -o markdown > comment.md
+  opm diff quay.io/me/index:3 quay.io/me/index:4 --exit-code >/dev/null || echo changed`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Old, opts.New = args[0], args[1]
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	output.AddFlag(cmd, &opts.Output, output.Text, output.JSON, Markdown)
+	fl := cmd.Flags()
+	fl.StringSliceVar(&opts.Packages, "package", nil, "compare only these packages (repeat, or separate with commas)")
+	fl.BoolVar(&opts.ExitCode, "exit-code", false, "exit 1 when the catalogs differ, 0 when they are equal")
+	opts.Image.AddFlags(fl)
+	return cmd
+}
+
+// Run loads both catalogs, compares them and prints the result.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	if err := output.CheckOneOf(opts.Output, f.From(output.FlagName), output.Text, output.JSON, Markdown); err != nil {
+		return err
+	}
+	if err := opts.Image.Validate(); err != nil {
+		return exit.Usagef("%v", err)
+	}
+	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	oldC, err := open(ctx, f, o, opts.Old)
+	if err != nil {
+		return err
+	}
+	newC, err := open(ctx, f, o, opts.New)
+	if err != nil {
+		return err
+	}
+	res, err := catalogdiff.Diff(oldC, newC, catalogdiff.Options{Packages: opts.Packages})
+	if err != nil {
+		return exit.With(exit.Usage, fmt.Errorf("diff %s %s: %w", opts.Old, opts.New, err))
+	}
+	res.Old, res.New = opts.Old, opts.New
+	if missing := missingPackages(opts.Packages, oldC, newC); len(missing) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "%s --package %s: in neither catalog\n", f.IO.ErrTheme().WarningPrefix(), strings.Join(missing, ", "))
+	}
+	switch opts.Output {
+	case output.JSON:
+		err = output.WriteJSON(f.IO.Out, res)
+	case Markdown:
+		err = WriteMarkdown(f.IO.Out, res)
+	default:
+		err = WriteText(f.IO.Out, res, NewStyles(f.IO.Out, f.IO.ColorEnabled(f.IO.OutTTY)))
+	}
+	if err != nil {
+		return exit.With(exit.Usage, err)
+	}
+	if opts.ExitCode && !res.Equal {
+		return &exit.Error{Code: exit.Failed}
+	}
+	return nil
+}
+
+func open(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, arg string) (*fbc.Catalog, error) {
+	c, err := o.Open(ctx, arg, catalogsource.Catalogs...)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return nil, exit.Interrupt()
+		}
+		// Not 1: with --exit-code that says "the catalogs differ".
+		return nil, exit.With(exit.Usage, fmt.Errorf("read %s: %w", arg, err))
+	}
+	for _, w := range c.Warnings {
+		fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), arg, w)
+	}
+	return c.Catalog, nil
+}
+
+func missingPackages(want []string, cs ...*fbc.Catalog) []string {
+	var out []string
+	for _, p := range want {
+		found := false
+		for _, c := range cs {
+			for _, pk := range c.Packages {
+				if pk.Name == p {
+					found = true
+				}
+			}
+		}
+		if !found {
+			out = append(out, p)
+		}
+	}
+	return out
+}
