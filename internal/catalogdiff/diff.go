@@ -519,8 +519,8 @@ func diffChannel(name string, o, n *side) *Channel {
 	}
 	// Unreachability is only worth computing when the graph moved.
 	if len(c.EdgesAdded)+len(c.EdgesRemoved)+len(c.EntriesAdded)+len(c.EntriesRemoved) > 0 || c.Head != nil {
-		oReach := graph.ReachableFrom(oc, graph.Heads(oc), o.versions)
-		nReach := graph.ReachableFrom(nc, graph.Heads(nc), n.versions)
+		oReach := graph.ReachableFrom(oc, topHead(oc, o.versions), o.versions)
+		nReach := graph.ReachableFrom(nc, topHead(nc, n.versions), n.versions)
 		for _, e := range sortedKeys(ne) {
 			if !nReach[e] && (oReach[e] || !oe[e]) {
 				c.Unreachable = append(c.Unreachable, e)
@@ -531,6 +531,27 @@ func diffChannel(name string, o, n *side) *Channel {
 		return nil
 	}
 	return c
+}
+
+// topHead is the head unreachability is measured against: the channel's
+// head, or of several heads the highest version (the others are dead ends
+// OLM cannot upgrade out of), or all of them when a version is unknown.
+func topHead(ch *fbc.Channel, versions map[string]semver.Version) []string {
+	heads := graph.Heads(ch)
+	if len(heads) < 2 {
+		return heads
+	}
+	top := ""
+	for _, h := range heads {
+		v, ok := versions[h]
+		if !ok {
+			return heads
+		}
+		if top == "" || v.GT(versions[top]) {
+			top = h
+		}
+	}
+	return []string{top}
 }
 
 // headOf is the channel's head, or its heads joined by ", " when it has

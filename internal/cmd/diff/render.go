@@ -86,7 +86,7 @@ func WriteText(w io.Writer, r *catalogdiff.Result, s Styles) error {
 					ct.Child(s.Removed("- entry " + e))
 				}
 			} else {
-				ct.Child(fmt.Sprintf("%d entries", len(c.EntriesAdded)+len(c.EntriesRemoved)))
+				ct.Child(plural(len(c.EntriesAdded)+len(c.EntriesRemoved), "entry", "entries"))
 			}
 			for _, e := range c.EdgesAdded {
 				ct.Child(s.Added("+ edge " + edge(e)))
@@ -321,4 +321,11 @@ func code(s string) string {
 func mdEscape(s string) string {
 	r := strings.NewReplacer("\\", "\\\\", "<", "&lt;", ">", "&gt;", "|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "\n", " ")
 	return r.Replace(s)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
