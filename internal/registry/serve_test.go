@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/opmkit/opm/internal/index"
@@ -232,8 +233,25 @@ func copyFile(t testing.TB, from, to string) {
 func TestProbeReasons(t *testing.T) {
 	srv := startServer(t, Options{DB: refDB(t, "etcd.replaces.db")})
 
+	// Every service name is answered with the server's status, as
+	// upstream answers it: OLM's client asks for "Registry".
+	for _, svc := range []string{"", "Registry", "api.Registry", "no.such.Service"} {
+		if err := Probe(context.Background(), ProbeOptions{Addr: srv.addr, Service: svc}); err != nil {
+			t.Errorf("service %q: %v", svc, err)
+		}
+	}
+
+	// The probe's word for a server that does not know the name.
 	var pe *ProbeError
-	err := Probe(context.Background(), ProbeOptions{Addr: srv.addr, Service: "no.such.Service"})
+	lis0, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := grpc.NewServer()
+	healthpb.RegisterHealthServer(plain, health.NewServer())
+	go func() { _ = plain.Serve(lis0) }()
+	defer plain.Stop()
+	err = Probe(context.Background(), ProbeOptions{Addr: lis0.Addr().String(), Service: "no.such.Service"})
 	if !errors.As(err, &pe) || pe.Failure != ProbeRPCFailed || !strings.Contains(err.Error(), `no health status for service "no.such.Service"`) {
 		t.Errorf("unknown service: %v", err)
 	}
@@ -247,9 +265,11 @@ func TestProbeReasons(t *testing.T) {
 	h.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	go func() { _ = g.Serve(lis) }()
 	defer g.Stop()
-	err = Probe(context.Background(), ProbeOptions{Addr: lis.Addr().String()})
-	if !errors.As(err, &pe) || pe.Failure != ProbeNotServing || pe.ExitCode() != 4 || !strings.Contains(err.Error(), "NOT_SERVING") {
-		t.Errorf("not serving: %v", err)
+	for _, svc := range []string{"", "Registry"} {
+		err = Probe(context.Background(), ProbeOptions{Addr: lis.Addr().String(), Service: svc})
+		if !errors.As(err, &pe) || pe.Failure != ProbeNotServing || pe.ExitCode() != 4 || !strings.Contains(err.Error(), "NOT_SERVING") {
+			t.Errorf("not serving, service %q: %v", svc, err)
+		}
 	}
 
 	lis2, err := net.Listen("tcp", "127.0.0.1:0")

@@ -21,18 +21,41 @@ type registryServer struct {
 }
 
 // NewGRPCServer returns a gRPC server answering api.Registry from b, with
-// grpc.health.v1.Health (SERVING for "" and "api.Registry") and server
-// reflection. The caller serves it on a listener; the returned health server
-// lets it report NOT_SERVING while stopping.
+// grpc.health.v1.Health and server reflection. Health answers every service
+// name with the server's status, as upstream's registry does: OLM's own
+// client (operator-registry's pkg/client) asks for "Registry",
+// grpc_health_probe for "", others for "api.Registry". The caller serves it
+// on a listener; the returned health server lets it report NOT_SERVING
+// while stopping.
 func NewGRPCServer(b Backend, opts ...grpc.ServerOption) (*grpc.Server, *health.Server) {
 	s := grpc.NewServer(opts...)
 	api.RegisterRegistryServer(s, &registryServer{b: b})
 	h := health.NewServer()
 	h.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	h.SetServingStatus(api.Registry_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(s, h)
+	healthpb.RegisterHealthServer(s, anyService{h})
 	reflection.Register(s)
 	return s, h
+}
+
+// anyService answers a health check or watch of a service name the health
+// server does not know with the server's overall status (service ""), so
+// that no client's choice of name makes a serving catalog look down.
+type anyService struct{ *health.Server }
+
+func (a anyService) Check(ctx context.Context, req *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	resp, err := a.Server.Check(ctx, req)
+	if status.Code(err) == codes.NotFound && req.GetService() != "" {
+		return a.Server.Check(ctx, &healthpb.HealthCheckRequest{})
+	}
+	return resp, err
+}
+
+func (a anyService) Watch(req *healthpb.HealthCheckRequest, stream healthpb.Health_WatchServer) error {
+	if svc := req.GetService(); svc != "" && svc != api.Registry_ServiceDesc.ServiceName {
+		req = &healthpb.HealthCheckRequest{}
+	}
+	return a.Server.Watch(req, stream)
 }
 
 // answer turns a backend error into the status clients see. Like upstream,

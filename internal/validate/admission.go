@@ -7,16 +7,29 @@ import (
 	"github.com/opmkit/opm/internal/bundle"
 )
 
-// IndexRules are the rules whose errors keep a bundle out of an index: a
-// bundle failing them is one OLM cannot install (a CSV the API server
-// refuses, a package name that is not a valid name) or one whose identity
-// depends on the reader (metadata.name given twice). opm index add runs them
-// on every bundle before writing, so that it refuses with the same rule ids
-// as opm bundle validate.
+// IndexRules are the rules whose errors keep a bundle out of an index. Each
+// is something upstream opm or OLM refuses too, so that opm never keeps a
+// bundle out of a catalog that the rest of the ecosystem takes:
+//   - unreadable YAML, no CSV, two CSVs, a bundle that does not load: OLM's
+//     unpacker fails on them (upstream's index add drops unreadable files
+//     and so stores a bundle that cannot install);
+//   - csv-field-type, csv-name: the API server refuses such a CSV (names
+//     over 63 characters break OLM's olm.owner labels);
+//   - csv-version: OLM cannot decode a CSV whose version does not parse, and
+//     upstream's semver modes and render refuse a missing one;
+//   - annotations-*: upstream's index add refuses a bundle without its
+//     package and channels.
+//
+// Not here, though bundle validate reports them: csv-api-version (OLM finds
+// the CSV by kind and reads it as v1alpha1 whatever its apiVersion, and
+// upstream adds such bundles) and yaml-duplicate-key (Kubernetes, OLM and
+// upstream all keep the last value). opm index add runs these rules on
+// every bundle before writing, so that it refuses with the same rule ids as
+// opm bundle validate.
 var IndexRules = []string{
-	ruleYAMLSyntax.ID, "yaml-duplicate-key",
+	ruleYAMLSyntax.ID,
 	ruleNoCSV.ID, ruleMultipleCSVs.ID, ruleLoad.ID,
-	"csv-api-version", "csv-field-type", "csv-name", "csv-version",
+	"csv-field-type", "csv-name", "csv-version",
 	"annotations-missing", "annotations-required", "annotations-mediatype", "annotations-package", "annotations-channels",
 }
 

@@ -138,7 +138,6 @@ func TestCSVNameTwiceIsAnError(t *testing.T) {
 // CheckForIndex with the rule id bundle validate gives it.
 func TestIndexRefusals(t *testing.T) {
 	cases := []struct{ fixture, rule, field string }{
-		{"csv-name-twice", "yaml-duplicate-key", "metadata.name"},
 		{"install-list", "csv-field-type", "spec.install"},
 		{"owned-not-list", "csv-field-type", "spec.customresourcedefinitions.owned"},
 		{"package-bidi", "annotations-package", `annotations["operators.operatorframework.io.bundle.package.v1"]`},
@@ -164,10 +163,43 @@ func TestIndexRefusals(t *testing.T) {
 		})
 	}
 	// The valid bundle and the verdict fixtures that are fine go in.
-	for _, name := range []string{"merge-key-override", "default-channel-absent", "annotation-bool", "unknown-dotted-key"} {
+	for _, name := range []string{"csv-name-twice", "merge-key-override", "default-channel-absent", "annotation-bool", "unknown-dotted-key"} {
 		m := caseFS(t, name)
 		b, err := bundle.Load(m)
 		assert.NoError(t, CheckForIndex(name, b, err).Err(), name)
+	}
+}
+
+// TestIndexAdmitsWhatOLMInstalls: findings that bundle validate reports but
+// that neither OLM nor upstream opm refuses do not keep a bundle out of an
+// index. A CSV under operators.coreos.com/v1 (published packages such as
+// percona-server-mysql-operator ship them) is found by its kind and read as
+// v1alpha1; a metadata.name given twice is read as its last value by
+// Kubernetes, OLM, upstream and opm alike.
+func TestIndexAdmitsWhatOLMInstalls(t *testing.T) {
+	cases := []struct {
+		name, rule string
+		sev        Severity
+		fs         func(t *testing.T) fstest.MapFS
+	}{
+		{"csv-v1", "csv-api-version", Warning, func(t *testing.T) fstest.MapFS {
+			m := validFS(t)
+			edit(t, m, csvFile, "apiVersion: operators.coreos.com/v1alpha1", "apiVersion: operators.coreos.com/v1")
+			return m
+		}},
+		{"csv-name-twice", "yaml-duplicate-key", Error, func(t *testing.T) fstest.MapFS { return caseFS(t, "csv-name-twice") }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.fs(t)
+			b, err := bundle.Load(m)
+			require.NoError(t, err)
+			require.NotNil(t, b.CSV)
+			got := findingsOf(Check("fixture", b, nil, Options{}), tc.rule)
+			require.NotEmpty(t, got, "bundle validate still says so")
+			assert.Equal(t, tc.sev, got[0].Severity)
+			assert.NoError(t, CheckForIndex("fixture", b, nil).Err())
+		})
 	}
 }
 

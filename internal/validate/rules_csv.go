@@ -19,13 +19,13 @@ func csvRule(id string, sev Severity, what, why, fix string, check func(*Context
 
 // Identity: apiVersion, name, version.
 func init() {
-	csvRule("csv-api-version", Error,
+	csvRule("csv-api-version", Warning,
 		"The CSV's apiVersion is operators.coreos.com/v1alpha1.",
-		"OLM serves ClusterServiceVersions only in operators.coreos.com/v1alpha1; any other apiVersion is not a CSV the cluster knows.",
+		"OLM finds the CSV of a bundle by its kind and reads it as operators.coreos.com/v1alpha1 whatever apiVersion it gives, so such bundles install (upstream opm and operator-sdk accept them too); but v1alpha1 is the only version the API server serves, so kubectl and other tools reading the file see a kind that does not exist.",
 		"Set apiVersion: operators.coreos.com/v1alpha1.",
 		func(c *Context) {
 			if c.CSV.APIVersion != bundle.CSVAPIVersion {
-				c.Report(c.csvObj(), "apiVersion", fmt.Sprintf("apiVersion is %q", c.CSV.APIVersion), "set apiVersion: "+bundle.CSVAPIVersion)
+				c.Report(c.csvObj(), "apiVersion", fmt.Sprintf("apiVersion is %q; OLM reads this CSV as %s and installs it, but the cluster serves CSVs only in that version", c.CSV.APIVersion, bundle.CSVAPIVersion), "set apiVersion: "+bundle.CSVAPIVersion)
 			}
 		})
 

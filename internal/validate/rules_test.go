@@ -126,7 +126,7 @@ func TestRules(t *testing.T) {
 			mutate: replace(annFile, "default.v1: stable", "default.v1: beta")},
 		{name: "no default with two channels", rule: "annotations-default-channel", sev: Warning, msg: "no default channel",
 			mutate: replace(annFile, "  operators.operatorframework.io.bundle.channel.default.v1: stable\n", "")},
-		{name: "api version", rule: "csv-api-version", sev: Error, field: "apiVersion",
+		{name: "api version", rule: "csv-api-version", sev: Warning, field: "apiVersion",
 			mutate: replace(csvFile, "operators.coreos.com/v1alpha1", "operators.coreos.com/v1")},
 		{name: "field type", rule: "csv-field-type", sev: Error, field: "spec.maturity", msg: "spec.maturity is a list, not a string",
 			mutate: replace(csvFile, "maturity: stable", "maturity: [stable]")},

@@ -112,3 +112,31 @@ func TestIndexAddFailureLeavesNoNewDatabase(t *testing.T) {
 	assert.Equal(t, exit.UpstreamUsage, r.Code)
 	assert.Contains(t, r.ErrOut, "--mode")
 }
+
+// TestIndexAddCSVv1: a CSV under apiVersion operators.coreos.com/v1 (as
+// published packages such as percona-server-mysql-operator ship) goes into
+// the index, as upstream opm and OLM take it, and is served and rendered
+// with its apiVersion as written; only bundle validate warns.
+func TestIndexAddCSVv1(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	_, v2 := twoVersions(t)
+	csv := filepath.Join(v2, "manifests/example-operator.clusterserviceversion.yaml")
+	data, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(csv, []byte(strings.Replace(string(data), "operators.coreos.com/v1alpha1", "operators.coreos.com/v1", 1)), 0o644))
+	db := filepath.Join(t.TempDir(), "index.db")
+
+	r := o.Run("index", "add", "--database", db, "--bundles", v2, "--mode", "semver")
+	require.Equal(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "added 1 bundle(s)")
+
+	r = o.Run("render", db)
+	require.Equal(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, `"name": "example-operator.v0.2.0"`)
+	assert.Contains(t, r.Out, `"version": "0.2.0"`)
+
+	r = o.Run("bundle", "validate", v2)
+	assert.Equal(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "csv-api-version")
+}
