@@ -48,7 +48,7 @@ run() {
   local rc=0
   /usr/bin/time -f '%e %M' -o "$work/time" "$OPM" diff "$@" >"$work/out" 2>"$work/err" || rc=$?
   if [ "$rc" -gt 1 ]; then echo "bench: opm diff $* exited $rc:" >&2; cat "$work/err" >&2; exit 1; fi
-  read -r secs kb < "$work/time"
+  read -r secs kb < <(tail -1 "$work/time")
   local found
   if [ "$(head -c1 "$work/out")" = "{" ]; then
     found=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]; print(", ".join(f"{k} {v}" for k,v in s.items() if v))' "$work/out")

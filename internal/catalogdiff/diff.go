@@ -10,6 +10,7 @@ package catalogdiff
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -114,8 +115,8 @@ type BundleChange struct {
 	Fields []string `json:"fields"`
 	// Properties are the property types with a value added or removed.
 	Properties []string `json:"properties,omitempty"`
-	Image   *Change  `json:"image,omitempty"`
-	Version *Change  `json:"version,omitempty"`
+	Image      *Change  `json:"image,omitempty"`
+	Version    *Change  `json:"version,omitempty"`
 }
 
 // Channel is what changed in one channel. Edges and unreachable bundles are
@@ -158,45 +159,46 @@ type DeprecationChange struct {
 	Message Change `json:"message"`
 }
 
-// Diff compares two whole catalogs, package by package (each package's
-// blobs are found once; only one package's comparison is held at a time).
+// Diff compares two whole catalogs (see Catalog for reading them part by
+// part instead).
 func Diff(oldC, newC *fbc.Catalog, opts Options) (*Result, error) {
-	oldP, newP := split(oldC), split(newC)
-	names := map[string]bool{}
-	for n := range oldP {
-		names[n] = true
+	o, n := NewCatalog(), NewCatalog()
+	if err := o.Add(oldC); err != nil {
+		return nil, fmt.Errorf("old catalog: %w", err)
 	}
-	for n := range newP {
-		names[n] = true
+	if err := n.Add(newC); err != nil {
+		return nil, fmt.Errorf("new catalog: %w", err)
+	}
+	return Compare(o, n, opts), nil
+}
+
+// Compare compares two catalogs package by package.
+func Compare(o, n *Catalog, opts Options) *Result {
+	names := map[string]bool{}
+	for p := range o.pkgs {
+		names[p] = true
+	}
+	for p := range n.pkgs {
+		names[p] = true
 	}
 	if len(opts.Packages) > 0 {
 		keep := map[string]bool{}
 		for _, p := range opts.Packages {
 			keep[p] = true
 		}
-		for n := range names {
-			if !keep[n] {
-				delete(names, n)
+		for p := range names {
+			if !keep[p] {
+				delete(names, p)
 			}
 		}
 	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
-		sorted = append(sorted, n)
-	}
-	sort.Strings(sorted)
-	r := &Result{SchemaVersion: SchemaVersion}
-	for _, n := range sorted {
-		p, err := DiffPackage(n, oldP[n], newP[n])
-		if err != nil {
-			return nil, err
-		}
-		if p != nil {
+	r := &Result{SchemaVersion: SchemaVersion, Equal: true}
+	for _, name := range sortedKeys(names) {
+		if p := comparePackage(name, o.side(name), n.side(name)); p != nil {
 			r.Add(p)
 		}
 	}
-	r.Equal = len(r.Packages) == 0
-	return r, nil
+	return r
 }
 
 // Add appends a package's diff and counts it in the summary: a caller that
@@ -240,92 +242,130 @@ func (r *Result) Add(p *Package) {
 	r.Equal = false
 }
 
-// split groups a catalog's blobs by package, keeping their order.
-func split(c *fbc.Catalog) map[string]*fbc.Catalog {
-	out := map[string]*fbc.Catalog{}
-	get := func(n string) *fbc.Catalog {
-		p := out[n]
-		if p == nil {
-			p = &fbc.Catalog{}
-			out[n] = p
-		}
-		return p
-	}
-	for _, p := range c.Packages {
-		get(p.Name).Packages = append(get(p.Name).Packages, p)
-	}
-	for _, ch := range c.Channels {
-		get(ch.Package).Channels = append(get(ch.Package).Channels, ch)
-	}
-	for _, b := range c.Bundles {
-		get(b.Package).Bundles = append(get(b.Package).Bundles, b)
-	}
-	for _, m := range c.Others {
-		get(m.Package).Others = append(get(m.Package).Others, m)
-	}
-	return out
+// Catalog is one side of a diff: what the comparison needs of a catalog,
+// by package. It is built part by part (Add), keeping of each bundle its
+// image, version and digests of its properties, not the blob: memory
+// follows the catalog's graph, not its manifests.
+type Catalog struct {
+	pkgs map[string]*side
 }
+
+// NewCatalog is an empty side.
+func NewCatalog() *Catalog { return &Catalog{pkgs: map[string]*side{}} }
 
 // side is one package of one catalog, indexed for comparison.
 type side struct {
+	present  bool // some blob names the package
 	def      string
-	bundles  map[string]*fbc.Bundle
+	hasPkg   bool
+	bundles  map[string]*bundleSum
 	versions map[string]semver.Version
 	channels map[string]*fbc.Channel
 	deps     map[[2]string]string
 }
 
-func newSide(name string, c *fbc.Catalog) (*side, error) {
-	s := &side{bundles: map[string]*fbc.Bundle{}, versions: map[string]semver.Version{}, channels: map[string]*fbc.Channel{}, deps: map[[2]string]string{}}
-	if c == nil {
-		return s, nil
+// bundleSum is what a comparison needs of a bundle.
+type bundleSum struct {
+	image   string
+	props   map[propKey]int
+	related []string
+}
+
+// propKey is a property by type and digest of its compacted value.
+type propKey struct {
+	typ string
+	sum [sha256.Size]byte
+}
+
+// Has says whether some blob names package name.
+func (c *Catalog) Has(name string) bool { return c.pkgs[name] != nil }
+
+func (c *Catalog) side(name string) *side {
+	s := c.pkgs[name]
+	if s == nil {
+		return &side{bundles: map[string]*bundleSum{}, versions: map[string]semver.Version{}, channels: map[string]*fbc.Channel{}, deps: map[[2]string]string{}}
 	}
-	if len(c.Packages) > 0 {
-		s.def = c.Packages[0].DefaultChannel
+	return s
+}
+
+func (c *Catalog) get(name string) *side {
+	s := c.pkgs[name]
+	if s == nil {
+		s = c.side(name)
+		s.present = true
+		c.pkgs[name] = s
 	}
-	for i := range c.Bundles {
-		b := &c.Bundles[i]
+	return s
+}
+
+// Add takes in a part of the catalog (one package or several; a package may
+// be spread over parts). The first blob of a name wins, as upstream reads
+// catalogs.
+func (c *Catalog) Add(part *fbc.Catalog) error {
+	for _, p := range part.Packages {
+		s := c.get(p.Name)
+		if !s.hasPkg {
+			s.hasPkg, s.def = true, p.DefaultChannel
+		}
+	}
+	for i := range part.Channels {
+		ch := part.Channels[i]
+		s := c.get(ch.Package)
+		if _, ok := s.channels[ch.Name]; !ok {
+			s.channels[ch.Name] = &ch
+		}
+	}
+	for i := range part.Bundles {
+		b := &part.Bundles[i]
+		s := c.get(b.Package)
 		if _, ok := s.bundles[b.Name]; ok {
 			continue
 		}
-		s.bundles[b.Name] = b
+		sum := &bundleSum{image: b.Image, props: make(map[propKey]int, len(b.Properties))}
+		for _, p := range b.Properties {
+			sum.props[propKey{p.Type, sha256.Sum256(compact(p.Value))}]++
+		}
+		for _, r := range b.RelatedImages {
+			sum.related = append(sum.related, r.Name+"\x00"+r.Image)
+		}
+		sort.Strings(sum.related)
+		s.bundles[b.Name] = sum
 		// A bundle without a usable version takes no part in skipRanges;
 		// validation is where that is reported, not a diff.
 		if v, err := graph.Version(b); err == nil {
 			s.versions[b.Name] = v
 		}
 	}
-	for i := range c.Channels {
-		if _, ok := s.channels[c.Channels[i].Name]; !ok {
-			s.channels[c.Channels[i].Name] = &c.Channels[i]
+	for _, m := range part.Others {
+		if m.Schema != fbc.SchemaDeprecations {
+			c.get(m.Package)
+			continue
+		}
+		deps, err := graph.Deprecations(&fbc.Catalog{Others: []fbc.Meta{m}})
+		if err != nil {
+			return err
+		}
+		for pkg, ds := range deps {
+			s := c.get(pkg)
+			for _, d := range ds {
+				k := [2]string{d.Schema, d.Name}
+				if _, ok := s.deps[k]; !ok {
+					s.deps[k] = d.Message
+				}
+			}
 		}
 	}
-	deps, err := graph.Deprecations(c)
-	if err != nil {
-		return nil, fmt.Errorf("package %s: %w", name, err)
-	}
-	for _, d := range deps[name] {
-		s.deps[[2]string{d.Schema, d.Name}] = d.Message
-	}
-	return s, nil
+	return nil
 }
 
-// DiffPackage compares one package's blobs in the old and new catalog (nil
-// when the package is not there); nil when nothing differs.
-func DiffPackage(name string, oldC, newC *fbc.Catalog) (*Package, error) {
-	o, err := newSide(name, oldC)
-	if err != nil {
-		return nil, fmt.Errorf("old catalog: %w", err)
-	}
-	n, err := newSide(name, newC)
-	if err != nil {
-		return nil, fmt.Errorf("new catalog: %w", err)
-	}
+// comparePackage compares one package's two sides; nil when nothing
+// differs.
+func comparePackage(name string, o, n *side) *Package {
 	p := &Package{Name: name, Status: Changed}
 	switch {
-	case empty(oldC):
+	case o.empty():
 		p.Status = Added
-	case empty(newC):
+	case n.empty():
 		p.Status = Removed
 	}
 	if o.def != n.def {
@@ -336,16 +376,16 @@ func DiffPackage(name string, oldC, newC *fbc.Catalog) (*Package, error) {
 		nb := n.bundles[bn]
 		ob := o.bundles[bn]
 		if ob == nil {
-			p.BundlesAdded = append(p.BundlesAdded, bundleOf(nb, n.versions))
+			p.BundlesAdded = append(p.BundlesAdded, bundleOf(bn, nb, n.versions))
 			continue
 		}
-		if ch := compareBundles(ob, nb, o.versions, n.versions); ch != nil {
+		if ch := compareBundles(bn, ob, nb, o.versions, n.versions); ch != nil {
 			p.BundlesChanged = append(p.BundlesChanged, *ch)
 		}
 	}
 	for _, bn := range sortedKeys(o.bundles) {
 		if n.bundles[bn] == nil {
-			p.BundlesRemoved = append(p.BundlesRemoved, bundleOf(o.bundles[bn], o.versions))
+			p.BundlesRemoved = append(p.BundlesRemoved, bundleOf(bn, o.bundles[bn], o.versions))
 		}
 	}
 
@@ -377,42 +417,42 @@ func DiffPackage(name string, oldC, newC *fbc.Catalog) (*Package, error) {
 
 	if p.Status == Changed && p.DefaultChannel == nil && len(p.BundlesAdded)+len(p.BundlesRemoved)+len(p.BundlesChanged)+len(p.Channels)+
 		len(p.DeprecationsAdded)+len(p.DeprecationsRemoved)+len(p.DeprecationsChanged) == 0 {
-		return nil, nil
+		return nil
 	}
-	return p, nil
+	return p
 }
 
-func empty(c *fbc.Catalog) bool {
-	return c == nil || len(c.Packages)+len(c.Channels)+len(c.Bundles)+len(c.Others) == 0
-}
+func (s *side) empty() bool { return !s.present }
 
-func bundleOf(b *fbc.Bundle, versions map[string]semver.Version) Bundle {
-	out := Bundle{Name: b.Name, Image: b.Image}
-	if v, ok := versions[b.Name]; ok {
+func bundleOf(name string, b *bundleSum, versions map[string]semver.Version) Bundle {
+	out := Bundle{Name: name, Image: b.image}
+	if v, ok := versions[name]; ok {
 		out.Version = v.String()
 	}
 	return out
 }
 
-// compareBundles says which parts of a bundle's blob differ. Properties
-// and related images are compared as sets: their order carries no meaning,
-// and sources differ in it (a hand-written catalog, a render).
-func compareBundles(ob, nb *fbc.Bundle, ov, nv map[string]semver.Version) *BundleChange {
-	ch := &BundleChange{Name: nb.Name}
-	if ob.Image != nb.Image {
+// compareBundles says which parts of a bundle differ. Properties and
+// related images are compared as multisets: their order carries no
+// meaning, and sources differ in it (a hand-written catalog, a render).
+func compareBundles(name string, ob, nb *bundleSum, ov, nv map[string]semver.Version) *BundleChange {
+	ch := &BundleChange{Name: name}
+	if ob.image != nb.image {
 		ch.Fields = append(ch.Fields, "image")
-		ch.Image = &Change{Old: ob.Image, New: nb.Image}
+		ch.Image = &Change{Old: ob.image, New: nb.image}
 	}
-	if types := changedProperties(ob.Properties, nb.Properties); len(types) > 0 {
+	if types := changedProperties(ob.props, nb.props); len(types) > 0 {
 		ch.Fields = append(ch.Fields, "properties")
 		ch.Properties = types
 	}
-	if !sameRelated(ob.RelatedImages, nb.RelatedImages) {
+	if strings.Join(ob.related, "\n") != strings.Join(nb.related, "\n") {
 		ch.Fields = append(ch.Fields, "relatedImages")
 	}
-	if a, b := ov[ob.Name], nv[nb.Name]; !a.EQ(b) {
+	a, aok := ov[name]
+	b, bok := nv[name]
+	if aok != bok || !a.EQ(b) {
 		ch.Fields = append(ch.Fields, "version")
-		ch.Version = &Change{Old: a.String(), New: b.String()}
+		ch.Version = &Change{Old: versionString(a, aok), New: versionString(b, bok)}
 	}
 	if len(ch.Fields) == 0 {
 		return nil
@@ -420,21 +460,25 @@ func compareBundles(ob, nb *fbc.Bundle, ov, nv map[string]semver.Version) *Bundl
 	return ch
 }
 
+func versionString(v semver.Version, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return v.String()
+}
+
 // changedProperties lists, sorted, the types of properties one side has
-// and the other lacks (values compared after compaction).
-func changedProperties(a, b []fbc.Property) []string {
-	count := map[string]int{}
-	for _, p := range a {
-		count[p.Type+"\x00"+string(compact(p.Value))]++
-	}
-	for _, p := range b {
-		count[p.Type+"\x00"+string(compact(p.Value))]--
-	}
+// and the other lacks.
+func changedProperties(a, b map[propKey]int) []string {
 	types := map[string]bool{}
-	for k, n := range count {
-		if n != 0 {
-			t, _, _ := strings.Cut(k, "\x00")
-			types[t] = true
+	for k, n := range a {
+		if b[k] != n {
+			types[k.typ] = true
+		}
+	}
+	for k, n := range b {
+		if a[k] != n {
+			types[k.typ] = true
 		}
 	}
 	return sortedKeys(types)
@@ -443,32 +487,16 @@ func changedProperties(a, b []fbc.Property) []string {
 // compact normalizes a property value's whitespace (loaded values are
 // compacted already; this guards values built elsewhere).
 func compact(v json.RawMessage) []byte {
+	// Values without whitespace (most, and every large manifest, which is
+	// base64) are compact already: skip the second parse.
+	if !bytes.ContainsAny(v, " \t\r\n") {
+		return v
+	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, v); err != nil {
 		return v
 	}
 	return buf.Bytes()
-}
-
-func sameRelated(a, b []fbc.RelatedImage) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	key := func(rs []fbc.RelatedImage) []string {
-		out := make([]string, len(rs))
-		for i, r := range rs {
-			out[i] = r.Name + "\x00" + r.Image
-		}
-		sort.Strings(out)
-		return out
-	}
-	ka, kb := key(a), key(b)
-	for i := range ka {
-		if ka[i] != kb[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func diffChannel(name string, o, n *side) *Channel {

@@ -120,6 +120,79 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 	return o.openImage(ctx, arg, accept)
 }
 
+// OpenEach is Open for a reader that takes a catalog part by part (fn):
+// a file-based catalog, in a directory or an image, is read one top-level
+// directory at a time (fbc.LoadEach), so that memory follows the largest
+// package rather than the catalog; any other source is handed over whole.
+// The returned Catalog holds the kind and warnings, not the blobs.
+func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog) error, accept ...Kind) (*Catalog, error) {
+	each := func(fsys fs.FS, where string) error {
+		err := fbc.LoadEach(fsys, func(c *fbc.Catalog) error {
+			if err := fbc.Migrate(c, o.render.Migrate); err != nil {
+				return err
+			}
+			return fn(c)
+		})
+		if err != nil {
+			return fmt.Errorf("load catalog %s: %w", where, err)
+		}
+		return nil
+	}
+	if st, err := os.Stat(arg); err == nil && st.IsDir() && !IsBundleDir(arg) {
+		if err := check(arg, CatalogDir, accept); err != nil {
+			return nil, err
+		}
+		if err := each(os.DirFS(arg), arg); err != nil {
+			return nil, fmt.Errorf("%w\n(`opm validate %s` lists every problem)", err, arg)
+		}
+		return &Catalog{Catalog: &fbc.Catalog{}, Kind: CatalogDir}, nil
+	} else if err == nil || !errors.Is(err, fs.ErrNotExist) || !image.LooksLikeReference(arg) {
+		c, err := o.Open(ctx, arg, accept...)
+		if err != nil {
+			return nil, err
+		}
+		return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings}, fn(c.Catalog)
+	}
+	// An image: an FBC image is read part by part from its flattened
+	// filesystem; others are opened as Open does.
+	ref, err := image.ParseReference(arg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a valid image reference: %w", arg, err)
+	}
+	if err := o.opts.Validate(); err != nil {
+		return nil, err
+	}
+	client, err := o.f.ImageClient(o.opts)
+	if err != nil {
+		return nil, err
+	}
+	im, err := client.Open(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if im.Labels()[indeximage.ConfigsLabel] == "" || im.Labels()[indeximage.DatabaseLabel] != "" {
+		_ = im.Close()
+		c, err := o.Open(ctx, arg, accept...)
+		if err != nil {
+			return nil, err
+		}
+		return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings}, fn(c.Catalog)
+	}
+	defer func() { _ = im.Close() }()
+	if err := check(arg, CatalogImage, accept); err != nil {
+		return nil, err
+	}
+	sub, done, err := imageCatalogFS(ctx, im)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	if err := each(sub, im.Ref.String()); err != nil {
+		return nil, err
+	}
+	return &Catalog{Catalog: &fbc.Catalog{}, Kind: CatalogImage}, nil
+}
+
 func check(arg string, k Kind, accept []Kind) error {
 	if len(accept) == 0 {
 		return nil
@@ -241,25 +314,42 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 // ImageCatalog loads the file-based catalog of an FBC index image: the
 // directory its configs label names, from the flattened image.
 func ImageCatalog(ctx context.Context, im *image.Image) (*fbc.Catalog, error) {
-	dir := strings.Trim(path.Clean("/"+im.Labels()[indeximage.ConfigsLabel]), "/")
+	sub, done, err := imageCatalogFS(ctx, im)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	c, err := fbc.Load(sub)
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s of %s: %w", "/"+configsDir(im), im.Ref, err)
+	}
+	return c, nil
+}
+
+func configsDir(im *image.Image) string {
+	return strings.Trim(path.Clean("/"+im.Labels()[indeximage.ConfigsLabel]), "/")
+}
+
+// imageCatalogFS is the directory an FBC image's configs label names, in
+// its flattened filesystem; done releases the filesystem.
+func imageCatalogFS(ctx context.Context, im *image.Image) (fs.FS, func(), error) {
+	dir := configsDir(im)
 	if dir == "" {
-		return nil, fmt.Errorf("%s: label %s names no directory", im.Ref, indeximage.ConfigsLabel)
+		return nil, nil, fmt.Errorf("%s: label %s names no directory", im.Ref, indeximage.ConfigsLabel)
 	}
 	fsys, err := im.FS(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer func() { _ = fsys.Close() }()
+	done := func() { _ = fsys.Close() }
+	if st, err := fs.Stat(fsys, dir); err != nil || !st.IsDir() {
+		done()
+		return nil, nil, fmt.Errorf("%s: label %s=/%s, but the image has no such directory", im.Ref, indeximage.ConfigsLabel, dir)
+	}
 	sub, err := fs.Sub(fsys, dir)
 	if err != nil {
-		return nil, err
+		done()
+		return nil, nil, err
 	}
-	if st, err := fs.Stat(fsys, dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s: label %s=/%s, but the image has no such directory", im.Ref, indeximage.ConfigsLabel, dir)
-	}
-	c, err := fbc.Load(sub)
-	if err != nil {
-		return nil, fmt.Errorf("catalog /%s of %s: %w", dir, im.Ref, err)
-	}
-	return c, nil
+	return sub, done, nil
 }

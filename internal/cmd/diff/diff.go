@@ -90,10 +90,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	res, err := catalogdiff.Diff(oldC, newC, catalogdiff.Options{Packages: opts.Packages})
-	if err != nil {
-		return exit.With(exit.Usage, fmt.Errorf("diff %s %s: %w", opts.Old, opts.New, err))
-	}
+	res := catalogdiff.Compare(oldC, newC, catalogdiff.Options{Packages: opts.Packages})
 	res.Old, res.New = opts.Old, opts.New
 	if missing := missingPackages(opts.Packages, oldC, newC); len(missing) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "%s --package %s: in neither catalog\n", f.IO.ErrTheme().WarningPrefix(), strings.Join(missing, ", "))
@@ -115,8 +112,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-func open(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, arg string) (*fbc.Catalog, error) {
-	c, err := o.Open(ctx, arg, catalogsource.Catalogs...)
+// open reads a catalog part by part into one side of the diff.
+func open(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, arg string) (*catalogdiff.Catalog, error) {
+	side := catalogdiff.NewCatalog()
+	c, err := o.OpenEach(ctx, arg, side.Add, catalogsource.Catalogs...)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return nil, exit.Interrupt()
@@ -127,21 +126,13 @@ func open(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, arg 
 	for _, w := range c.Warnings {
 		fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), arg, w)
 	}
-	return c.Catalog, nil
+	return side, nil
 }
 
-func missingPackages(want []string, cs ...*fbc.Catalog) []string {
+func missingPackages(want []string, old, new *catalogdiff.Catalog) []string {
 	var out []string
 	for _, p := range want {
-		found := false
-		for _, c := range cs {
-			for _, pk := range c.Packages {
-				if pk.Name == p {
-					found = true
-				}
-			}
-		}
-		if !found {
+		if !old.Has(p) && !new.Has(p) {
 			out = append(out, p)
 		}
 	}
