@@ -22,6 +22,7 @@ type Options struct {
 	Sources      []string
 	Output       string
 	MigrateLevel string
+	Permissive   bool
 	// MigrateAll is --migrate: every migration (the last level).
 	MigrateAll       bool
 	ImageRefTemplate string
@@ -42,6 +43,11 @@ index image (the directory its operators.operatorframework.io.index.configs.v1
 label names) or a bundle image, through any transport opm reads (registry,
 oci:, oci-archive:, docker-archive:).
 
+A sqlite index whose bundles make an invalid catalog (a skipRange that is
+not a semver range, say) is refused, as upstream refuses it, with every
+problem listed at once; --permissive writes the catalog anyway, to fix it
+there.
+
 A bundle directory has no image reference; --alpha-image-ref-template gives
 it one, a Go template over the bundle's {{.Package}}, {{.Name}} (the CSV
 name) and {{.Version}}, so a catalog can be rendered before its bundle images
@@ -60,6 +66,7 @@ are pushed.`,
 		},
 	}
 	AddFormatFlag(cmd, &opts.Output)
+	cmd.Flags().BoolVar(&opts.Permissive, "permissive", false, catalogsource.PermissiveUsage)
 	cmd.Flags().StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&opts.MigrateAll, "migrate", false, "run every migration (the same as the last --migrate-level)")
@@ -109,6 +116,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		o.ImageRefTemplate = tmpl
 	}
 	all := &fbc.Catalog{}
+	var problems catalogsource.Problems
 	for _, src := range opts.Sources {
 		c, err := o.Open(ctx, src)
 		if err != nil {
@@ -117,7 +125,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		for _, w := range c.Warnings {
 			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
 		}
+		problems.Add(src, c)
 		all.Merge(c.Catalog)
+	}
+	if err := problems.Report(f, "render", opts.Permissive); err != nil {
+		return err
 	}
 	if err := fbc.Write(f.IO.Out, all, format); err != nil {
 		return exit.With(exit.Failed, err)
