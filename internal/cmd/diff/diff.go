@@ -6,8 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/catalogdiff"
@@ -99,9 +102,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	case output.JSON:
 		err = output.WriteJSON(f.IO.Out, res)
 	case Markdown:
-		err = WriteMarkdown(f.IO.Out, res)
+		err = catalogdiff.WriteMarkdown(f.IO.Out, res)
 	default:
-		err = WriteText(f.IO.Out, res, NewStyles(f.IO.Out, f.IO.ColorEnabled(f.IO.OutTTY)))
+		err = catalogdiff.WriteText(f.IO.Out, res, newStyles(f.IO.Out, f.IO.ColorEnabled(f.IO.OutTTY)))
 	}
 	if err != nil {
 		return exit.With(exit.Usage, err)
@@ -137,4 +140,23 @@ func missingPackages(want []string, old, new *catalogdiff.Catalog) []string {
 		}
 	}
 	return out
+}
+
+// newStyles colours the text tree on w when color is true (a terminal, no
+// NO_COLOR).
+func newStyles(w io.Writer, color bool) catalogdiff.Styles {
+	if !color {
+		return catalogdiff.PlainStyles()
+	}
+	r := lipgloss.NewRenderer(w)
+	r.SetColorProfile(termenv.ANSI256)
+	st := func(s lipgloss.Style) func(string) string { return func(x string) string { return s.Render(x) } }
+	return catalogdiff.Styles{
+		Added:   st(r.NewStyle().Foreground(lipgloss.Color("10"))),
+		Removed: st(r.NewStyle().Foreground(lipgloss.Color("9"))),
+		Changed: st(r.NewStyle().Foreground(lipgloss.Color("11"))),
+		Warn:    st(r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)),
+		Name:    st(r.NewStyle().Bold(true)),
+		Dim:     st(r.NewStyle().Faint(true)),
+	}
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/opmkit/opm/internal/index"
 )
 
-
 // What a list command lists.
 const (
 	Packages = "packages"

@@ -46,7 +46,7 @@ image of either kind (of a sqlite index image only the layer holding its
 database is fetched); several are drawn as one catalog, as upstream does.`,
 		Example: `  opm alpha render-graph quay.io/me/index:3 -p etcd > etcd.mermaid
   opm alpha render-graph catalog/ --draw-v0-semantics`,
-		Args:    cobra.MinimumNArgs(1),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Indexes = args
 			if runF != nil {

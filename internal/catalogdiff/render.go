@@ -1,44 +1,27 @@
-package diff
+package catalogdiff
 
 import (
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/tree"
-	"github.com/muesli/termenv"
-
-	"github.com/opmkit/opm/internal/catalogdiff"
 )
 
-// Styles colour the text tree; each is the identity without colour.
+// Styles colour the text tree (the command makes them with lipgloss for
+// its stream); PlainStyles leaves text as it is.
 type Styles struct {
 	Added, Removed, Changed, Warn, Name, Dim func(string) string
 }
 
-// NewStyles styles output to w, in colour when color is true (a terminal,
-// no NO_COLOR).
-func NewStyles(w io.Writer, color bool) Styles {
+// PlainStyles are Styles without colour.
+func PlainStyles() Styles {
 	plain := func(s string) string { return s }
-	if !color {
-		return Styles{plain, plain, plain, plain, plain, plain}
-	}
-	r := lipgloss.NewRenderer(w)
-	r.SetColorProfile(termenv.ANSI256)
-	st := func(s lipgloss.Style) func(string) string { return func(x string) string { return s.Render(x) } }
-	return Styles{
-		Added:   st(r.NewStyle().Foreground(lipgloss.Color("10"))),
-		Removed: st(r.NewStyle().Foreground(lipgloss.Color("9"))),
-		Changed: st(r.NewStyle().Foreground(lipgloss.Color("11"))),
-		Warn:    st(r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)),
-		Name:    st(r.NewStyle().Bold(true)),
-		Dim:     st(r.NewStyle().Faint(true)),
-	}
+	return Styles{plain, plain, plain, plain, plain, plain}
 }
 
 // WriteText prints the diff as one tree per package, then a summary line.
-func WriteText(w io.Writer, r *catalogdiff.Result, s Styles) error {
+func WriteText(w io.Writer, r *Result, s Styles) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s\n", r.Old, s.Dim("→"), r.New)
 	if r.Equal {
@@ -48,9 +31,9 @@ func WriteText(w io.Writer, r *catalogdiff.Result, s Styles) error {
 	}
 	for _, p := range r.Packages {
 		t := tree.Root(s.Name(p.Name) + " " + statusWord(p.Status, s))
-		if p.DefaultChannel != nil && p.Status == catalogdiff.Changed {
+		if p.DefaultChannel != nil && p.Status == Changed {
 			t.Child(fmt.Sprintf("default channel: %s → %s", orNone(p.DefaultChannel.Old), orNone(p.DefaultChannel.New)))
-		} else if p.DefaultChannel != nil && p.Status == catalogdiff.Added {
+		} else if p.DefaultChannel != nil && p.Status == Added {
 			t.Child("default channel: " + orNone(p.DefaultChannel.New))
 		}
 		if n := len(p.BundlesAdded) + len(p.BundlesRemoved) + len(p.BundlesChanged); n > 0 {
@@ -70,15 +53,15 @@ func WriteText(w io.Writer, r *catalogdiff.Result, s Styles) error {
 			ct := tree.Root("channel " + s.Name(c.Name) + " " + statusWord(c.Status, s))
 			if c.Head != nil {
 				switch c.Status {
-				case catalogdiff.Added:
+				case Added:
 					ct.Child("head " + orNone(c.Head.New))
-				case catalogdiff.Removed:
+				case Removed:
 					ct.Child("head was " + orNone(c.Head.Old))
 				default:
 					ct.Child(s.Changed(fmt.Sprintf("head %s → %s", orNone(c.Head.Old), orNone(c.Head.New))))
 				}
 			}
-			if c.Status == catalogdiff.Changed {
+			if c.Status == Changed {
 				for _, e := range c.EntriesAdded {
 					ct.Child(s.Added("+ entry " + e))
 				}
@@ -115,17 +98,17 @@ func WriteText(w io.Writer, r *catalogdiff.Result, s Styles) error {
 		b.WriteString(t.String())
 		b.WriteString("\n")
 	}
-	b.WriteString(Summary(r))
+	b.WriteString(SummaryLine(r))
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func statusWord(st catalogdiff.Status, s Styles) string {
+func statusWord(st Status, s Styles) string {
 	switch st {
-	case catalogdiff.Added:
+	case Added:
 		return s.Added("(added)")
-	case catalogdiff.Removed:
+	case Removed:
 		return s.Removed("(removed)")
 	}
 	return s.Changed("(changed)")
@@ -152,7 +135,7 @@ func counts(added, removed, changed int) string {
 	return strings.Join(parts, ", ")
 }
 
-func bundleChange(x catalogdiff.BundleChange) string {
+func bundleChange(x BundleChange) string {
 	var parts []string
 	for _, f := range x.Fields {
 		switch {
@@ -169,7 +152,7 @@ func bundleChange(x catalogdiff.BundleChange) string {
 	return strings.Join(parts, "; ")
 }
 
-func edge(e catalogdiff.Edge) string {
+func edge(e Edge) string {
 	kind := e.Kind
 	if e.Range != "" {
 		kind += " " + e.Range
@@ -184,8 +167,8 @@ func deprecated(schema, name string) string {
 	return schema + " " + name
 }
 
-// Summary is one line counting what changed.
-func Summary(r *catalogdiff.Result) string {
+// SummaryLine is one line counting what changed.
+func SummaryLine(r *Result) string {
 	if r.Equal {
 		return "no differences"
 	}
@@ -218,7 +201,7 @@ func Summary(r *catalogdiff.Result) string {
 // WriteMarkdown prints the diff for a pull-request comment: a heading, the
 // summary, a table of packages, then a section per package (folded with
 // <details> so that a large diff stays readable).
-func WriteMarkdown(w io.Writer, r *catalogdiff.Result) error {
+func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Catalog diff: %s → %s\n\n", code(r.Old), code(r.New))
 	if r.Equal {
@@ -226,13 +209,13 @@ func WriteMarkdown(w io.Writer, r *catalogdiff.Result) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	fmt.Fprintf(&b, "**%s**\n\n", Summary(r))
+	fmt.Fprintf(&b, "**%s**\n\n", SummaryLine(r))
 	b.WriteString("| package | status | bundles +/−/~ | heads moved | edges +/− | unreachable | deprecations + |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")
 	for _, p := range r.Packages {
 		heads, ea, er, un := 0, 0, 0, 0
 		for _, c := range p.Channels {
-			if c.Status == catalogdiff.Changed && c.Head != nil {
+			if c.Status == Changed && c.Head != nil {
 				heads++
 			}
 			ea += len(c.EdgesAdded)
@@ -261,7 +244,7 @@ func WriteMarkdown(w io.Writer, r *catalogdiff.Result) error {
 			if c.Head != nil {
 				fmt.Fprintf(&b, "  - Head: %s → %s\n", code(orNone(c.Head.Old)), code(orNone(c.Head.New)))
 			}
-			if c.Status == catalogdiff.Changed {
+			if c.Status == Changed {
 				for _, e := range c.EntriesAdded {
 					fmt.Fprintf(&b, "  - ➕ entry %s\n", code(e))
 				}
@@ -294,7 +277,7 @@ func WriteMarkdown(w io.Writer, r *catalogdiff.Result) error {
 	return err
 }
 
-func mdEdge(e catalogdiff.Edge) string {
+func mdEdge(e Edge) string {
 	kind := e.Kind
 	if e.Range != "" {
 		kind += " " + code(e.Range)
