@@ -45,7 +45,7 @@ go run ./bench/gencatalog -corpus "$CORPUS" -out "$work/bundles" -n "$N" >/dev/n
   # shellcheck disable=SC2046
   "$OPM" index add --mode semver --permissive --database "$work/index.db" $(sed 's/^/-b /' rel.txt) >/dev/null 2>&1
 )
-"$OPM" migrate "$work/index.db" "$work/catalog" 2>/dev/null
+"$OPM" migrate --permissive "$work/index.db" "$work/catalog" 2>/dev/null
 python3 "$repo/bench/diff-modify.py" "$work/catalog" "$work/modified"
 fi
 echo "catalog: $(sqlite3 "$work/index.db" 'select count(*) from operatorbundle') bundles, $(ls "$work/catalog" | wc -l) packages, $(du -sm "$work/catalog" | cut -f1) MB as FBC, $(du -sm "$work/index.db" | cut -f1) MB as sqlite; opm: $OPM; $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"

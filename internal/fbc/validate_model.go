@@ -362,30 +362,30 @@ func (v *checker) substitutes(c *Catalog) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		reported := map[string]bool{}
+		// Each bundle names at most one other: walk each chain once, and a
+		// walk that meets a bundle of its own path has found a cycle.
+		done := map[string]bool{}
 		for _, start := range names {
-			// Follow the chain; each bundle names at most one other, so a
-			// walk that comes back to a visited bundle has found a cycle.
 			order := map[string]int{}
 			var path []string
 			for cur := start; ; {
 				if i, back := order[cur]; back {
 					cyc := path[i:]
-					if !reported[minName(cyc)] {
-						reported[minName(cyc)] = true
-						n := g[minName(cyc)]
-						v.report(validate.RuleCatalogSubstitutesCycle, n.pos, "properties", "",
-							"package %s: olm.substitutesFor annotations form a cycle: %s", pkg, strings.Join(append(rotate(cyc), minName(cyc)), " → "))
-					}
+					first := minName(cyc)
+					v.report(validate.RuleCatalogSubstitutesCycle, g[first].pos, "properties", "",
+						"package %s: olm.substitutesFor annotations form a cycle: %s", pkg, strings.Join(append(rotate(cyc), first), " → "))
 					break
 				}
 				n, ok := g[cur]
-				if !ok {
+				if !ok || done[cur] {
 					break
 				}
 				order[cur] = len(path)
 				path = append(path, cur)
 				cur = n.to
+			}
+			for _, p := range path {
+				done[p] = true
 			}
 		}
 	}

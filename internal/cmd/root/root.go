@@ -20,8 +20,10 @@ import (
 	catalogdiff "github.com/opmkit/opm/internal/cmd/diff"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/generate"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index"
+	"github.com/opmkit/opm/internal/cmd/initpackage"
 	"github.com/opmkit/opm/internal/cmd/migrate"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/cmd/registry"
@@ -91,6 +93,8 @@ config file.`,
 		migrate.NewCmd(f, nil),
 		fbcvalidate.NewCmd(f, nil),
 		serve.NewCmd(f, nil),
+		initpackage.NewCmd(f, nil),
+		generate.NewCmd(f),
 		catalogdiff.NewCmd(f, nil),
 	)
 	completion.Register(root)
