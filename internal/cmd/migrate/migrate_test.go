@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -161,7 +162,8 @@ func TestMigrateCatalogToCatalog(t *testing.T) {
 				t.Errorf("custom blob changed: %s", m.Blob)
 			}
 		}
-		if strings.Join(schemas, ",") != "olm.deprecations,example.com/notes" {
+		sort.Strings(schemas)
+		if strings.Join(schemas, ",") != "example.com/notes,olm.deprecations" {
 			t.Errorf("other blobs after migrate: %v", schemas)
 		}
 	}
