@@ -61,6 +61,10 @@ type Request struct {
 	CatalogFormat indeximage.Format
 	// Compression of the layer written (gzip when empty).
 	Compression indeximage.Compression
+	// Cache is the database cache directory (indeximage.CacheIn; "" for
+	// none): the database of an image this machine wrote last is taken
+	// from it instead of downloaded, and the new one left there.
+	Cache string
 
 	// Prepare, when set, runs while the base is opened and its database
 	// fetched (loading the bundles to add). The first of the two to fail
@@ -133,7 +137,7 @@ func Apply(ctx context.Context, req Request, change func(*index.DB) error) (*Res
 		return nil, err
 	}
 	defer func() { _ = b.Close() }()
-	b.Compression = req.Compression
+	b.Compression, b.Cache = req.Compression, req.Cache
 
 	// Open the base (a wrong reference fails before any change) while the
 	// bundles are fetched.
