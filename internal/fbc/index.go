@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
-	"github.com/opmkit/opm/internal/validate"
 )
 
 // FromIndex renders an index database as a file-based catalog, as upstream
@@ -47,7 +47,133 @@ func FromIndex(ctx context.Context, db *index.DB, opts RenderOptions) (*Catalog,
 		}
 		warnings = append(warnings, w...)
 	}
+	metas, err := db.Metas(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render index: %w", err)
+	}
+	warnings = append(warnings, c.addIndexMetas(metas)...)
 	return c, warnings, nil
+}
+
+// addIndexMetas adds the catalog blobs a database made from a catalog
+// keeps (deprecations, custom schemas), as they were. Deprecation entries
+// whose package, channel or bundle the database no longer holds (removed
+// since, by opm or by upstream, which does not know the blobs) are left
+// out, with a warning: a catalog may deprecate only what it has.
+func (c *Catalog) addIndexMetas(metas []index.Meta) []string {
+	var warnings []string
+	if len(metas) == 0 {
+		return nil
+	}
+	type refKey struct{ schema, name string }
+	have := map[string]map[refKey]bool{}
+	for _, p := range c.Packages {
+		have[p.Name] = map[refKey]bool{{SchemaPackage, ""}: true}
+	}
+	for _, ch := range c.Channels {
+		if have[ch.Package] != nil {
+			have[ch.Package][refKey{SchemaChannel, ch.Name}] = true
+		}
+	}
+	for _, b := range c.Bundles {
+		if have[b.Package] != nil {
+			have[b.Package][refKey{SchemaBundle, b.Name}] = true
+		}
+	}
+	pkgIndex := map[string]int{}
+	for i, p := range c.Packages {
+		pkgIndex[p.Name] = i
+	}
+	bundleIndex := map[[2]string]int{}
+	for i, b := range c.Bundles {
+		bundleIndex[[2]string{b.Package, b.Name}] = i
+	}
+	for _, m := range metas {
+		blob := m.Blob
+		if m.Schema == SchemaBundle {
+			i, ok := bundleIndex[[2]string{m.Package, m.Name}]
+			if !ok {
+				continue // removed from the index since
+			}
+			var bi bundleImages
+			if err := json.Unmarshal(blob, &bi); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the related images of bundle %s kept in the index are not JSON (%v); named after the CSV instead", m.Name, err))
+				continue
+			}
+			// Only while the index holds the same images: an index
+			// changed since by a tool that does not know the table gives
+			// its own.
+			if sameImages(bi.RelatedImages, c.Bundles[i].RelatedImages) {
+				c.Bundles[i].RelatedImages = bi.RelatedImages
+			}
+			continue
+		}
+		if m.Schema == SchemaPackage {
+			// The package blob's own fields; the default channel stays
+			// the database's (index add may have changed it).
+			i, ok := pkgIndex[m.Package]
+			if !ok {
+				continue
+			}
+			var p Package
+			if err := json.Unmarshal(blob, &p); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the olm.package blob of package %s in the index is not JSON (%v); its description and icon come from the CSV", m.Package, err))
+				continue
+			}
+			pk := &c.Packages[i]
+			pk.Description, pk.Properties = p.Description, p.Properties
+			if p.Icon != nil {
+				pk.Icon = p.Icon
+			}
+			continue
+		}
+		if m.Schema == SchemaDeprecations {
+			refs := have[m.Package]
+			if refs == nil {
+				warnings = append(warnings, fmt.Sprintf("the index keeps an olm.deprecations blob of package %s, which it no longer holds; left out", m.Package))
+				continue
+			}
+			var d struct {
+				Schema  string            `json:"schema"`
+				Package string            `json:"package"`
+				Entries []json.RawMessage `json:"entries"`
+			}
+			if err := json.Unmarshal(blob, &d); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the olm.deprecations blob of package %s in the index is not JSON (%v); left out", m.Package, err))
+				continue
+			}
+			kept := d.Entries[:0:0]
+			for _, e := range d.Entries {
+				var ref struct {
+					Reference struct {
+						Schema string `json:"schema"`
+						Name   string `json:"name"`
+					} `json:"reference"`
+				}
+				if json.Unmarshal(e, &ref) == nil && (refs[refKey{ref.Reference.Schema, ref.Reference.Name}] ||
+					(ref.Reference.Schema != SchemaPackage && ref.Reference.Schema != SchemaChannel && ref.Reference.Schema != SchemaBundle)) {
+					kept = append(kept, e)
+					continue
+				}
+				warnings = append(warnings, fmt.Sprintf("package %s: the deprecation of %s %q is left out: the index no longer holds it",
+					m.Package, ref.Reference.Schema, ref.Reference.Name))
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			if len(kept) != len(d.Entries) {
+				d.Entries = kept
+				b, err := marshal(d)
+				if err != nil {
+					warnings = append(warnings, fmt.Sprintf("package %s: olm.deprecations: %v; left out", m.Package, err))
+					continue
+				}
+				blob = b
+			}
+		}
+		c.Others = append(c.Others, Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: append(json.RawMessage(nil), blob...)})
+	}
+	return warnings
 }
 
 func (c *Catalog) addIndexPackage(p *index.PackageDump, tip int64, opts RenderOptions) ([]string, error) {
@@ -290,29 +416,26 @@ func ToIndexDB(ctx context.Context, c *Catalog, db *index.DB) error {
 
 // importPackages converts a catalog that validates to index content.
 func importPackages(c *Catalog) ([]index.ImportPackage, error) {
-	var problems []string
-	for _, f := range Validate(c) {
-		if f.Severity == validate.Error {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Message, f.Rule))
-		}
-	}
-	if len(problems) > 0 {
-		more := ""
-		if len(problems) > 5 {
-			more = fmt.Sprintf("; and %d more", len(problems)-5)
-			problems = problems[:5]
-		}
-		return nil, fmt.Errorf("the catalog does not validate (opm validate lists every finding): %s%s", strings.Join(problems, "; "), more)
+	if err := Check(c); err != nil {
+		return nil, err
 	}
 	var out []index.ImportPackage
 	var errs []error
 	for _, name := range c.PackageNames() {
 		pc := c.Package(name)
+		metas := indexMetas(pc.Others)
+		if len(pc.Packages) == 0 && len(pc.Channels) == 0 && len(pc.Bundles) == 0 {
+			// Blobs of no package of the catalog (custom schemas): kept
+			// on their own.
+			out = append(out, index.ImportPackage{Name: name, Metas: metas})
+			continue
+		}
 		if len(pc.Packages) != 1 {
 			errs = append(errs, fmt.Errorf("package %q: %d olm.package blobs; exactly one is needed (opm validate tells more)", name, len(pc.Packages)))
 			continue
 		}
-		ip := index.ImportPackage{Name: name, DefaultChannel: pc.Packages[0].DefaultChannel}
+		pkg := pc.Packages[0]
+		ip := index.ImportPackage{Name: name, DefaultChannel: pkg.DefaultChannel, Metas: metas}
 		// The channel entry of each bundle in the default channel (or the
 		// first channel), for the bundle's own replaces and skips.
 		firstEntry := map[string]ChannelEntry{}
@@ -334,12 +457,27 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 			ip.Channels = append(ip.Channels, ic)
 		}
 		for _, b := range pc.Bundles {
-			bc, err := bundleContent(b, firstEntry[b.Name])
+			bc, csvImages, err := bundleContent(b, firstEntry[b.Name])
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			ip.Bundles = append(ip.Bundles, bc)
+			// Related images whose names (or order) a render would not
+			// give back from the CSV are kept as they are.
+			if !slices.Equal(namedImages(csvImages, bc.Images), b.RelatedImages) {
+				blob, err := marshal(bundleImages{RelatedImages: b.RelatedImages})
+				if err != nil {
+					errs = append(errs, fmt.Errorf("bundle %s: %w", b.Name, err))
+					continue
+				}
+				ip.Metas = append(ip.Metas, index.Meta{Schema: SchemaBundle, Package: name, Name: b.Name, Blob: blob})
+			}
+		}
+		if m, err := packageMeta(pkg, pc.Channels, ip.Bundles); err != nil {
+			errs = append(errs, err)
+		} else if m != nil {
+			ip.Metas = append([]index.Meta{*m}, ip.Metas...)
 		}
 		out = append(out, ip)
 	}
@@ -371,9 +509,108 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 	return out, errors.Join(errs...)
 }
 
+// bundleImages is what the index keeps of a bundle blob's related images
+// when a render would not give them back (as an olm.bundle row of
+// index.MetaTable).
+type bundleImages struct {
+	RelatedImages []RelatedImage `json:"relatedImages"`
+}
+
+// packageMeta keeps what a package blob says that the index has no column
+// for: its description, its properties, and an icon other than the one a
+// render takes from the default channel head's CSV. Nil when there is none.
+func packageMeta(pkg Package, channels []Channel, bundles []*index.BundleContent) (*index.Meta, error) {
+	icon := pkg.Icon
+	if icon != nil {
+		var head string
+		for _, ch := range channels {
+			if ch.Name == pkg.DefaultChannel {
+				head = channelHead(ch)
+			}
+		}
+		for _, b := range bundles {
+			if b.Name == head && len(b.CSV) > 0 {
+				if own, _ := csvIcon(b); own != nil && own.MediaType == icon.MediaType && bytes.Equal(own.Data, icon.Data) {
+					icon = nil
+				}
+			}
+		}
+	}
+	if pkg.Description == "" && icon == nil && len(pkg.Properties) == 0 {
+		return nil, nil
+	}
+	blob, err := marshal(Package{Schema: SchemaPackage, Name: pkg.Name, Icon: icon, Description: pkg.Description, Properties: pkg.Properties})
+	if err != nil {
+		return nil, fmt.Errorf("package %q: %w", pkg.Name, err)
+	}
+	return &index.Meta{Schema: SchemaPackage, Package: pkg.Name, Name: pkg.Name, Blob: blob}, nil
+}
+
+// channelHead is the entry no other entry replaces or skips ("" unless
+// exactly one).
+func channelHead(ch Channel) string {
+	replaced := map[string]bool{}
+	for _, e := range ch.Entries {
+		if e.Replaces != "" {
+			replaced[e.Replaces] = true
+		}
+		for _, s := range e.Skips {
+			replaced[s] = true
+		}
+	}
+	head := ""
+	for _, e := range ch.Entries {
+		if !replaced[e.Name] {
+			if head != "" {
+				return ""
+			}
+			head = e.Name
+		}
+	}
+	return head
+}
+
+// sameImages reports whether two lists name the same set of images.
+func sameImages(a, b []RelatedImage) bool {
+	set := func(l []RelatedImage) map[string]bool {
+		m := map[string]bool{}
+		for _, ri := range l {
+			if ri.Image != "" {
+				m[ri.Image] = true
+			}
+		}
+		return m
+	}
+	x, y := set(a), set(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for k := range x {
+		if !y[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// indexMetas are the blobs the index keeps in opm's own table
+// (deprecations, custom schemas), compacted.
+func indexMetas(others []Meta) []index.Meta {
+	out := make([]index.Meta, 0, len(others))
+	for _, m := range others {
+		blob := []byte(m.Blob)
+		var buf bytes.Buffer
+		if json.Compact(&buf, blob) == nil {
+			blob = buf.Bytes()
+		}
+		out = append(out, index.Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: blob})
+	}
+	return out
+}
+
 // bundleContent converts an olm.bundle blob to what the index stores: the
-// inverse of bundleBlob.
-func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
+// inverse of bundleBlob. It also returns the CSV's relatedImages.
+func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, []RelatedImage, error) {
 	fail := func(format string, args ...any) error {
 		where := b.Pos.File
 		if b.Pos.Line > 0 {
@@ -387,58 +624,65 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 	c := &index.BundleContent{Name: b.Name, Package: b.Package, BundlePath: b.Image,
 		Replaces: entry.Replaces, Skips: entry.Skips, SkipRange: entry.SkipRange}
 	var provided, required []GVKValue
+	var csvImages []RelatedImage
+	// Every property but the manifests goes to the properties table, in
+	// the blob's order: that is what upstream's opm serve answers for the
+	// bundle (OLM stamps it on the installed CSV). Dependencies are filled
+	// as upstream's server fills them, from the requirements: olm.gvk for
+	// olm.gvk.required, olm.package (version = the range) for
+	// olm.package.required.
+	prop := func(p Property) {
+		c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+	}
 	for _, p := range b.Properties {
 		switch p.Type {
 		case PropertyPackage:
 			var v PackageValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.package: %v", err)
+				return nil, nil, fail("property olm.package: %v", err)
 			}
 			c.Version, c.Release = v.Version, v.Release
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			prop(p)
 		case PropertyGVK:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.gvk: %v", err)
+				return nil, nil, fail("property olm.gvk: %v", err)
 			}
 			provided = append(provided, v)
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			// Readers find the providers of an API by this exact value:
+			// keys in the order every writer uses.
+			prop(mustProperty(PropertyGVK, v))
 		case PropertyGVKRequired:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.gvk.required: %v", err)
+				return nil, nil, fail("property olm.gvk.required: %v", err)
 			}
 			required = append(required, v)
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyGVK, Value: mustProperty(PropertyGVK, v).Value})
+			prop(p)
+			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyGVK, Value: p.Value})
 		case PropertyPackageRequired:
 			var v PackageRequiredValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.package.required: %v", err)
+				return nil, nil, fail("property olm.package.required: %v", err)
 			}
+			prop(p)
 			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyPackage,
-				Value: mustProperty(PropertyPackage, struct {
-					PackageName string `json:"packageName"`
-					Version     string `json:"version"`
-				}{v.PackageName, v.VersionRange}).Value})
-		case PropertyLabelRequired:
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyLabel, Value: p.Value})
-		case PropertyConstraint:
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: p.Type, Value: p.Value})
+				Value: mustProperty(PropertyPackage, PackageValue{PackageName: v.PackageName, Version: v.VersionRange}).Value})
 		case PropertyBundleObject:
 			v, err := decodeBundleObject(p.Value)
 			if err != nil {
-				return nil, fail("property olm.bundle.object: %v", err)
+				return nil, nil, fail("property olm.bundle.object: %v", err)
 			}
 			if v.Ref != "" && len(v.Data) == 0 {
-				return nil, fail("olm.bundle.object refers to file %q; opm reads only inline data (base64 in \"data\")", v.Ref)
+				return nil, nil, fail("olm.bundle.object refers to file %q; opm reads only inline data (base64 in \"data\")", v.Ref)
 			}
 			c.Objects = append(c.Objects, v.Data)
 		default:
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			prop(p)
 		}
 	}
 	if c.Version == "" {
-		return nil, fail("no olm.package property with a version")
+		return nil, nil, fail("no olm.package property with a version")
 	}
 	// The CSV, and plurals, from the manifests when the blob carries them.
 	plurals := map[GVKValue]string{}
@@ -451,7 +695,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		if err := json.Unmarshal(o, &obj); err != nil {
 			var te *json.UnmarshalTypeError
 			if !errors.As(err, &te) {
-				return nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
+				return nil, nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
 			}
 			// A field of another type than OLM's: keep what did decode.
 		}
@@ -461,6 +705,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 				continue
 			}
 			c.CSV = o
+			csvImages = obj.Spec.RelatedImages
 			if obj.Spec.Replaces != "" {
 				c.Replaces = obj.Spec.Replaces
 			}
@@ -510,7 +755,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 			c.Images = append(c.Images, ri.Image)
 		}
 	}
-	return c, nil
+	return c, csvImages, nil
 }
 
 // manifestHead is what ToIndex reads of a CSV or CRD manifest.
@@ -521,9 +766,10 @@ type manifestHead struct {
 	} `json:"metadata"`
 	Spec struct {
 		// CSV
-		Replaces string   `json:"replaces"`
-		Skips    []string `json:"skips"`
-		CRDs     struct {
+		Replaces      string         `json:"replaces"`
+		Skips         []string       `json:"skips"`
+		RelatedImages []RelatedImage `json:"relatedImages"`
+		CRDs          struct {
 			Owned    []crdDesc `json:"owned"`
 			Required []crdDesc `json:"required"`
 		} `json:"customresourcedefinitions"`
