@@ -203,7 +203,9 @@ func changeDatabase(ctx context.Context, b *indeximage.Builder, from string, for
 			return err
 		}
 	}
-	db, err := index.Open(b.DatabasePath())
+	// A database from the cache was checked when opm changed it last and
+	// has not changed since: no quick_check read of the whole file.
+	db, err := index.OpenWith(b.DatabasePath(), index.OpenOptions{SkipQuickCheck: b.FromCache()})
 	if err != nil {
 		if from != "" {
 			err = fmt.Errorf("database of %s: %w", from, err)

@@ -55,10 +55,10 @@ const (
 	cacheMetaF = "meta.json"
 )
 
-// fromCache takes the database of im's top layer from the cache, when it
+// takeFromCache takes the database of im's top layer from the cache, when it
 // holds that layer: the database goes to DatabasePath and the layer
 // becomes the previous layer whose blocks Write may copy.
-func (b *Builder) fromCache(im *image.Image) (found, bool) {
+func (b *Builder) takeFromCache(im *image.Image) (found, bool) {
 	layers := im.Layers()
 	if b.Cache == "" || b.Compression == Zstd || len(layers) == 0 {
 		return found{}, false
@@ -89,6 +89,7 @@ func (b *Builder) fromCache(im *image.Image) (found, bool) {
 		return found{}, false
 	}
 	_ = os.RemoveAll(dir)
+	b.fromCache = true
 	// The blocks' hashes are those of the layer's tar stream, which the
 	// same database at the same path always gives.
 	seed := maphash.MakeSeed()
@@ -107,6 +108,10 @@ func (b *Builder) fromCache(im *image.Image) (found, bool) {
 	}
 	return found{top: true, onlyDB: true, digest: top.Digest}, true
 }
+
+// FromCache says the database came from the cache: opm wrote it and
+// checked it when it changed it last, and nothing has changed it since.
+func (b *Builder) FromCache() bool { return b.fromCache }
 
 // readMembers lists the members of a blockgzip layer file from their
 // headers and trailers, without decompressing them.

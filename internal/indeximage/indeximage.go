@@ -66,6 +66,8 @@ type Builder struct {
 	// image's database layer, and Write leaves the new database there
 	// (DatabasePath is gone once Write has succeeded).
 	Cache string
+	// fromCache says the database came from the cache.
+	fromCache bool
 
 	c   *image.Client
 	dir string
@@ -175,7 +177,7 @@ func (b *Builder) FromIndex(ctx context.Context, ref string) error {
 	// The database's digest is only needed to compare the platforms'.
 	b.sumDB = len(set.Images) > 1
 	if len(set.Images) == 1 {
-		if f, ok := b.fromCache(set.Images[p]); ok {
+		if f, ok := b.takeFromCache(set.Images[p]); ok {
 			b.drop[p] = f.drop()
 			return nil
 		}
