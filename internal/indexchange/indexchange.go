@@ -132,7 +132,16 @@ var ErrConfigsNotGenerated = errors.New("carries a file-based catalog, which opm
 // private temporary directory that is always removed; nothing is written
 // when change fails.
 func Apply(ctx context.Context, req Request, change func(*index.DB) error) (*Result, error) {
-	b, err := indeximage.New(req.Client, "")
+	// With a cache, the work directory is beside it, so that the database
+	// moves in and out of it without a copy.
+	work := ""
+	if req.Cache != "" && os.MkdirAll(req.Cache, 0o700) == nil {
+		work = req.Cache
+	}
+	b, err := indeximage.New(req.Client, work)
+	if err != nil && work != "" {
+		b, err = indeximage.New(req.Client, "")
+	}
 	if err != nil {
 		return nil, err
 	}
