@@ -78,7 +78,7 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 			gvks[v] = true
 		case PropertyPackage:
 			hasPackage = true
-			set.add(p.Type, p.Value)
+			set.add(p.Type, withRelease(p.Value, c.Release))
 		default:
 			set.add(p.Type, p.Value)
 		}
@@ -108,7 +108,9 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		}
 	}
 	if !hasPackage {
-		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version})
+		// The release (CSV spec.release) is part of the bundle's version,
+		// as upstream renders it.
+		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version, Release: c.Release})
 	}
 	for _, a := range c.Provided {
 		gvks[GVKValue{Group: a.Group, Kind: a.Kind, Version: a.Version}] = true
@@ -184,6 +186,21 @@ func namedImages(csvImages []RelatedImage, images []string) []RelatedImage {
 		return x.Name < y.Name
 	})
 	return out
+}
+
+// withRelease adds release (CSV spec.release) to an olm.package value that
+// has none: the release is part of the bundle's version, as upstream
+// renders it.
+func withRelease(value []byte, release string) []byte {
+	if release == "" {
+		return value
+	}
+	var v PackageValue
+	if err := json.Unmarshal(value, &v); err != nil || v.Release != "" {
+		return value
+	}
+	v.Release = release
+	return mustProperty(PropertyPackage, v).Value
 }
 
 // propSet collects properties once each, by type and value: by compact
