@@ -208,7 +208,7 @@ func BenchmarkValidateDir5000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		fs, err := ValidateDir(context.Background(), dir)
+		fs, err := ValidateDir(context.Background(), dir, false)
 		if err != nil || hasErrors(fs) {
 			b.Fatalf("findings: %v, %v", fs, err)
 		}

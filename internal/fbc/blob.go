@@ -37,6 +37,15 @@ func ParseMigrateLevel(s string) (MigrateLevel, error) {
 // RenderOptions control how bundles become olm.bundle blobs.
 type RenderOptions struct {
 	Migrate MigrateLevel
+	// ImageOrder, when true, orders a bundle image's blob as upstream's
+	// render of a bundle image does (templates, whose output is compared
+	// with upstream's byte for byte): every property sorted by type then
+	// value, olm.bundle.object among them, and olm.csv.metadata last; the
+	// related images are the CSV's spec.relatedImages as written, then the
+	// bundle image, then the other images the bundle uses, sorted
+	// (upstream's order for these is a map's, so any order is upstream's).
+	// By default the blob is ordered as in a rendered index.
+	ImageOrder bool
 }
 
 // RenderBundle renders one bundle to its olm.bundle blob, exactly as the
@@ -78,7 +87,7 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 			gvks[v] = true
 		case PropertyPackage:
 			hasPackage = true
-			set.add(p.Type, p.Value)
+			set.add(p.Type, withRelease(p.Value, c.Release))
 		default:
 			set.add(p.Type, p.Value)
 		}
@@ -108,7 +117,9 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		}
 	}
 	if !hasPackage {
-		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version})
+		// The release (CSV spec.release) is part of the bundle's version,
+		// as upstream renders it.
+		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version, Release: c.Release})
 	}
 	for _, a := range c.Provided {
 		gvks[GVKValue{Group: a.Group, Kind: a.Kind, Version: a.Version}] = true
@@ -140,43 +151,124 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		b.Properties = append(b.Properties, objs.sorted()...)
 	}
 
+	if opts.ImageOrder {
+		b.Properties = upstreamPropertyOrder(b.Properties)
+		b.RelatedImages = upstreamImageOrder(csvRelatedImages(c.CSV), c.BundlePath, c.Images)
+		return b, nil
+	}
+	b.RelatedImages = relatedImagesOf(c.CSV, c.Images)
+	return b, nil
+}
+
+// relatedImagesOf are a bundle's related images as a render of the index
+// gives them: its images once each, sorted by image, named after the CSV's
+// relatedImages (unnamed when the CSV does not name them).
+func relatedImagesOf(csvJSON []byte, images []string) []RelatedImage {
+	return namedImages(csvRelatedImages(csvJSON), images)
+}
+
+// csvRelatedImages is the CSV's spec.relatedImages as written.
+func csvRelatedImages(csvJSON []byte) []RelatedImage {
+	var csv struct {
+		Spec struct {
+			RelatedImages []RelatedImage `json:"relatedImages"`
+		} `json:"spec"`
+	}
+	if len(csvJSON) > 0 {
+		_ = json.Unmarshal(csvJSON, &csv) // a CSV that is not JSON names nothing
+	}
+	return csv.Spec.RelatedImages
+}
+
+// namedImages is relatedImagesOf given the CSV's relatedImages.
+func namedImages(csvImages []RelatedImage, images []string) []RelatedImage {
 	names := map[string]string{}
-	if len(c.CSV) > 0 {
-		var csv struct {
-			Spec struct {
-				RelatedImages []RelatedImage `json:"relatedImages"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(c.CSV, &csv); err == nil {
-			for _, ri := range csv.Spec.RelatedImages {
-				if _, ok := names[ri.Image]; !ok {
-					names[ri.Image] = ri.Name
-				}
-			}
+	for _, ri := range csvImages {
+		if _, ok := names[ri.Image]; !ok {
+			names[ri.Image] = ri.Name
 		}
 	}
+	var out []RelatedImage
 	seen := map[string]bool{}
-	for _, img := range c.Images {
+	for _, img := range images {
 		if img == "" || seen[img] {
 			continue
 		}
 		seen[img] = true
-		b.RelatedImages = append(b.RelatedImages, RelatedImage{Name: names[img], Image: img})
+		out = append(out, RelatedImage{Name: names[img], Image: img})
 	}
-	sort.Slice(b.RelatedImages, func(i, j int) bool {
-		x, y := b.RelatedImages[i], b.RelatedImages[j]
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
 		if x.Image != y.Image {
 			return x.Image < y.Image
 		}
 		return x.Name < y.Name
 	})
-	return b, nil
+	return out
+}
+
+// upstreamPropertyOrder sorts properties by type then value, but for an
+// olm.csv.metadata property, which upstream's migration appends last.
+func upstreamPropertyOrder(ps []Property) []Property {
+	out := make([]Property, 0, len(ps))
+	var meta []Property
+	for _, p := range ps {
+		if p.Type == PropertyCSVMetadata {
+			meta = append(meta, p)
+			continue
+		}
+		out = append(out, p)
+	}
+	sortProperties(out)
+	return append(out, meta...)
+}
+
+// upstreamImageOrder lists related images as upstream renders a bundle
+// image: the CSV's list as written (repeats kept), the bundle image, then
+// the rest of images (sorted) that neither names.
+func upstreamImageOrder(listed []RelatedImage, bundleImage string, images []string) []RelatedImage {
+	out := append([]RelatedImage(nil), listed...)
+	seen := map[string]bool{}
+	for _, ri := range listed {
+		seen[ri.Image] = true
+	}
+	if bundleImage != "" && !seen[bundleImage] {
+		out = append(out, RelatedImage{Image: bundleImage})
+	}
+	seen[bundleImage] = true
+	rest := make([]string, 0, len(images))
+	for _, img := range images {
+		if img != "" && !seen[img] {
+			seen[img] = true
+			rest = append(rest, img)
+		}
+	}
+	sort.Strings(rest)
+	for _, img := range rest {
+		out = append(out, RelatedImage{Image: img})
+	}
+	return out
+}
+
+// withRelease adds release (CSV spec.release) to an olm.package value that
+// has none: the release is part of the bundle's version, as upstream
+// renders it.
+func withRelease(value []byte, release string) []byte {
+	if release == "" {
+		return value
+	}
+	var v PackageValue
+	if err := json.Unmarshal(value, &v); err != nil || v.Release != "" {
+		return value
+	}
+	v.Release = release
+	return mustProperty(PropertyPackage, v).Value
 }
 
 // propSet collects properties once each, by type and value: by compact
-// value, or with semantic, by the value's meaning (object keys in any
-// order), so that a requirement stored both as a property and as a
-// dependency shows once, as the property says it.
+// value, or with semantic, a requirement by the value's meaning (object
+// keys in any order), so that a requirement stored both as a property and
+// as a dependency shows once, as the property says it.
 type propSet struct {
 	list     []Property
 	seen     map[string]bool
@@ -235,7 +327,7 @@ func unescapeHTML(v []byte) []byte {
 // addCompact is add for a value known to be compact JSON.
 func (s *propSet) addCompact(typ string, value []byte) {
 	k := typ + "\x00" + string(value)
-	if s.semantic {
+	if s.semantic && requirement(typ) {
 		k = typ + "\x00" + canonicalJSON(value)
 	}
 	if s.seen == nil {
@@ -246,6 +338,16 @@ func (s *propSet) addCompact(typ string, value []byte) {
 	}
 	s.seen[k] = true
 	s.list = append(s.list, Property{Type: typ, Value: value})
+}
+
+// requirement says whether a property type is one a database holds both
+// as a property and as a dependency (and so may meet twice in a render).
+func requirement(typ string) bool {
+	switch typ {
+	case PropertyGVKRequired, PropertyPackageRequired, PropertyLabelRequired, PropertyConstraint:
+		return true
+	}
+	return false
 }
 
 // canonicalJSON is value with object keys sorted (numbers kept as

@@ -311,14 +311,19 @@ func TestScannedMatchesLoad(t *testing.T) {
 			t.Error("the broken catalog loaded without errors")
 		}
 
-		findings, err := ValidateDir(ctx, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := LoadFindings(loadErr)
-		want = append(want, Validate(whole)...)
-		if !reflect.DeepEqual(findings, want) {
-			t.Errorf("ValidateDir (withErrors=%v):\n got %+v\nwant %+v", withErrors, findings, want)
+		for _, olmv1 := range []bool{false, true} {
+			findings, err := ValidateDir(ctx, dir, olmv1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := LoadFindings(loadErr)
+			want = append(want, Validate(whole)...)
+			if olmv1 {
+				want = append(want, ValidateOLMv1(whole)...)
+			}
+			if !reflect.DeepEqual(findings, want) {
+				t.Errorf("ValidateDir (withErrors=%v, olmv1=%v):\n got %+v\nwant %+v", withErrors, olmv1, findings, want)
+			}
 		}
 
 		// Converting: the same error (into the same path), or the same

@@ -43,27 +43,42 @@ func sortFindings(fs []validate.Finding) {
 	})
 }
 
-// ValidateDir is LoadDir then LoadFindings and Validate, a package at a
-// time: the same findings in the same order, with memory for a few
-// packages rather than the catalog. The error is one that stopped the
-// check (the directory cannot be read, ctx ended), not a finding.
-func ValidateDir(ctx context.Context, dir string) ([]validate.Finding, error) {
+// ValidateDir is LoadDir then LoadFindings, Validate and, with olmv1,
+// ValidateOLMv1, a package at a time: the same findings in the same order,
+// with memory for a few packages rather than the catalog. The error is one
+// that stopped the check (the directory cannot be read, ctx ended), not a
+// finding.
+func ValidateDir(ctx context.Context, dir string, olmv1 bool) ([]validate.Finding, error) {
 	s, err := ScanDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = s.Close() }() // only a temporary file to release
-	var found []validate.Finding
-	err = eachPrepared(ctx, s, func(_ string, c *Catalog) []validate.Finding { return Validate(c) },
-		func(_ string, fs []validate.Finding) error {
-			found = append(found, fs...)
-			return nil
-		})
+	var found, foundV1 []validate.Finding
+	type both struct{ model, v1 []validate.Finding }
+	err = eachPrepared(ctx, s, func(_ string, c *Catalog) both {
+		out := both{model: Validate(c)}
+		if olmv1 {
+			out.v1 = ValidateOLMv1(c)
+		}
+		return out
+	}, func(_ string, fs both) error {
+		found = append(found, fs.model...)
+		foundV1 = append(foundV1, fs.v1...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	sortFindings(found)
-	return append(LoadFindings(s.Err()), found...), nil
+	sort.SliceStable(foundV1, func(i, j int) bool {
+		a, b := foundV1[i], foundV1[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		return a.Line < b.Line
+	})
+	return append(append(LoadFindings(s.Err()), found...), foundV1...), nil
 }
 
 // LoadFindings turns an error from Load into catalog-syntax findings.
@@ -82,6 +97,11 @@ func LoadFindings(err error) []validate.Finding {
 
 type checker struct {
 	out []validate.Finding
+	// subs are the bundles' olm.substitutesFor annotations, noted while
+	// their manifests are decoded for the property checks.
+	subs map[[2]string]substitute
+	// pullSpecs caches pullSpecError by image.
+	pullSpecs map[string]string
 }
 
 func (v *checker) report(r *validate.Rule, pos Position, field, hint, format string, args ...any) {
@@ -374,12 +394,16 @@ func (v *checker) properties(b Bundle) {
 			// JSON object that names its kind.
 			if d := bytes.TrimSpace(o.Data); len(d) == 0 || d[0] != '{' || !bytes.Contains(d, []byte(`"kind"`)) {
 				bad(i, "encode the JSON of one Kubernetes object", "olm.bundle.object data is not a Kubernetes object in JSON")
+				continue
 			}
+			v.noteSubstitutes(&b, o.Data, fromObject)
 		case PropertyCSVMetadata:
 			var m map[string]any
 			if err := strict(p.Value, &m); err != nil {
 				bad(i, "", "olm.csv.metadata must be an object: %v", err)
+				continue
 			}
+			v.noteSubstitutes(&b, p.Value, fromCSVMetadata)
 		}
 	}
 	if packages != 1 {

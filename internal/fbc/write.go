@@ -37,8 +37,8 @@ func ParseFormat(s string) (Format, error) {
 
 // Write writes the catalog as upstream opm prints it: package by package
 // (sorted by name), the olm.package blob, then channels and bundles (each
-// sorted by name), then other blobs (olm.deprecations first, then by schema
-// and name). JSON is one object after another, indented by four spaces,
+// sorted by name), then other blobs (by schema, then olm.deprecations);
+// blobs of no package last. JSON is one object after another, indented by four spaces,
 // without HTML escaping; YAML is one document per blob, each starting with
 // "---", keys sorted.
 func Write(w io.Writer, c *Catalog, format Format) error {
@@ -96,12 +96,13 @@ func NewWriter(w io.Writer, format Format) (*Writer, error) {
 	return sw, nil
 }
 
-// Add writes the blobs of c, which holds whole packages that sort after
-// every package added before (a package split over two calls would not
-// print as Write prints it, so it is refused).
+// Add writes the blobs of c, which holds whole packages that come after
+// every package added before, in Write's order (by name, blobs of no
+// package last): a package split over two calls would not print as Write
+// prints it, so it is refused.
 func (sw *Writer) Add(c *Catalog) error {
 	for _, p := range c.groupByPackage() {
-		if sw.any && p.name <= sw.last {
+		if sw.any && !packageBefore(sw.last, p.name) {
 			return fmt.Errorf("write catalog: package %q comes after %q (packages must be written whole, in name order)", p.name, sw.last)
 		}
 		sw.last, sw.any = p.name, true
@@ -116,6 +117,15 @@ func (sw *Writer) Add(c *Catalog) error {
 
 // Flush writes out what is buffered.
 func (sw *Writer) Flush() error { return sw.bw.Flush() }
+
+// packageBefore is the order packages are written in: by name, blobs of
+// no package ("") after every package, as upstream writes them.
+func packageBefore(a, b string) bool {
+	if (a == "") != (b == "") {
+		return b == ""
+	}
+	return a < b
+}
 
 // sortedBlobs is one package's blobs in writing order.
 type sortedBlobs struct {
@@ -170,22 +180,21 @@ func (c *Catalog) groupByPackage() []sortedBlobs {
 	for n := range by {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	sort.Slice(names, func(i, j int) bool { return packageBefore(names[i], names[j]) })
 	out := make([]sortedBlobs, 0, len(names))
 	for _, n := range names {
 		g := by[n]
 		sort.SliceStable(g.Packages, func(i, j int) bool { return g.Packages[i].Name < g.Packages[j].Name })
 		sort.SliceStable(g.Channels, func(i, j int) bool { return g.Channels[i].Name < g.Channels[j].Name })
 		sort.SliceStable(g.Bundles, func(i, j int) bool { return g.Bundles[i].Name < g.Bundles[j].Name })
+		// As upstream: other schemas in schema order (blobs of one schema
+		// as given), then olm.deprecations.
 		sort.SliceStable(g.Others, func(i, j int) bool {
 			a, b := g.Others[i], g.Others[j]
 			if (a.Schema == SchemaDeprecations) != (b.Schema == SchemaDeprecations) {
-				return a.Schema == SchemaDeprecations
+				return b.Schema == SchemaDeprecations
 			}
-			if a.Schema != b.Schema {
-				return a.Schema < b.Schema
-			}
-			return a.Name < b.Name
+			return a.Schema < b.Schema
 		})
 		out = append(out, sortedBlobs{name: n, cat: g})
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/render"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbcsource"
 	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/validate"
@@ -44,13 +45,15 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "migrate SOURCE DEST",
-		Short: "Convert a sqlite index to a file-based catalog, or back with --to sqlite",
+		Short: "Convert a sqlite index (or a file-based catalog) to a file-based catalog, or back with --to sqlite",
 		Long: `Convert a catalog between its two formats.
 
 By default SOURCE is a sqlite index database file or sqlite index image (only
-its database layer is fetched) and DEST a directory: each package is written
-to DEST/<package>/catalog.json (or .yaml with -o yaml), as upstream opm
-migrate did.
+its database layer is fetched), or a file-based catalog directory or image,
+and DEST a directory: each package is written to DEST/<package>/catalog.json
+(or .yaml with -o yaml), as upstream opm migrate does. A file-based catalog
+keeps its deprecations and blobs of other schemas; --migrate-level rewrites
+its bundles as it does rendered ones.
 
 With --to sqlite, SOURCE is a file-based catalog directory or FBC index image
 and DEST the index database file to create (schema 13, what opm index and
@@ -66,6 +69,7 @@ DEST is written whole or not at all: the result is built beside it and moved
 into place. An existing non-empty DEST is refused unless --force.`,
 		Example: `  opm migrate index.db catalog/
   opm migrate quay.io/me/index:3 catalog/ -o yaml
+  opm migrate old-catalog/ catalog/ --migrate-level bundle-object-to-csv-metadata
   opm migrate --to sqlite catalog/ index.db`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -113,12 +117,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		packages := 0
 		var checks fbc.Checks
 		var writeErr error
-		kind, err := o.Each(ctx, opts.Source, []catalogsource.Kind{catalogsource.Database, catalogsource.DatabaseImage}, func(_ catalogsource.Kind, c *fbc.Catalog, warnings []string) error {
+		accept := []catalogsource.Kind{catalogsource.Database, catalogsource.DatabaseImage, catalogsource.CatalogDir, catalogsource.CatalogImage}
+		kind, err := o.Each(ctx, opts.Source, accept, func(k catalogsource.Kind, c *fbc.Catalog, warnings []string) error {
 			for _, w := range warnings {
 				fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
 			}
 			packages += len(c.PackageNames())
-			checks.Add(c)
+			if k == catalogsource.Database || k == catalogsource.DatabaseImage {
+				checks.Add(c)
+			}
 			writeErr = dw.Add(c)
 			return writeErr
 		})
@@ -139,7 +146,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", packages, opts.Source, opts.Dest)
 	case ToSQLite:
 		var packages, bundles int
-		if st, serr := os.Stat(opts.Source); serr == nil && st.IsDir() && !catalogsource.IsBundleDir(opts.Source) {
+		if st, serr := os.Stat(opts.Source); serr == nil && st.IsDir() && !fbcsource.IsBundleDir(opts.Source) {
 			// A catalog directory is converted a package at a time.
 			n, err := fbc.DirToIndex(ctx, opts.Source, opts.Dest, fbc.ToIndexOptions{Force: opts.Force})
 			var le *fbc.CatalogLoadError
