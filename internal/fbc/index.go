@@ -407,6 +407,17 @@ func csvIcon(b *index.BundleContent) (*Icon, string) {
 	return &Icon{Data: data, MediaType: ic.MediaType}, ""
 }
 
+// EachIndexFile is EachIndexPackage on the database file at path, opened
+// read-only.
+func EachIndexFile(ctx context.Context, path string, opts RenderOptions, f func(*Catalog, []string) error) error {
+	db, err := index.OpenReadOnly(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = db.Close() }() // read-only: nothing to lose
+	return EachIndexPackage(ctx, db, opts, f)
+}
+
 // RenderIndexFileToDir is RenderIndexFile then WriteDir, a package at a
 // time: the same tree, with memory for one package. It returns the number
 // of packages written and the render's warnings.

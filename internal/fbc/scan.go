@@ -241,7 +241,7 @@ func (s *Scanned) scanFile(i int) fileScan {
 		return out
 	}
 	for _, d := range docs {
-		raw, err := json.Marshal(d.Value)
+		raw, err := marshal(d.Value)
 		if err != nil {
 			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()}})
 			seq++

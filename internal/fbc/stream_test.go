@@ -257,6 +257,10 @@ properties:
   - type: olm.package
     value: {packageName: gamma, version: 0.1.0}
 ---
+schema: example.com/note
+package: gamma
+name: lt
+text: "a <b> & c"
 `)
 	write("notes.txt", "not a catalog file")
 	if withErrors {

@@ -19,7 +19,6 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbcsource"
 	"github.com/opmkit/opm/internal/image"
-	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
 )
 
@@ -59,8 +58,10 @@ type Opener struct {
 	opts    image.Options
 	render  fbc.RenderOptions
 	bundles *bundlesource.Opener
-	// each, when set, takes file-based catalogs part by part (OpenEach).
-	each func(*fbc.Catalog) error
+	// each, when set, takes file-based catalogs part by part (OpenEach);
+	// eachDB sqlite ones a package at a time (Each).
+	each   func(*fbc.Catalog) error
+	eachDB func(Kind, *fbc.Catalog, []string) error
 }
 
 // NewOpener opens sources with image options opts, rendering databases and
@@ -94,59 +95,13 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err := check(arg, Database, accept); err != nil {
 			return nil, err
 		}
-		c, warns, err := fbc.RenderIndexFile(ctx, arg, o.render)
-		if err != nil {
-			return nil, err
-		}
-		return &Catalog{Catalog: c, Kind: Database, Warnings: warns}, nil
+		return o.renderDB(ctx, arg, Database)
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	case !image.LooksLikeReference(arg):
 		return nil, fmt.Errorf("%s: no such file or directory, and not an image reference", arg)
 	}
-	out := &Catalog{Catalog: &fbc.Catalog{}}
-	kind, err := o.openImage(ctx, arg, accept, func(_ Kind, c *fbc.Catalog, warns []string) error {
-		out.Merge(c)
-		out.Warnings = append(out.Warnings, warns...)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	out.Kind = kind
-	return out, nil
-}
-
-// Each is Open handing the catalog to f a package at a time, in package
-// name order, where the source allows (a sqlite database or index image:
-// memory then holds one package, not the catalog), else whole in one
-// call. f learns the kind of source with each call; warnings are those of
-// the blobs given.
-func (o *Opener) Each(ctx context.Context, arg string, accept []Kind, f func(k Kind, c *fbc.Catalog, warnings []string) error) (Kind, error) {
-	st, err := os.Stat(arg)
-	switch {
-	case err == nil && !st.IsDir():
-		if err := check(arg, Database, accept); err != nil {
-			return "", err
-		}
-		return Database, eachIndexFile(ctx, arg, o.render, func(c *fbc.Catalog, w []string) error { return f(Database, c, w) })
-	case err == nil, !errors.Is(err, fs.ErrNotExist), !image.LooksLikeReference(arg):
-		c, err := o.Open(ctx, arg, accept...)
-		if err != nil {
-			return "", err
-		}
-		return c.Kind, f(c.Kind, c.Catalog, c.Warnings)
-	}
-	return o.openImage(ctx, arg, accept, f)
-}
-
-func eachIndexFile(ctx context.Context, path string, opts fbc.RenderOptions, f func(*fbc.Catalog, []string) error) error {
-	db, err := index.OpenReadOnly(path)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = db.Close() }() // read-only: nothing to lose
-	return fbc.EachIndexPackage(ctx, db, opts, f)
+	return o.openImage(ctx, arg, accept)
 }
 
 // OpenEach is Open for a reader that takes a catalog part by part (fn):
@@ -167,6 +122,32 @@ func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog)
 		}
 	}
 	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings}, nil
+}
+
+// Each is Open handing the catalog to f a package at a time, in name
+// order, for a sqlite database or index image (memory then holds one
+// package, not the catalog); any other source whole, in one call.
+func (o *Opener) Each(ctx context.Context, arg string, accept []Kind, f func(Kind, *fbc.Catalog, []string) error) (Kind, error) {
+	each := *o
+	each.eachDB = f
+	c, err := each.Open(ctx, arg, accept...)
+	if err == nil && c.Kind != Database && c.Kind != DatabaseImage {
+		err = f(c.Kind, c.Catalog, c.Warnings)
+	}
+	if err != nil {
+		return "", err
+	}
+	return c.Kind, nil
+}
+
+// renderDB renders the database at path: whole, or into eachDB.
+func (o *Opener) renderDB(ctx context.Context, path string, k Kind) (*Catalog, error) {
+	if o.eachDB != nil {
+		err := fbc.EachIndexFile(ctx, path, o.render, func(c *fbc.Catalog, w []string) error { return o.eachDB(k, c, w) })
+		return &Catalog{Catalog: &fbc.Catalog{}, Kind: k}, err
+	}
+	c, warns, err := fbc.RenderIndexFile(ctx, path, o.render)
+	return &Catalog{Catalog: c, Kind: k, Warnings: warns}, err
 }
 
 func check(arg string, k Kind, accept []Kind) error {
@@ -208,73 +189,68 @@ func renderBundle(b *bundle.Bundle, ref string, k Kind, opts fbc.RenderOptions) 
 	return &Catalog{Catalog: &fbc.Catalog{Bundles: []fbc.Bundle{*blob}}, Kind: k}, nil
 }
 
-// openImage opens an image source and hands its catalog to f: a
-// package at a time for a sqlite index image, whole otherwise.
-func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind, f func(Kind, *fbc.Catalog, []string) error) (Kind, error) {
+func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Catalog, error) {
 	ref, err := image.ParseReference(arg)
 	if err != nil {
-		return "", fmt.Errorf("%s: not a valid image reference: %w", arg, err)
+		return nil, fmt.Errorf("%s: not a valid image reference: %w", arg, err)
 	}
 	if err := o.opts.Validate(); err != nil {
-		return "", err
+		return nil, err
 	}
 	client, err := o.f.ImageClient(o.opts)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	im, err := client.Open(ctx, ref)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer func() { _ = im.Close() }()
 	labels := im.Labels()
 	switch {
 	case labels[indeximage.DatabaseLabel] != "":
 		if err := check(arg, DatabaseImage, accept); err != nil {
-			return "", err
+			return nil, err
 		}
 		// Only the database layer is fetched, as index export does.
 		b, err := indeximage.New(client, o.opts.TempDir)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		defer func() { _ = b.Close() }()
 		if err := b.FetchDatabase(ctx, arg); err != nil {
-			return "", err
+			return nil, err
 		}
-		if err := eachIndexFile(ctx, b.DatabasePath(), o.render, func(c *fbc.Catalog, w []string) error { return f(DatabaseImage, c, w) }); err != nil {
-			return "", fmt.Errorf("database of %s: %w", arg, err)
+		c, err := o.renderDB(ctx, b.DatabasePath(), DatabaseImage)
+		if err != nil {
+			return nil, fmt.Errorf("database of %s: %w", arg, err)
 		}
-		return DatabaseImage, nil
+		return c, nil
 	case labels[indeximage.ConfigsLabel] != "":
 		if err := check(arg, CatalogImage, accept); err != nil {
-			return "", err
+			return nil, err
 		}
 		c, err := fbcsource.Image(ctx, im, o.render.Migrate, o.each)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		return CatalogImage, f(CatalogImage, c, nil)
+		return &Catalog{Catalog: c, Kind: CatalogImage}, nil
 	case labels[bundle.AnnotationMediaType] != "":
 		if err := check(arg, BundleImage, accept); err != nil {
-			return "", err
+			return nil, err
 		}
 		fsys, err := im.FS(ctx)
 		if err != nil {
-			return "", fmt.Errorf("read bundle image %s: %w", arg, err)
+			return nil, fmt.Errorf("read bundle image %s: %w", arg, err)
 		}
 		defer func() { _ = fsys.Close() }()
 		b, err := bundle.Load(fsys)
 		if err != nil {
-			return "", fmt.Errorf("load bundle %s: %w", arg, err)
+			return nil, fmt.Errorf("load bundle %s: %w", arg, err)
 		}
 		b.Labels = labels
-		c, err := renderBundle(b, arg, BundleImage, o.render)
-		if err != nil {
-			return "", err
-		}
-		return BundleImage, f(BundleImage, c.Catalog, nil)
+		return renderBundle(b, arg, BundleImage, o.render)
 	}
-	return "", fmt.Errorf("%s is neither an index image (no %s or %s label) nor a bundle image (no %s label)",
+	return nil, fmt.Errorf("%s is neither an index image (no %s or %s label) nor a bundle image (no %s label)",
 		arg, indeximage.DatabaseLabel, indeximage.ConfigsLabel, bundle.AnnotationMediaType)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/cmd/catalogproblems"
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -84,7 +85,7 @@ into place. An existing non-empty DEST is refused unless --force.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata")
 	fl.StringVar(&opts.To, "to", ToFBC, "what to write: fbc (a catalog directory) or sqlite (an index database file)")
-	fl.BoolVar(&opts.Permissive, "permissive", false, catalogsource.PermissiveUsage)
+	fl.BoolVar(&opts.Permissive, "permissive", false, catalogproblems.PermissiveUsage)
 	fl.BoolVar(&opts.Force, "force", false, "replace a non-empty DEST directory or an existing DEST file")
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{ToFBC, ToSQLite}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
@@ -135,7 +136,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if err != nil {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 		}
-		var problems catalogsource.Problems
+		var problems catalogproblems.Problems
 		problems.AddCheck(opts.Source, kind, checks.Err())
 		if err := problems.Report(f, "migrate "+opts.Source, opts.Permissive); err != nil {
 			return err

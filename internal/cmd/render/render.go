@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/cmd/catalogproblems"
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -69,7 +70,7 @@ are pushed.`,
 		},
 	}
 	AddFormatFlag(cmd, &opts.Output)
-	cmd.Flags().BoolVar(&opts.Permissive, "permissive", false, catalogsource.PermissiveUsage)
+	cmd.Flags().BoolVar(&opts.Permissive, "permissive", false, catalogproblems.PermissiveUsage)
 	cmd.Flags().StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
 	cmd.Flags().BoolVar(&opts.MigrateAll, "migrate", false, "run every migration (the same as the last --migrate-level)")
@@ -123,7 +124,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return renderOne(ctx, f, o, opts.Sources[0], format, opts.Permissive)
 	}
 	all := &fbc.Catalog{}
-	var problems catalogsource.Problems
+	var problems catalogproblems.Problems
 	for _, src := range opts.Sources {
 		c, err := o.Open(ctx, src)
 		if err != nil {
@@ -177,7 +178,7 @@ func renderOne(ctx context.Context, f *factory.Factory, o *catalogsource.Opener,
 	if err != nil {
 		return indexio.Interrupted(ctx, fmt.Errorf("render %s: %w", src, err))
 	}
-	var problems catalogsource.Problems
+	var problems catalogproblems.Problems
 	problems.AddCheck(src, kind, checks.Err())
 	if err := problems.Report(f, "render", permissive); err != nil {
 		return err

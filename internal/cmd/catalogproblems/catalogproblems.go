@@ -1,9 +1,13 @@
-package catalogsource
+// Package catalogproblems reports, for render and migrate, the problems of
+// the catalogs their sqlite sources render to: all at once, refusing the
+// run unless --permissive.
+package catalogproblems
 
 import (
 	"errors"
 	"fmt"
 
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/fbc"
@@ -13,41 +17,28 @@ import (
 // PermissiveUsage is the help of render's and migrate's --permissive.
 const PermissiveUsage = "write the catalog of a sqlite index even when it does not validate (every problem is still reported), to fix it in the catalog"
 
-// Problems are the findings that make the catalog a sqlite source renders
-// to invalid: what opm serve, opm validate and migrate --to sqlite refuse,
-// and what upstream's render refuses. None for other kinds of source, which
-// are written as they are.
-func (c *Catalog) Problems() []validate.Finding {
-	if c.Kind != Database && c.Kind != DatabaseImage {
-		return nil
-	}
-	var ie *fbc.InvalidError
-	if errors.As(fbc.Check(c.Catalog), &ie) {
-		return ie.Findings
-	}
-	return nil
-}
-
 // Problems collects the problems of every source of one run, to report
-// them all at once.
+// them all at once: the findings that make the catalog a sqlite source
+// renders to invalid (what opm serve, opm validate and migrate --to sqlite
+// refuse, and what upstream's render refuses). Other kinds of source are
+// written as they are.
 type Problems struct {
 	reports []validate.BundleReport
 	n       int
 }
 
 // Add records the problems of source src.
-func (p *Problems) Add(src string, c *Catalog) {
-	if fs := c.Problems(); len(fs) > 0 {
-		p.reports = append(p.reports, validate.BundleReport{Path: src, Findings: fs})
-		p.n += len(fs)
+func (p *Problems) Add(src string, c *catalogsource.Catalog) {
+	if c.Kind == catalogsource.Database || c.Kind == catalogsource.DatabaseImage {
+		p.AddCheck(src, c.Kind, fbc.Check(c.Catalog))
 	}
 }
 
 // AddCheck records the problems of source src of kind k from an error of
 // fbc.Check (or fbc.Checks.Err): none unless k is a sqlite source.
-func (p *Problems) AddCheck(src string, k Kind, err error) {
+func (p *Problems) AddCheck(src string, k catalogsource.Kind, err error) {
 	var ie *fbc.InvalidError
-	if (k == Database || k == DatabaseImage) && errors.As(err, &ie) && len(ie.Findings) > 0 {
+	if (k == catalogsource.Database || k == catalogsource.DatabaseImage) && errors.As(err, &ie) && len(ie.Findings) > 0 {
 		p.reports = append(p.reports, validate.BundleReport{Path: src, Findings: ie.Findings})
 		p.n += len(ie.Findings)
 	}
