@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -47,6 +48,9 @@ type SQLite struct {
 	// table has no index on either column.
 	entries    map[string][]int64
 	replacedBy map[int64][]int64
+	// list holds ListBundles' rows once read (see listRows).
+	listMu sync.Mutex
+	list   []listRow
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -72,9 +76,13 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	// Streams hold a connection while their per-bundle lookups use others:
-	// the pool is not capped, so concurrent streams cannot starve each other.
-	db.SetMaxIdleConns(8)
+	// No call holds a connection while it waits for its client (streams
+	// read, then send), so a small pool serves any number of streams; each
+	// connection has its own page cache, and an uncapped pool grew one per
+	// concurrent stream.
+	conns := max(4, 2*runtime.GOMAXPROCS(0))
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
 	s := &SQLite{path: path, db: db}
 	if err := s.check(ctx); err != nil {
 		db.Close()
@@ -271,24 +279,30 @@ func (s *SQLite) wrap(what string, err error) error {
 	return fmt.Errorf("read index %s: %s: %w", s.path, what, err)
 }
 
-// ListPackages sends every package name, sorted.
+// ListPackages sends every package name, sorted. The names are read first
+// and sent after: no connection is held while a client is slow to read.
 func (s *SQLite) ListPackages(ctx context.Context, send func(string) error) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM package WHERE name IS NOT NULL ORDER BY name`)
 	if err != nil {
 		return s.wrap("list packages", err)
 	}
-	defer rows.Close()
+	var names []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
+			rows.Close()
 			return s.wrap("list packages", err)
 		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.wrap("list packages", err)
+	}
+	for _, n := range names {
 		if err := send(n); err != nil {
 			return err
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return s.wrap("list packages", err)
 	}
 	return nil
 }
@@ -518,26 +532,31 @@ func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (
 }
 
 func (s *SQLite) sendEntries(ctx context.Context, what string, send func(*api.ChannelEntry) error, replaces func(sql.NullString) string, q string, args ...any) (int, error) {
+	// Read all, then send: no connection is held while a client is slow to
+	// read (the pool is capped). These answers are a few entries.
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return 0, s.wrap(what, err)
 	}
-	defer rows.Close()
-	n := 0
+	var out []*api.ChannelEntry
 	for rows.Next() {
 		var pkg, ch, b, r sql.NullString
 		if err := rows.Scan(&pkg, &ch, &b, &r); err != nil {
-			return n, s.wrap(what, err)
+			rows.Close()
+			return 0, s.wrap(what, err)
 		}
-		if err := send(&api.ChannelEntry{PackageName: pkg.String, ChannelName: ch.String, BundleName: b.String, Replaces: replaces(r)}); err != nil {
-			return n, err
-		}
-		n++
+		out = append(out, &api.ChannelEntry{PackageName: pkg.String, ChannelName: ch.String, BundleName: b.String, Replaces: replaces(r)})
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return n, s.wrap(what, err)
+		return 0, s.wrap(what, err)
 	}
-	return n, nil
+	for i, e := range out {
+		if err := send(e); err != nil {
+			return i, err
+		}
+	}
+	return len(out), nil
 }
 
 // GetChannelEntriesThatReplace sends the entries whose bundle replaces (or
@@ -718,49 +737,38 @@ WHERE ob.version IS NOT NULL AND ob.bundlepath IS NOT NULL AND m.channel_name IS
 ORDER BY ob.name, m.package_name, m.channel_name`
 
 // ListBundles sends one message per bundle and channel, ordered by bundle
-// name, package and channel, without manifests. It reads three cursors side
-// by side (bundles, properties and dependencies, each ordered by bundle
-// name) and holds only the current bundle's rows.
+// name, package and channel, without manifests. The rows of the answer are
+// read once and shared by every stream (the file never changes); each
+// message's properties and dependencies are read when it is sent. So a
+// stream holds no cursor and no sorted copy of a table while it waits for
+// its client: a client that opens streams and never reads them costs the
+// server little beyond gRPC's own per-stream buffer.
 func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) error {
-	rows, err := s.db.QueryContext(ctx, listBundlesQuery)
-	if err != nil {
-		return s.wrap("list bundles", err)
-	}
-	defer rows.Close()
-	props, err := s.openByBundle(ctx, "properties")
+	rows, err := s.listRows(ctx)
 	if err != nil {
 		return err
 	}
-	defer props.close()
-	deps, err := s.openByBundle(ctx, "dependencies")
-	if err != nil {
-		return err
-	}
-	defer deps.close()
-
 	var cur string
 	var curProps, curDeps []typedRow
-	for rows.Next() {
-		var pkg, ch, name, path, version, skipRange, replaces, skips sql.NullString
-		if err := rows.Scan(&pkg, &ch, &name, &path, &version, &skipRange, &replaces, &skips); err != nil {
-			return s.wrap("list bundles", err)
-		}
-		if name.String != cur || curProps == nil {
-			cur = name.String
-			if curProps, err = props.rowsOf(cur); err != nil {
+	loaded := false
+	for i := range rows {
+		r := &rows[i]
+		if !loaded || r.name != cur {
+			cur, loaded = r.name, true
+			if curProps, err = s.typedRows(ctx, "properties", s.props[cur], "", "", false); err != nil {
 				return err
 			}
-			if curDeps, err = deps.rowsOf(cur); err != nil {
+			if curDeps, err = s.typedRows(ctx, "dependencies", s.deps[cur], "", "", false); err != nil {
 				return err
 			}
 			curProps, curDeps = distinct(curProps), distinct(curDeps)
 		}
 		b := &api.Bundle{
-			CsvName: name.String, PackageName: pkg.String, ChannelName: ch.String,
-			BundlePath: path.String, Version: version.String, SkipRange: skipRange.String, Replaces: replaces.String,
+			CsvName: r.name, PackageName: r.pkg, ChannelName: r.ch,
+			BundlePath: r.path, Version: r.version, SkipRange: r.skipRange, Replaces: r.replaces,
 		}
-		if skips.Valid {
-			b.Skips = strings.Split(skips.String, ",")
+		if r.hasSkips {
+			b.Skips = strings.Split(r.skips, ",")
 		}
 		for _, p := range curProps {
 			b.Properties = append(b.Properties, &api.Property{Type: p.typ, Value: p.value})
@@ -774,82 +782,42 @@ func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) 
 			return err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return s.wrap("list bundles", err)
-	}
-	if err := props.err(); err != nil {
-		return err
-	}
-	return deps.err()
-}
-
-// byBundle walks the (type, value) rows of properties or dependencies in
-// bundle name order, rowid order within a bundle.
-type byBundle struct {
-	s     *SQLite
-	table string
-	rows  *sql.Rows
-	// next is the row read ahead, valid while more.
-	next struct {
-		name string
-		row  typedRow
-		ok   bool // type and value not NULL
-	}
-	more bool
-	fail error
-}
-
-func (s *SQLite) openByBundle(ctx context.Context, table string) (*byBundle, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT operatorbundle_name, type, value FROM `+table+`
-		WHERE operatorbundle_name IS NOT NULL ORDER BY operatorbundle_name, rowid`)
-	if err != nil {
-		return nil, s.wrap("read "+table, err)
-	}
-	c := &byBundle{s: s, table: table, rows: rows}
-	c.advance()
-	return c, nil
-}
-
-func (c *byBundle) advance() {
-	c.more = c.fail == nil && c.rows.Next()
-	if !c.more {
-		return
-	}
-	var name, typ, value sql.NullString
-	if err := c.rows.Scan(&name, &typ, &value); err != nil {
-		c.fail, c.more = c.s.wrap("read "+c.table, err), false
-		return
-	}
-	c.next.name, c.next.row, c.next.ok = name.String, typedRow{typ.String, value.String}, typ.Valid && value.Valid
-}
-
-// rowsOf returns the rows of bundle name, skipping those of names before
-// it. Names must be asked for in ascending order. Never nil on success.
-func (c *byBundle) rowsOf(name string) ([]typedRow, error) {
-	out := []typedRow{}
-	for c.more && c.next.name < name {
-		c.advance()
-	}
-	for c.more && c.next.name == name {
-		if c.next.ok {
-			out = append(out, c.next.row)
-		}
-		c.advance()
-	}
-	return out, c.err()
-}
-
-func (c *byBundle) err() error {
-	if c.fail != nil {
-		return c.fail
-	}
-	if err := c.rows.Err(); err != nil {
-		return c.s.wrap("read "+c.table, err)
-	}
 	return nil
 }
 
-func (c *byBundle) close() { c.rows.Close() }
+// listRow is one row of listBundlesQuery.
+type listRow struct {
+	pkg, ch, name, path, version, skipRange, replaces, skips string
+	hasSkips                                                 bool
+}
+
+// listRows runs listBundlesQuery once and keeps its rows. A failed or
+// cancelled read is not kept: the next call tries again.
+func (s *SQLite) listRows(ctx context.Context) ([]listRow, error) {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	if s.list != nil {
+		return s.list, nil
+	}
+	rows, err := s.db.QueryContext(ctx, listBundlesQuery)
+	if err != nil {
+		return nil, s.wrap("list bundles", err)
+	}
+	defer rows.Close()
+	out := []listRow{}
+	for rows.Next() {
+		var pkg, ch, name, path, version, skipRange, replaces, skips sql.NullString
+		if err := rows.Scan(&pkg, &ch, &name, &path, &version, &skipRange, &replaces, &skips); err != nil {
+			return nil, s.wrap("list bundles", err)
+		}
+		out = append(out, listRow{pkg.String, ch.String, name.String, path.String, version.String, skipRange.String, replaces.String, skips.String, skips.Valid})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("list bundles", err)
+	}
+	s.list = out
+	return out, nil
+}
 
 func distinct(rows []typedRow) []typedRow {
 	seen := map[typedRow]bool{}

@@ -12,12 +12,14 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	registryserve "github.com/opmkit/opm/internal/cmd/registry/serve"
 	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/registry"
 )
@@ -35,6 +37,7 @@ type Options struct {
 	TerminationLog string
 	Debug          bool
 	PprofAddr      string
+	Server         registryserve.ServerFlags
 	// Listener, when set, is served instead of --port, and OnServing is
 	// called with its address once the catalog answers (tests).
 	Listener  net.Listener
@@ -81,6 +84,7 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.StringVarP(&opts.TerminationLog, "termination-log", "t", "/dev/termination-log", "file that receives the error when serving fails (Kubernetes' terminationMessagePath)")
 	fl.BoolVar(&opts.Debug, "debug", false, "log every call")
 	fl.StringVar(&opts.PprofAddr, "pprof-addr", "", "serve Go's pprof HTTP endpoints on this address (host:port)")
+	opts.Server.AddFlags(fl)
 	return cmd
 }
 
@@ -114,6 +118,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	} else if !st.IsDir() {
 		return exit.Usagef("serve %s: not a directory (give the catalog's root directory)", opts.Dir)
 	}
+	lis := opts.Listener
+	if lis == nil && !opts.CacheOnly {
+		// Refuse a bad or busy port before converting the catalog, which
+		// can take minutes.
+		port, err := strconv.ParseUint(opts.Port, 10, 16)
+		if err != nil {
+			return exit.Usagef("--port %q%s: want a TCP port number (0 to 65535)", opts.Port, f.From("port"))
+		}
+		if lis, err = net.Listen("tcp", net.JoinHostPort("", strconv.FormatUint(port, 10))); err != nil {
+			return fail(fmt.Errorf("serve: %w", err))
+		}
+		defer func() { _ = lis.Close() }() // closed already once served
+	}
 	if opts.PprofAddr != "" {
 		stop, err := servePprof(opts.PprofAddr, log)
 		if err != nil {
@@ -137,9 +154,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	err = registry.Serve(ctx, registry.Options{
 		DB:             res.Database,
-		Addr:           ":" + opts.Port,
-		Listener:       opts.Listener,
+		Listener:       lis,
 		TerminationLog: opts.TerminationLog,
+		StopGrace:      opts.Server.Grace(),
+		Limits:         opts.Server.Limits(),
 		Debug:          opts.Debug,
 		Logger:         log,
 		OnServing:      opts.OnServing,
