@@ -230,7 +230,11 @@ func RenderIndexFile(ctx context.Context, path string, opts RenderOptions) (*Cat
 		return nil, nil, err
 	}
 	defer func() { _ = db.Close() }() // read-only: nothing to lose
-	return FromIndex(ctx, db, opts)
+	c, warnings, err := FromIndex(ctx, db, opts)
+	if db.RolledBack() {
+		warnings = append(warnings, fmt.Sprintf("%s has the journal of a write that never committed (a killed writer); read the committed content from a private copy with that write rolled back (open the file once with write access to roll it back in place)", path))
+	}
+	return c, warnings, err
 }
 
 // ToIndex writes the catalog as a new index database at path (schema 13, as

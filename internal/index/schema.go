@@ -155,7 +155,16 @@ type DB struct {
 	// verifiedLog is set when the file was verified on open (checked, or
 	// recorded as opm left it): Close records the file as opm leaves it.
 	verifiedLog string
+	// rolledBack is set when a read-only open found a hot journal and
+	// reads a private rolled-back copy; cleanup removes that copy.
+	rolledBack bool
+	cleanup    func()
 }
+
+// RolledBack reports whether the file had the journal of a write that never
+// committed, so that what is read is a private copy with the write rolled
+// back (the file itself is untouched).
+func (d *DB) RolledBack() bool { return d.rolledBack }
 
 // Path is the file the database was opened from.
 func (d *DB) Path() string { return d.path }
@@ -167,6 +176,10 @@ func (d *DB) Close() error {
 	}
 	err := d.sql.Close()
 	d.sql = nil
+	if d.cleanup != nil {
+		d.cleanup()
+		d.cleanup = nil
+	}
 	if err == nil && d.verifiedLog != "" {
 		setVerified(d.verifiedLog, d.path, true)
 	}
@@ -212,21 +225,35 @@ func OpenWith(path string, opts OpenOptions) (*DB, error) { return open(path, fa
 
 // OpenReadOnly opens an existing index database for reading only (inspect,
 // export); it never writes, so it works on read-only files and directories.
+// A database left with the journal of a write that never committed (a
+// killed writer) is read from a private copy with that write rolled back
+// (see RolledBack); one being written now is refused with ErrHotJournal.
 func OpenReadOnly(path string) (*DB, error) { return open(path, true, OpenOptions{}) }
 
 func open(path string, readOnly bool, opts OpenOptions) (*DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	sdb, err := sql.Open("sqlite3", dsn(path, readOnly))
+	file, rolledBack, cleanup := path, false, func() {}
+	if readOnly {
+		// A read-only connection cannot play a hot journal back: sqlite
+		// fails with "attempt to write a readonly database".
+		var err error
+		if file, rolledBack, cleanup, err = Committed(path); err != nil {
+			return nil, err
+		}
+	}
+	sdb, err := sql.Open("sqlite3", dsn(file, readOnly))
 	if err != nil {
+		cleanup()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	// One connection: sqlite has one writer, and transactions stay on it.
 	sdb.SetMaxOpenConns(1)
-	d := &DB{path: path, sql: sdb, readOnly: readOnly}
+	d := &DB{path: path, sql: sdb, readOnly: readOnly, rolledBack: rolledBack, cleanup: cleanup}
 	if err := d.checkSchema(context.Background()); err != nil {
 		sdb.Close()
+		cleanup()
 		return nil, corruptErr(path, err)
 	}
 	if !readOnly && !opts.SkipQuickCheck {
@@ -235,6 +262,7 @@ func open(path string, readOnly bool, opts OpenOptions) (*DB, error) {
 		if opts.VerifiedLog == "" || !isVerified(opts.VerifiedLog, path) {
 			if err := d.QuickCheck(context.Background()); err != nil {
 				sdb.Close()
+				cleanup()
 				if opts.VerifiedLog != "" {
 					setVerified(opts.VerifiedLog, path, false)
 				}

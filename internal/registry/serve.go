@@ -84,6 +84,10 @@ func Serve(ctx context.Context, opts Options) (err error) {
 		}
 		defer func() { _ = s.Close() }() // read-only: closing loses nothing
 		b, source = s, opts.DB
+		if s.RolledBack() {
+			log.Warn("the database has the journal of a write that never committed (a killed writer): serving the committed content from a private rolled-back copy; open it once with write access to roll the file itself back",
+				"database", opts.DB, "journal", opts.DB+"-journal")
+		}
 	}
 	stats, err := b.Stats(ctx)
 	if err != nil {

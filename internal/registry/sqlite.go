@@ -48,6 +48,8 @@ type SQLite struct {
 	// table has no index on either column.
 	entries    map[string][]int64
 	replacedBy map[int64][]int64
+	rolledBack bool
+	cleanup    func()
 	// list holds ListBundles' rows once read (see listRows).
 	listMu sync.Mutex
 	list   []listRow
@@ -71,9 +73,17 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 			return err
 		}})
 	})
-	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
+	// immutable=1 makes sqlite ignore journals: a database with the
+	// journal of a write that never committed would be served half
+	// written. Serve the committed content (a rolled-back private copy).
+	file, rolledBack, cleanup, err := index.Committed(path)
+	if err != nil {
+		return nil, err
+	}
+	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(file)
 	db, err := sql.Open(readOnlyDriver, "file:"+p+"?mode=ro&immutable=1&_query_only=1")
 	if err != nil {
+		cleanup()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	// No call holds a connection while it waits for its client (streams
@@ -83,35 +93,47 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	conns := max(4, 2*runtime.GOMAXPROCS(0))
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	s := &SQLite{path: path, db: db}
-	if err := s.check(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if s.props, err = s.rowidsByBundle(ctx, "properties"); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if s.deps, err = s.rowidsByBundle(ctx, "dependencies"); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if s.providers, err = s.providersByAPI(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.readEntries(ctx); err != nil {
-		db.Close()
+	s := &SQLite{path: path, db: db, rolledBack: rolledBack, cleanup: cleanup}
+	if err := s.open(ctx); err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
+func (s *SQLite) open(ctx context.Context) error {
+	var err error
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if s.props, err = s.rowidsByBundle(ctx, "properties"); err != nil {
+		return err
+	}
+	if s.deps, err = s.rowidsByBundle(ctx, "dependencies"); err != nil {
+		return err
+	}
+	if s.providers, err = s.providersByAPI(ctx); err != nil {
+		return err
+	}
+	return s.readEntries(ctx)
+}
+
+// RolledBack reports whether the file had the journal of a write that never
+// committed: what is served is a private copy with that write rolled back.
+func (s *SQLite) RolledBack() bool { return s.rolledBack }
+
 // Path is the database file.
 func (s *SQLite) Path() string { return s.path }
 
-// Close closes the database.
-func (s *SQLite) Close() error { return s.db.Close() }
+// Close closes the database (and removes a rolled-back copy).
+func (s *SQLite) Close() error {
+	err := s.db.Close()
+	if s.cleanup != nil {
+		s.cleanup()
+		s.cleanup = nil
+	}
+	return err
+}
 
 func (s *SQLite) check(ctx context.Context) error {
 	tables := map[string]bool{}
