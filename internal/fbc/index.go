@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opmkit/opm/internal/atomicfile"
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/validate"
@@ -250,7 +251,10 @@ func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) 
 	if err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".opm-tmp-*")
+	if _, err := atomicfile.CleanStale(path); err != nil {
+		return fmt.Errorf("write index %s: clean up after an earlier run: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), atomicfile.TempPattern(path, atomicfile.KindTmp))
 	if err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3" // the sqlite driver (cgo)
+
+	"github.com/opmkit/opm/internal/atomicfile"
 )
 
 // SchemaVersion is the schema_migrations version opm reads and writes: the
@@ -410,7 +412,10 @@ func Create(path string) (*DB, error) {
 		return nil, fmt.Errorf("create index %s: %w", path, os.ErrExist)
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".opm-tmp-*")
+	if _, err := atomicfile.CleanStale(path); err != nil {
+		return nil, fmt.Errorf("create index %s: clean up after an earlier run: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, atomicfile.TempPattern(path, atomicfile.KindTmp))
 	if err != nil {
 		return nil, fmt.Errorf("create index %s: %w", path, err)
 	}
@@ -434,6 +439,9 @@ func Create(path string) (*DB, error) {
 	}
 	// Link, not rename: never replace a file that appeared meanwhile.
 	if err := os.Link(tmpName, path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create index %s: another process created it meanwhile (two commands creating the same new database at once); run again to add to it: %w", path, os.ErrExist)
+		}
 		return nil, fmt.Errorf("create index %s: %w", path, err)
 	}
 	syncDir(dir)

@@ -99,7 +99,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
 		}
 		if err := fbc.WriteDir(opts.Dest, c.Catalog, fbc.WriteDirOptions{Format: format, Force: opts.Force}); err != nil {
-			return exit.With(exit.Failed, withForceHint(err))
+			return exit.With(exit.Failed, withForceHint(err, opts.Force))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", len(c.PackageNames()), opts.Source, opts.Dest)
 	case ToSQLite:
@@ -108,7 +108,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 		}
 		if err := fbc.ToIndex(ctx, c.Catalog, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}); err != nil {
-			return indexio.Interrupted(ctx, withForceHint(err))
+			return indexio.Interrupted(ctx, withForceHint(err, opts.Force))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", len(c.PackageNames()), len(c.Bundles), opts.Source, opts.Dest)
 	default:
@@ -117,9 +117,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-// withForceHint says how to replace a destination that was refused.
-func withForceHint(err error) error {
-	if errors.Is(err, os.ErrExist) || strings.Contains(err.Error(), "not empty") {
+// withForceHint says how to replace a destination that was refused, unless
+// --force was given already (then another process won a race to it).
+func withForceHint(err error, force bool) error {
+	if !force && (errors.Is(err, os.ErrExist) || strings.Contains(err.Error(), "not empty")) {
 		return fmt.Errorf("%w (or replace it with --force)", err)
 	}
 	return err
