@@ -11,7 +11,11 @@ cd "$(dirname "$0")/.."
 PROTOC_GEN_GO_VERSION=v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION=v1.6.2
 
-command -v protoc >/dev/null || { echo "proto: protoc not found (apt-get install protobuf-compiler)" >&2; exit 1; }
+command -v protoc >/dev/null || { echo "proto: protoc not found (apt-get install protobuf-compiler libprotobuf-dev)" >&2; exit 1; }
+# registry.proto imports google/protobuf/struct.proto, which protoc finds in
+# the include directory beside it (Debian: libprotobuf-dev).
+inc="$(dirname "$(command -v protoc)")/../include"
+[ -f "$inc/google/protobuf/struct.proto" ] || { echo "proto: google/protobuf/struct.proto not found under $inc (apt-get install libprotobuf-dev)" >&2; exit 1; }
 bin="$(go env GOPATH)/bin"
 if [ "$("$bin/protoc-gen-go" --version 2>/dev/null)" != "protoc-gen-go $PROTOC_GEN_GO_VERSION" ]; then
   GOFLAGS= go install "google.golang.org/protobuf/cmd/protoc-gen-go@$PROTOC_GEN_GO_VERSION"

@@ -6,6 +6,7 @@ package main
 import (
 	"os"
 
+	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/registry/health"
 	"github.com/opmkit/opm/internal/cmd/root"
@@ -16,7 +17,7 @@ func main() {
 	// SIGINT or SIGTERM cancels the run's context; commands stop, clean up
 	// and return; the exit status is 130 or 143 (`registry serve` stops
 	// gracefully and exits 0, as a pod's server should).
-	ctx, stop := root.SignalContext()
+	ctx, stop := exit.SignalContext()
 	var code int
 	if health.IsProbe(os.Args[0]) {
 		// The serving image's /bin/grpc_health_probe is a link to opm.

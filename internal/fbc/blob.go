@@ -52,6 +52,7 @@ func RenderBundle(b *bundle.Bundle, image string, opts RenderOptions) (*Bundle, 
 	if err != nil {
 		return nil, fmt.Errorf("render bundle %s: %w", image, err)
 	}
+	blob.CSV = c.CSV
 	return blob, nil
 }
 
@@ -63,7 +64,7 @@ func RenderBundle(b *bundle.Bundle, image string, opts RenderOptions) (*Bundle, 
 // value; related images sorted by image, named after the CSV's relatedImages.
 func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 	b := &Bundle{Schema: SchemaBundle, Name: c.Name, Package: c.Package, Image: c.BundlePath}
-	set := propSet{}
+	set := propSet{semantic: true}
 	gvks := map[GVKValue]bool{}
 	gvksReq := map[GVKValue]bool{}
 	hasPackage := false
@@ -172,10 +173,14 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 	return b, nil
 }
 
-// propSet collects properties once each (by type and compact value).
+// propSet collects properties once each, by type and value: by compact
+// value, or with semantic, by the value's meaning (object keys in any
+// order), so that a requirement stored both as a property and as a
+// dependency shows once, as the property says it.
 type propSet struct {
-	list []Property
-	seen map[string]bool
+	list     []Property
+	seen     map[string]bool
+	semantic bool
 }
 
 func (s *propSet) add(typ string, value []byte) {
@@ -185,12 +190,54 @@ func (s *propSet) add(typ string, value []byte) {
 			value = buf.Bytes()
 		}
 	}
-	s.addCompact(typ, value)
+	s.addCompact(typ, unescapeHTML(value))
+}
+
+// unescapeHTML undoes Go's HTML escaping (\u003c, \u003e, \u0026) in a
+// JSON value: databases hold values written by json.Marshal, and a catalog
+// shows them as upstream writes its own, with <, > and & as they are. The
+// result is the same JSON; other escapes are kept.
+func unescapeHTML(v []byte) []byte {
+	if !bytes.Contains(v, []byte(`\u00`)) {
+		return v
+	}
+	out := make([]byte, 0, len(v))
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c != '\\' || i+1 >= len(v) {
+			out = append(out, c)
+			continue
+		}
+		if v[i+1] == 'u' && i+6 <= len(v) {
+			switch string(bytes.ToLower(v[i+2 : i+6])) {
+			case "003c":
+				out = append(out, '<')
+				i += 5
+				continue
+			case "003e":
+				out = append(out, '>')
+				i += 5
+				continue
+			case "0026":
+				out = append(out, '&')
+				i += 5
+				continue
+			}
+		}
+		// Any other escape: copy it whole, so that an escaped backslash
+		// is never read as the start of another escape.
+		out = append(out, c, v[i+1])
+		i++
+	}
+	return out
 }
 
 // addCompact is add for a value known to be compact JSON.
 func (s *propSet) addCompact(typ string, value []byte) {
 	k := typ + "\x00" + string(value)
+	if s.semantic {
+		k = typ + "\x00" + canonicalJSON(value)
+	}
 	if s.seen == nil {
 		s.seen = map[string]bool{}
 	}
@@ -199,6 +246,22 @@ func (s *propSet) addCompact(typ string, value []byte) {
 	}
 	s.seen[k] = true
 	s.list = append(s.list, Property{Type: typ, Value: value})
+}
+
+// canonicalJSON is value with object keys sorted (numbers kept as
+// written); value itself when it is not JSON.
+func canonicalJSON(value []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(value))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return string(value)
+	}
+	out, err := marshal(v)
+	if err != nil {
+		return string(value)
+	}
+	return string(out)
 }
 
 func (s *propSet) addValue(typ string, v any) {
@@ -276,5 +339,5 @@ func csvMetadata(csvJSON []byte) ([]byte, error) {
 	for _, k := range []string{"description", "displayName", "installModes", "keywords", "labels", "links", "maintainers", "maturity", "minKubeVersion", "nativeAPIs", "provider"} {
 		copyKey(k, k)
 	}
-	return json.Marshal(out)
+	return marshal(out)
 }

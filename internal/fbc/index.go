@@ -15,7 +15,6 @@ import (
 	"github.com/opmkit/opm/internal/atomicfile"
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
-	"github.com/opmkit/opm/internal/validate"
 )
 
 // FromIndex renders an index database as a file-based catalog, as upstream
@@ -48,7 +47,111 @@ func FromIndex(ctx context.Context, db *index.DB, opts RenderOptions) (*Catalog,
 		}
 		warnings = append(warnings, w...)
 	}
+	metas, err := db.Metas(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render index: %w", err)
+	}
+	warnings = append(warnings, c.addIndexMetas(metas)...)
 	return c, warnings, nil
+}
+
+// addIndexMetas adds the catalog blobs a database made from a catalog
+// keeps (deprecations, custom schemas), as they were. Deprecation entries
+// whose package, channel or bundle the database no longer holds (removed
+// since, by opm or by upstream, which does not know the blobs) are left
+// out, with a warning: a catalog may deprecate only what it has.
+func (c *Catalog) addIndexMetas(metas []index.Meta) []string {
+	var warnings []string
+	if len(metas) == 0 {
+		return nil
+	}
+	type refKey struct{ schema, name string }
+	have := map[string]map[refKey]bool{}
+	for _, p := range c.Packages {
+		have[p.Name] = map[refKey]bool{{SchemaPackage, ""}: true}
+	}
+	for _, ch := range c.Channels {
+		if have[ch.Package] != nil {
+			have[ch.Package][refKey{SchemaChannel, ch.Name}] = true
+		}
+	}
+	for _, b := range c.Bundles {
+		if have[b.Package] != nil {
+			have[b.Package][refKey{SchemaBundle, b.Name}] = true
+		}
+	}
+	pkgIndex := map[string]int{}
+	for i, p := range c.Packages {
+		pkgIndex[p.Name] = i
+	}
+	for _, m := range metas {
+		blob := m.Blob
+		if m.Schema == SchemaPackage {
+			// The package blob's own fields; the default channel stays
+			// the database's (index add may have changed it).
+			i, ok := pkgIndex[m.Package]
+			if !ok {
+				continue
+			}
+			var p Package
+			if err := json.Unmarshal(blob, &p); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the olm.package blob of package %s in the index is not JSON (%v); its description and icon come from the CSV", m.Package, err))
+				continue
+			}
+			pk := &c.Packages[i]
+			pk.Description, pk.Properties = p.Description, p.Properties
+			if p.Icon != nil {
+				pk.Icon = p.Icon
+			}
+			continue
+		}
+		if m.Schema == SchemaDeprecations {
+			refs := have[m.Package]
+			if refs == nil {
+				warnings = append(warnings, fmt.Sprintf("the index keeps an olm.deprecations blob of package %s, which it no longer holds; left out", m.Package))
+				continue
+			}
+			var d struct {
+				Schema  string            `json:"schema"`
+				Package string            `json:"package"`
+				Entries []json.RawMessage `json:"entries"`
+			}
+			if err := json.Unmarshal(blob, &d); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the olm.deprecations blob of package %s in the index is not JSON (%v); left out", m.Package, err))
+				continue
+			}
+			kept := d.Entries[:0:0]
+			for _, e := range d.Entries {
+				var ref struct {
+					Reference struct {
+						Schema string `json:"schema"`
+						Name   string `json:"name"`
+					} `json:"reference"`
+				}
+				if json.Unmarshal(e, &ref) == nil && (refs[refKey{ref.Reference.Schema, ref.Reference.Name}] ||
+					(ref.Reference.Schema != SchemaPackage && ref.Reference.Schema != SchemaChannel && ref.Reference.Schema != SchemaBundle)) {
+					kept = append(kept, e)
+					continue
+				}
+				warnings = append(warnings, fmt.Sprintf("package %s: the deprecation of %s %q is left out: the index no longer holds it",
+					m.Package, ref.Reference.Schema, ref.Reference.Name))
+			}
+			if len(kept) == 0 {
+				continue
+			}
+			if len(kept) != len(d.Entries) {
+				d.Entries = kept
+				b, err := marshal(d)
+				if err != nil {
+					warnings = append(warnings, fmt.Sprintf("package %s: olm.deprecations: %v; left out", m.Package, err))
+					continue
+				}
+				blob = b
+			}
+		}
+		c.Others = append(c.Others, Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: append(json.RawMessage(nil), blob...)})
+	}
+	return warnings
 }
 
 func (c *Catalog) addIndexPackage(p *index.PackageDump, tip int64, opts RenderOptions) ([]string, error) {
@@ -298,29 +401,26 @@ func ToIndexDB(ctx context.Context, c *Catalog, db *index.DB) error {
 
 // importPackages converts a catalog that validates to index content.
 func importPackages(c *Catalog) ([]index.ImportPackage, error) {
-	var problems []string
-	for _, f := range Validate(c) {
-		if f.Severity == validate.Error {
-			problems = append(problems, fmt.Sprintf("%s:%d: %s (%s)", f.File, f.Line, f.Message, f.Rule))
-		}
-	}
-	if len(problems) > 0 {
-		more := ""
-		if len(problems) > 5 {
-			more = fmt.Sprintf("; and %d more", len(problems)-5)
-			problems = problems[:5]
-		}
-		return nil, fmt.Errorf("the catalog does not validate (opm validate lists every finding): %s%s", strings.Join(problems, "; "), more)
+	if err := Check(c); err != nil {
+		return nil, err
 	}
 	var out []index.ImportPackage
 	var errs []error
 	for _, name := range c.PackageNames() {
 		pc := c.Package(name)
+		metas := indexMetas(pc.Others)
+		if len(pc.Packages) == 0 && len(pc.Channels) == 0 && len(pc.Bundles) == 0 {
+			// Blobs of no package of the catalog (custom schemas): kept
+			// on their own.
+			out = append(out, index.ImportPackage{Name: name, Metas: metas})
+			continue
+		}
 		if len(pc.Packages) != 1 {
 			errs = append(errs, fmt.Errorf("package %q: %d olm.package blobs; exactly one is needed (opm validate tells more)", name, len(pc.Packages)))
 			continue
 		}
-		ip := index.ImportPackage{Name: name, DefaultChannel: pc.Packages[0].DefaultChannel}
+		pkg := pc.Packages[0]
+		ip := index.ImportPackage{Name: name, DefaultChannel: pkg.DefaultChannel, Metas: metas}
 		// The channel entry of each bundle in the default channel (or the
 		// first channel), for the bundle's own replaces and skips.
 		firstEntry := map[string]ChannelEntry{}
@@ -348,6 +448,11 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 				continue
 			}
 			ip.Bundles = append(ip.Bundles, bc)
+		}
+		if m, err := packageMeta(pkg, pc.Channels, ip.Bundles); err != nil {
+			errs = append(errs, err)
+		} else if m != nil {
+			ip.Metas = append([]index.Meta{*m}, ip.Metas...)
 		}
 		out = append(out, ip)
 	}
@@ -379,6 +484,75 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 	return out, errors.Join(errs...)
 }
 
+// packageMeta keeps what a package blob says that the index has no column
+// for: its description, its properties, and an icon other than the one a
+// render takes from the default channel head's CSV. Nil when there is none.
+func packageMeta(pkg Package, channels []Channel, bundles []*index.BundleContent) (*index.Meta, error) {
+	icon := pkg.Icon
+	if icon != nil {
+		var head string
+		for _, ch := range channels {
+			if ch.Name == pkg.DefaultChannel {
+				head = channelHead(ch)
+			}
+		}
+		for _, b := range bundles {
+			if b.Name == head && len(b.CSV) > 0 {
+				if own, _ := csvIcon(b); own != nil && own.MediaType == icon.MediaType && bytes.Equal(own.Data, icon.Data) {
+					icon = nil
+				}
+			}
+		}
+	}
+	if pkg.Description == "" && icon == nil && len(pkg.Properties) == 0 {
+		return nil, nil
+	}
+	blob, err := marshal(Package{Schema: SchemaPackage, Name: pkg.Name, Icon: icon, Description: pkg.Description, Properties: pkg.Properties})
+	if err != nil {
+		return nil, fmt.Errorf("package %q: %w", pkg.Name, err)
+	}
+	return &index.Meta{Schema: SchemaPackage, Package: pkg.Name, Name: pkg.Name, Blob: blob}, nil
+}
+
+// channelHead is the entry no other entry replaces or skips ("" unless
+// exactly one).
+func channelHead(ch Channel) string {
+	replaced := map[string]bool{}
+	for _, e := range ch.Entries {
+		if e.Replaces != "" {
+			replaced[e.Replaces] = true
+		}
+		for _, s := range e.Skips {
+			replaced[s] = true
+		}
+	}
+	head := ""
+	for _, e := range ch.Entries {
+		if !replaced[e.Name] {
+			if head != "" {
+				return ""
+			}
+			head = e.Name
+		}
+	}
+	return head
+}
+
+// indexMetas are the blobs the index keeps in opm's own table
+// (deprecations, custom schemas), compacted.
+func indexMetas(others []Meta) []index.Meta {
+	out := make([]index.Meta, 0, len(others))
+	for _, m := range others {
+		blob := []byte(m.Blob)
+		var buf bytes.Buffer
+		if json.Compact(&buf, blob) == nil {
+			blob = buf.Bytes()
+		}
+		out = append(out, index.Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: blob})
+	}
+	return out
+}
+
 // bundleContent converts an olm.bundle blob to what the index stores: the
 // inverse of bundleBlob.
 func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
@@ -395,6 +569,15 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 	c := &index.BundleContent{Name: b.Name, Package: b.Package, BundlePath: b.Image,
 		Replaces: entry.Replaces, Skips: entry.Skips, SkipRange: entry.SkipRange}
 	var provided, required []GVKValue
+	// Every property but the manifests goes to the properties table, in
+	// the blob's order: that is what upstream's opm serve answers for the
+	// bundle (OLM stamps it on the installed CSV). Dependencies are filled
+	// as upstream's server fills them, from the requirements: olm.gvk for
+	// olm.gvk.required, olm.package (version = the range) for
+	// olm.package.required.
+	prop := func(p Property) {
+		c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+	}
 	for _, p := range b.Properties {
 		switch p.Type {
 		case PropertyPackage:
@@ -403,35 +586,32 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 				return nil, fail("property olm.package: %v", err)
 			}
 			c.Version, c.Release = v.Version, v.Release
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			prop(p)
 		case PropertyGVK:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
 				return nil, fail("property olm.gvk: %v", err)
 			}
 			provided = append(provided, v)
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			// Readers find the providers of an API by this exact value:
+			// keys in the order every writer uses.
+			prop(mustProperty(PropertyGVK, v))
 		case PropertyGVKRequired:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
 				return nil, fail("property olm.gvk.required: %v", err)
 			}
 			required = append(required, v)
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyGVK, Value: mustProperty(PropertyGVK, v).Value})
+			prop(p)
+			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyGVK, Value: p.Value})
 		case PropertyPackageRequired:
 			var v PackageRequiredValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
 				return nil, fail("property olm.package.required: %v", err)
 			}
+			prop(p)
 			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyPackage,
-				Value: mustProperty(PropertyPackage, struct {
-					PackageName string `json:"packageName"`
-					Version     string `json:"version"`
-				}{v.PackageName, v.VersionRange}).Value})
-		case PropertyLabelRequired:
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyLabel, Value: p.Value})
-		case PropertyConstraint:
-			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: p.Type, Value: p.Value})
+				Value: mustProperty(PropertyPackage, PackageValue{PackageName: v.PackageName, Version: v.VersionRange}).Value})
 		case PropertyBundleObject:
 			v, err := decodeBundleObject(p.Value)
 			if err != nil {
@@ -442,7 +622,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 			}
 			c.Objects = append(c.Objects, v.Data)
 		default:
-			c.Properties = append(c.Properties, index.TypedValue{Type: p.Type, Value: p.Value})
+			prop(p)
 		}
 	}
 	if c.Version == "" {

@@ -166,7 +166,7 @@ func (c *Catalog) loadFile(name string, data []byte) []error {
 		return []error{&LoadError{File: name, Msg: err.Error()}}
 	}
 	for _, d := range docs {
-		raw, err := json.Marshal(d.Value)
+		raw, err := marshal(d.Value)
 		if err != nil {
 			errs = append(errs, &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()})
 			continue

@@ -5,6 +5,7 @@
 package fbc
 
 import (
+	"bytes"
 	"encoding/json"
 	"sort"
 )
@@ -93,6 +94,11 @@ type Bundle struct {
 	Properties    []Property     `json:"properties,omitempty"`
 	RelatedImages []RelatedImage `json:"relatedImages,omitempty"`
 	Pos           Position       `json:"-"`
+	// CSV is the bundle's ClusterServiceVersion as JSON when the blob was
+	// rendered from a bundle (RenderBundle), whatever the migrate level;
+	// templates read the package's description and icon from it. Never
+	// written: it is not part of the blob.
+	CSV json.RawMessage `json:"-"`
 }
 
 // Property is a typed value of a bundle (or package, channel). Value is
@@ -158,11 +164,24 @@ type BundleObjectValue struct {
 }
 
 func mustProperty(typ string, v any) Property {
-	j, err := json.Marshal(v)
+	j, err := marshal(v)
 	if err != nil {
 		panic("fbc: property " + typ + ": " + err.Error())
 	}
 	return Property{Type: typ, Value: j}
+}
+
+// marshal is json.Marshal without HTML escaping: upstream writes every
+// catalog value with `<`, `>` and `&` as they are (a versionRange such as
+// "<=1.0" stays readable), and catalog repositories diff the bytes.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // PackageNames lists every package named by a blob, sorted.

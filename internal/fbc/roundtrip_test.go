@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,11 +89,21 @@ func TestRoundTripReferences(t *testing.T) {
 			if err := ToIndex(context.Background(), c, dst, ToIndexOptions{}); err != nil {
 				t.Fatal(err)
 			}
+			// Upstream's render holds nothing the schema-13 tables
+			// cannot (its icons are the head CSVs'): no table of opm's.
+			if metas, err := openRO(t, dst).Metas(context.Background()); err != nil || len(metas) > 0 {
+				t.Errorf("the database keeps %d catalog blob(s) (%v), want none", len(metas), err)
+			}
 			want, got := snapshot(t, src), snapshot(t, dst)
 			// Upstream kept required APIs only as olm.gvk dependencies;
 			// opm also fills api_requirer, as its index add does
 			// (docs/compatibility.md).
 			want["required"] = union(want["required"], want["requiredDeps"])
+			// A catalog's requirements are properties, and a database
+			// made from it keeps every property where upstream's opm
+			// serve answers it: besides the dependencies, the properties
+			// table holds them as the catalog says them.
+			want["properties"] = union(want["properties"], requirementProperties(t, want["dependencies"]))
 			// An API whose CRD no bundle of the catalog carries (upstream's
 			// semver modes dropped non-head manifests) has no known plural.
 			unknown := map[string]bool{}
@@ -128,6 +139,29 @@ func TestRoundTripReferences(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requirementProperties turns snapshot rows of olm.gvk and olm.package
+// dependencies into the olm.gvk.required and olm.package.required property
+// rows a catalog holds for them.
+func requirementProperties(t *testing.T, deps []string) []string {
+	t.Helper()
+	var out []string
+	for _, d := range deps {
+		parts := strings.SplitN(d, " | ", 3)
+		switch parts[1] {
+		case PropertyGVK:
+			out = append(out, parts[0]+" | "+PropertyGVKRequired+" | "+parts[2])
+		case PropertyPackage:
+			var v PackageValue
+			if err := json.Unmarshal([]byte(parts[2]), &v); err != nil {
+				t.Fatal(err)
+			}
+			p := mustProperty(PropertyPackageRequired, PackageRequiredValue{PackageName: v.PackageName, VersionRange: v.Version})
+			out = append(out, parts[0]+" | "+p.Type+" | "+string(p.Value))
+		}
+	}
+	return out
 }
 
 func diffLists(want, got []string) string {

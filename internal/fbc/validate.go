@@ -22,6 +22,7 @@ func Validate(c *Catalog) []validate.Finding {
 	v.packages(c)
 	v.channels(c)
 	v.bundles(c)
+	v.modelChecks(c)
 	sort.SliceStable(v.out, func(i, j int) bool {
 		a, b := v.out[i], v.out[j]
 		if a.File != b.File {
@@ -164,7 +165,16 @@ func (v *checker) channels(c *Catalog) {
 			if e.Replaces != "" {
 				targets = append([]string{e.Replaces}, targets...)
 			}
+			for j, s := range e.Skips {
+				if s == "" {
+					v.reportAs(validate.RuleCatalogChannelEdge, validate.Error, ch.Pos, fmt.Sprintf("entries[%d].skips[%d]", i, j), "remove the empty name from skips",
+						"channel %s: %s skips an empty name", ch.Name, e.Name)
+				}
+			}
 			for j, to := range targets {
+				if to == "" {
+					continue
+				}
 				replaced[to] = true
 				if !inChannel[to] {
 					field := fmt.Sprintf("entries[%d].replaces", i)
@@ -290,8 +300,9 @@ func (v *checker) properties(b Bundle) {
 			if pv.PackageName != b.Package {
 				bad(i, "", "olm.package names package %q but the bundle is in package %q", pv.PackageName, b.Package)
 			}
-			if _, err := index.ParseVersion(pv.Version, pv.Release); err != nil {
-				bad(i, "give the bundle's semver version (and release, if any)", "olm.package version: %v", err)
+			// The release is catalog-release's.
+			if _, err := index.ParseVersion(pv.Version, ""); err != nil {
+				bad(i, "give the bundle's semver version", "olm.package version: %v", err)
 			}
 		case PropertyGVK, PropertyGVKRequired:
 			var g GVKValue

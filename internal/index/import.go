@@ -18,6 +18,11 @@ type ImportPackage struct {
 	DefaultChannel string
 	Bundles        []*BundleContent
 	Channels       []ImportChannel
+	// Metas are the catalog's other blobs of the package (deprecations,
+	// custom schemas), stored in opm's own table (MetaTable). A package
+	// with Metas only (no bundles, no channels) adds no package: its blobs
+	// are stored alone.
+	Metas []Meta
 }
 
 // ImportChannel is a channel and its entries.
@@ -87,6 +92,9 @@ func (d *DB) Import(ctx context.Context, pkgs []ImportPackage) error {
 }
 
 func (w *writer) importPackage(ctx context.Context, p ImportPackage) error {
+	if len(p.Bundles) == 0 && len(p.Channels) == 0 && p.DefaultChannel == "" {
+		return writeMetas(ctx, w.tx, p.Metas)
+	}
 	var n int
 	if err := w.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM package WHERE name = ?`, p.Name).Scan(&n); err != nil {
 		return fmt.Errorf("look up package: %w", err)
@@ -147,7 +155,10 @@ func (w *writer) importPackage(ctx context.Context, p ImportPackage) error {
 			return fmt.Errorf("bundle %s: %w", b.Name, err)
 		}
 	}
-	return w.writeChannels(ctx, p.Name, graph, p.DefaultChannel)
+	if err := w.writeChannels(ctx, p.Name, graph, p.DefaultChannel); err != nil {
+		return err
+	}
+	return writeMetas(ctx, w.tx, p.Metas)
 }
 
 // importChannel lays out one channel from its explicit edges.

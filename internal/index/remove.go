@@ -108,6 +108,10 @@ func removePackageTx(ctx context.Context, tx *sql.Tx, p string) ([]BundleRef, er
 			return nil, fmt.Errorf("package %s: %w", p, err)
 		}
 	}
+	// The package's deprecations and custom blobs go with it.
+	if err := deleteMetas(ctx, tx, p); err != nil {
+		return nil, fmt.Errorf("package %s: %w", p, err)
+	}
 	for _, b := range bundles {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM operatorbundle WHERE name = ?`, b.Name); err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", b.Name, err)

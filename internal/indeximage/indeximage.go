@@ -323,7 +323,9 @@ func (b *Builder) fetch(ctx context.Context, im *image.Image, dst string) (found
 // scanTop looks for the database in the top layer, streaming it to dst.
 func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst string) (found, bool, error) {
 	desc := im.Layers()[top]
-	opts := layerfs.ReaderOptions{}
+	// The compressed digest pins the database's bytes; hashing hundreds of
+	// MB again for the diff_id would only check the old config.
+	opts := layerfs.ReaderOptions{NoDiffID: true}
 	var keep *os.File
 	if b.keepLayer && b.Compression != Zstd {
 		// The layer is read anyway: keep its compressed bytes, and where
@@ -334,7 +336,7 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 			return found{}, false, err
 		}
 		defer keep.Close()
-		opts = layerfs.ReaderOptions{Members: true, Seed: maphash.MakeSeed(), Copy: keep}
+		opts = layerfs.ReaderOptions{NoDiffID: true, Members: true, Seed: maphash.MakeSeed(), Copy: keep}
 	}
 	lr, err := im.OpenDatabaseLayerWith(ctx, top, opts)
 	if err != nil {

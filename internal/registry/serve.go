@@ -50,6 +50,11 @@ type Options struct {
 	// OnServing, when set, is called with the listening address once the
 	// database is open and checked and the health service answers SERVING.
 	OnServing func(net.Addr)
+	// Catalog says the database was made from a file-based catalog
+	// (opm serve): api.ExperimentalRegistry is served, as upstream's
+	// opm serve does. Without it, the service is served only for a
+	// database that keeps a catalog's blobs.
+	Catalog bool
 }
 
 // Serve serves the api.Registry service, health and reflection until ctx is
@@ -109,6 +114,9 @@ func Serve(ctx context.Context, opts Options) (err error) {
 		sopts = append(sopts, grpc.ChainUnaryInterceptor(logUnary(log)), grpc.ChainStreamInterceptor(logStream(log)))
 	}
 	srv, health := NewGRPCServer(b, sopts...)
+	if cs, ok := b.(CustomSchemaBackend); ok && (opts.Catalog || cs.HasCatalogMetas()) {
+		RegisterExperimental(srv, cs)
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(lis) }()

@@ -48,6 +48,13 @@ type SQLite struct {
 	// table has no index on either column.
 	entries    map[string][]int64
 	replacedBy map[int64][]int64
+	// metas says the database keeps a catalog's other blobs
+	// (index.MetaTable); deprecations are their olm.deprecations, by
+	// package.
+	metas        bool
+	deprecations map[string]*packageDeprecations
+	// packages are the kept package blobs, by name.
+	packages   map[string]*packageMeta
 	rolledBack bool
 	cleanup    func()
 	// list holds ListBundles' rows once read (see listRows).
@@ -115,7 +122,10 @@ func (s *SQLite) open(ctx context.Context) error {
 	if s.providers, err = s.providersByAPI(ctx); err != nil {
 		return err
 	}
-	return s.readEntries(ctx)
+	if err := s.readEntries(ctx); err != nil {
+		return err
+	}
+	return s.readMetas(ctx)
 }
 
 // RolledBack reports whether the file had the journal of a write that never
@@ -346,9 +356,9 @@ func (s *SQLite) GetPackage(ctx context.Context, name string) (*api.Package, err
 			return nil, s.wrap("package "+name, err)
 		}
 		if pkg == nil {
-			pkg = &api.Package{Name: name, DefaultChannelName: def.String}
+			pkg = &api.Package{Name: name, DefaultChannelName: def.String, Deprecation: s.packageDeprecation(name)}
 		}
-		pkg.Channels = append(pkg.Channels, &api.Channel{Name: ch.String, CsvName: head.String})
+		pkg.Channels = append(pkg.Channels, &api.Channel{Name: ch.String, CsvName: head.String, Deprecation: s.channelDeprecation(name, ch.String)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap("package "+name, err)
@@ -378,6 +388,7 @@ func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string
 	}
 	out.CsvName, out.PackageName, out.ChannelName = r.name.String, pkg, channel
 	out.BundlePath, out.Version, out.SkipRange = r.path.String, r.version.String, r.skipRange.String
+	out.Deprecation = s.bundleDeprecation(pkg, r.name.String)
 
 	props, err := s.typedRows(ctx, "properties", s.props[r.name.String], r.version.String, r.path.String, true)
 	if err != nil {
@@ -388,7 +399,18 @@ func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string
 		return nil, err
 	}
 	for _, p := range props {
-		out.Properties = append(out.Properties, &api.Property{Type: p.typ, Value: p.value})
+		if servedProperty(p.typ) {
+			out.Properties = append(out.Properties, &api.Property{Type: p.typ, Value: p.value})
+		}
+	}
+	if out.CsvJson == "" && len(out.Object) == 0 {
+		csv, err := s.csvFromMetadata(ctx, out.CsvName, pkg, out.Version, props)
+		if err != nil {
+			return nil, err
+		}
+		if csv != "" {
+			out.CsvJson, out.Object = csv, []string{csv}
+		}
 	}
 	for _, d := range deps {
 		out.Dependencies = append(out.Dependencies, &api.Dependency{Type: d.typ, Value: d.value})
@@ -415,6 +437,16 @@ func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string
 		g.Plural = plural.String
 	}
 	return out, nil
+}
+
+// servedProperty says whether a property is answered in Bundle.properties.
+// Like upstream's server of file-based catalogs, never the manifests
+// (olm.bundle.object) nor their summary (olm.csv.metadata): OLM copies the
+// properties into an annotation of the installed CSV, which would outgrow
+// what the cluster stores. Databases made from a catalog keep them to
+// render the catalog back; upstream's databases never hold them.
+func servedProperty(typ string) bool {
+	return typ != "olm.bundle.object" && typ != "olm.csv.metadata"
 }
 
 type typedRow struct {
@@ -550,7 +582,21 @@ func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (
 	if err != nil {
 		return nil, s.wrap("channel "+channel, err)
 	}
-	return &api.Bundle{CsvName: name.String, CsvJson: csv.String}, nil
+	out := &api.Bundle{CsvName: name.String, CsvJson: csv.String, Deprecation: s.bundleDeprecation(pkg, name.String)}
+	if out.CsvJson == "" && s.metas {
+		var version sql.NullString
+		if err := s.db.QueryRowContext(ctx, `SELECT version FROM operatorbundle WHERE name = ?`, name.String).Scan(&version); err != nil {
+			return nil, s.wrap("channel "+channel, err)
+		}
+		props, err := s.typedRows(ctx, "properties", s.props[name.String], "", "", false)
+		if err != nil {
+			return nil, err
+		}
+		if out.CsvJson, err = s.csvFromMetadata(ctx, name.String, pkg, version.String, props); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 func (s *SQLite) sendEntries(ctx context.Context, what string, send func(*api.ChannelEntry) error, replaces func(sql.NullString) string, q string, args ...any) (int, error) {
@@ -788,12 +834,15 @@ func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) 
 		b := &api.Bundle{
 			CsvName: r.name, PackageName: r.pkg, ChannelName: r.ch,
 			BundlePath: r.path, Version: r.version, SkipRange: r.skipRange, Replaces: r.replaces,
+			Deprecation: s.bundleDeprecation(r.pkg, r.name),
 		}
 		if r.hasSkips {
 			b.Skips = strings.Split(r.skips, ",")
 		}
 		for _, p := range curProps {
-			b.Properties = append(b.Properties, &api.Property{Type: p.typ, Value: p.value})
+			if servedProperty(p.typ) {
+				b.Properties = append(b.Properties, &api.Property{Type: p.typ, Value: p.value})
+			}
 		}
 		for _, d := range curDeps {
 			b.Dependencies = append(b.Dependencies, &api.Dependency{Type: d.typ, Value: d.value})

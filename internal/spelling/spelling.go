@@ -22,3 +22,15 @@ func Distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Nearest is the candidate closest to word, under max edits, or "" when
+// none is; of equally close candidates the first in sorted order wins.
+func Nearest(word string, candidates []string, max int) string {
+	best, bestD := "", max
+	for _, c := range candidates {
+		if d := Distance(word, c); d < bestD || d == bestD && best != "" && c < best {
+			best, bestD = c, d
+		}
+	}
+	return best
+}

@@ -19,3 +19,17 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	cands := []string{"fail-on", "output", "select", "OPM_FAIL_ON", "ab", "aa"}
+	for word, want := range map[string]string{
+		"fial-on":     "fail-on",
+		"OPM_FAIL_NO": "OPM_FAIL_ON",
+		"zzzzzz":      "",
+		"ac":          "aa", // aa and ab are both one edit away: the first in order wins
+	} {
+		if got := Nearest(word, cands, 3); got != want {
+			t.Errorf("Nearest(%q) = %q, want %q", word, got, want)
+		}
+	}
+}

@@ -257,3 +257,22 @@ func TestFindingsPointAtTheKeyKubernetesKeeps(t *testing.T) {
 	assert.Contains(t, got[0].Message, "widget-operator.v1.3.0")
 	assert.Equal(t, lineOf(t, m, csvFile, "name: widget-operator.v1.3.0"), got[0].Line, "the line of the value the message quotes")
 }
+
+// TestUnsupportedKindIsAnError: a registry+v1 bundle carrying a Deployment
+// in manifests/ is refused, naming the kind and the file, as upstream does;
+// the kinds OLM installs (a Service here) pass.
+func TestUnsupportedKindIsAnError(t *testing.T) {
+	m := caseFS(t, "unsupported-kind")
+	got := findingsOf(check(t, m, Options{}), "manifest-supported-kind")
+	require.Len(t, got, 1, "only the Deployment")
+	assert.Equal(t, Error, got[0].Severity)
+	assert.Equal(t, "manifests/widget-operator.deployment.yaml", got[0].File)
+	assert.Equal(t, "kind", got[0].Field)
+	assert.Equal(t, 2, got[0].Line)
+	assert.Contains(t, got[0].Message, `Deployment "widget-operator"`)
+	assert.Contains(t, got[0].Hint, "spec.install.spec.deployments")
+
+	// Under another media type the rule does not apply.
+	edit(t, m, annFile, "mediatype.v1: registry+v1", "mediatype.v1: plain")
+	assert.Empty(t, findingsOf(check(t, m, Options{}), "manifest-supported-kind"))
+}

@@ -11,11 +11,13 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/spf13/pflag"
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -172,4 +174,55 @@ func DirFS(dir string, lo bundle.LoadOptions) (fs.FS, func() error, error) {
 		return nil, nil, err
 	}
 	return root.FS(), root.Close, nil
+}
+
+// Inputs turns arguments into validate inputs, opening images through one
+// opener (one client, so connections are reused).
+type Inputs struct {
+	opener *Opener
+	load   bundle.LoadOptions
+	// Images counts the image arguments seen so far.
+	Images int
+	// Progress, when set, steps as each image is opened.
+	Progress *iostreams.Progress
+	// Failed counts images that could not be opened at all.
+	Failed atomic.Int64
+}
+
+// NewInputs reads directories with load and images through opener (whose
+// Load it sets to load too).
+func NewInputs(opener *Opener, load bundle.LoadOptions) *Inputs {
+	opener.Load = load
+	return &Inputs{opener: opener, load: load}
+}
+
+// Input turns a PATH|IMAGE argument into something to validate: an
+// existing directory is a bundle directory, anything else an image reference
+// (a mistyped path is refused here, before any registry is asked).
+func (s *Inputs) Input(arg string) (validate.Input, error) {
+	local, err := IsLocal(arg)
+	if err != nil {
+		return validate.Input{}, err
+	}
+	if local {
+		return DirInputWith(arg, s.load)
+	}
+	if err := CheckArg(arg); err != nil {
+		return validate.Input{}, err
+	}
+	s.Images++
+	return validate.Input{
+		Path: arg,
+		Load: func(ctx context.Context) (*bundle.Bundle, error) {
+			ob, err := s.opener.Open(ctx, arg)
+			defer s.Progress.Step()
+			if ob == nil {
+				if ctx.Err() == nil {
+					s.Failed.Add(1)
+				}
+				return nil, err
+			}
+			return ob.Bundle, err
+		},
+	}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
 
+	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/root"
 	"github.com/opmkit/opm/internal/iostreams"
@@ -93,7 +94,7 @@ const childEnv = "CMDTEST_RUN_OPM"
 // process it runs opm with the arguments, else the tests.
 func Main(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		ctx, stop := root.SignalContext()
+		ctx, stop := exit.SignalContext()
 		code := root.Run(ctx, factory.New(iostreams.System()), os.Args[1:])
 		stop()
 		os.Exit(code)

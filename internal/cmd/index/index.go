@@ -9,7 +9,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/add"
 	"github.com/opmkit/opm/internal/cmd/index/deprecatetruncate"
 	"github.com/opmkit/opm/internal/cmd/index/export"
-	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/index/indexflags"
 	"github.com/opmkit/opm/internal/cmd/index/inspect"
 	"github.com/opmkit/opm/internal/cmd/index/prune"
 	"github.com/opmkit/opm/internal/cmd/index/prunestranded"
@@ -28,8 +28,8 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		deprecatetruncate.NewCmd(f, nil),
 	)
 	for _, c := range cmd.Commands() {
-		if c.Flags().Lookup(indexio.FlagCatalogFormat) != nil {
-			indexio.RegisterCatalogFormatCompletion(c)
+		if c.Flags().Lookup(indexflags.FlagCatalogFormat) != nil {
+			indexflags.RegisterCatalogFormatCompletion(c)
 		}
 	}
 	return cmd

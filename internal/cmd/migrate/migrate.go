@@ -17,6 +17,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/render"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/validate"
 )
 
 // Targets of --to.
@@ -33,6 +34,7 @@ type Options struct {
 	MigrateLevel string
 	To           string
 	Force        bool
+	Permissive   bool
 	Image        image.Options
 }
 
@@ -51,7 +53,13 @@ migrate did.
 
 With --to sqlite, SOURCE is a file-based catalog directory or FBC index image
 and DEST the index database file to create (schema 13, what opm index and
-opm registry serve use). The catalog must validate (opm validate).
+opm registry serve use). The catalog must validate (opm validate); every
+property is kept where opm serve answers it, and deprecations and custom
+schemas in a table of opm's own (docs/fbc.md).
+
+A sqlite index whose bundles make an invalid catalog (a skipRange that is
+not a semver range, say) is refused with every problem listed at once;
+--permissive writes the catalog anyway, to fix it there.
 
 DEST is written whole or not at all: the result is built beside it and moved
 into place. An existing non-empty DEST is refused unless --force.`,
@@ -71,6 +79,7 @@ into place. An existing non-empty DEST is refused unless --force.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata")
 	fl.StringVar(&opts.To, "to", ToFBC, "what to write: fbc (a catalog directory) or sqlite (an index database file)")
+	fl.BoolVar(&opts.Permissive, "permissive", false, catalogsource.PermissiveUsage)
 	fl.BoolVar(&opts.Force, "force", false, "replace a non-empty DEST directory or an existing DEST file")
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{ToFBC, ToSQLite}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
@@ -98,6 +107,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		for _, w := range c.Warnings {
 			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
 		}
+		var problems catalogsource.Problems
+		problems.Add(opts.Source, c)
+		if err := problems.Report(f, "migrate "+opts.Source, opts.Permissive); err != nil {
+			return err
+		}
 		if err := fbc.WriteDir(opts.Dest, c.Catalog, fbc.WriteDirOptions{Format: format, Force: opts.Force}); err != nil {
 			return exit.With(exit.Failed, withForceHint(err, opts.Force))
 		}
@@ -108,6 +122,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 		}
 		if err := fbc.ToIndex(ctx, c.Catalog, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}); err != nil {
+			var ie *fbc.InvalidError
+			if errors.As(err, &ie) {
+				// One report of every problem, as opm validate prints it.
+				res := validate.NewResult([]validate.BundleReport{{Path: opts.Source, Findings: ie.Findings}}, validate.Error)
+				_ = validate.WriteText(f.IO.ErrOut, res, validate.TextOptions{Styles: f.IO.ErrTheme().ValidateStyles(), Noun: "catalog"})
+				return exit.With(exit.Failed, fmt.Errorf("migrate %s: the catalog does not validate (%d problem(s) above); nothing was written", opts.Source, len(ie.Findings)))
+			}
 			return indexio.Interrupted(ctx, withForceHint(err, opts.Force))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", len(c.PackageNames()), len(c.Bundles), opts.Source, opts.Dest)

@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/migrate"
 	"github.com/opmkit/opm/internal/shareddata"
+
+	_ "github.com/mattn/go-sqlite3" // the sqlite driver
 )
 
 func sharedDir(t *testing.T) string {
@@ -104,5 +107,80 @@ func TestMigrateFlags(t *testing.T) {
 	}
 	if _, err := cmdtest.Parse(t, migrate.NewCmd, "a.db"); err == nil {
 		t.Error("one argument: want an error")
+	}
+}
+
+// badIndex is a copy of a reference database in which two bundles carry a
+// skipRange that is not a semver range, as real indexes do.
+func badIndex(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(sharedDir(t), "reference", "index", "etcd.replaces.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "index.db")
+	if err := os.WriteFile(db, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := sql.Open("sqlite3", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for name, sr := range map[string]string{"etcdoperator.v0.9.2": "<=v0.10.1", "etcdoperator.v0.9.4": ">=0.9.0 <<0.9.4"} {
+		if _, err := conn.Exec(`UPDATE operatorbundle SET skiprange = ? WHERE name = ?`, sr, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// TestBadBundlesReportedAtOnce: render and migrate of an index with bad
+// bundles refuse it, as upstream's render does, naming every bad bundle
+// with its field and a fix in one report, and write nothing;
+// --permissive writes the catalog and still reports every problem. The
+// catalog written so is refused by migrate --to sqlite and opm serve with
+// every problem listed, never only "does not validate".
+func TestBadBundlesReportedAtOnce(t *testing.T) {
+	t.Parallel()
+	db := badIndex(t)
+	o := cmdtest.New(t)
+	names := func(out string) bool {
+		return strings.Contains(out, "etcdoperator.v0.9.2") && strings.Contains(out, `"<=v0.10.1"`) &&
+			strings.Contains(out, "etcdoperator.v0.9.4") && strings.Contains(out, `">=0.9.0 <<0.9.4"`) &&
+			strings.Contains(out, "skipRange") && strings.Contains(out, "hint:")
+	}
+	r := o.Run("render", db)
+	if r.Code != 1 || r.Out != "" || !names(r.ErrOut) || !strings.Contains(r.ErrOut, "--permissive") {
+		t.Fatalf("render: exit %d, %d bytes out: %s", r.Code, len(r.Out), r.ErrOut)
+	}
+	r = o.Run("render", db, "--permissive")
+	if r.Code != 0 || !strings.Contains(r.Out, `"skipRange": "<=v0.10.1"`) || !names(r.ErrOut) {
+		t.Fatalf("render --permissive: exit %d: %s", r.Code, r.ErrOut)
+	}
+
+	dir := filepath.Join(t.TempDir(), "catalog")
+	r = o.Run("migrate", db, dir)
+	if r.Code != 1 || !names(r.ErrOut) {
+		t.Fatalf("migrate: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatal("a refused migrate wrote the catalog")
+	}
+	if r := o.Run("migrate", db, dir, "--permissive"); r.Code != 0 || !names(r.ErrOut) {
+		t.Fatalf("migrate --permissive: exit %d: %s", r.Code, r.ErrOut)
+	}
+
+	out := filepath.Join(t.TempDir(), "index.db")
+	r = o.Run("migrate", "--to", "sqlite", dir, out)
+	if r.Code != 1 || !names(r.ErrOut) || !strings.Contains(r.ErrOut, "etcd/catalog.json:") {
+		t.Fatalf("migrate --to sqlite: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a refused migrate --to sqlite wrote the database")
+	}
+	r = o.Run("serve", dir, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--cache-only")
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "2 problem(s)") || !strings.Contains(r.ErrOut, "etcdoperator.v0.9.2") || !strings.Contains(r.ErrOut, "etcdoperator.v0.9.4") || !strings.Contains(r.ErrOut, "fix:") {
+		t.Fatalf("serve: exit %d: %s", r.Code, r.ErrOut)
 	}
 }

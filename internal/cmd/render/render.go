@@ -21,6 +21,7 @@ type Options struct {
 	Sources      []string
 	Output       string
 	MigrateLevel string
+	Permissive   bool
 	Image        image.Options
 }
 
@@ -36,7 +37,12 @@ directory (printed back normalized), a bundle directory, or an image: a
 sqlite index image (only its database layer is fetched), a file-based catalog
 index image (the directory its operators.operatorframework.io.index.configs.v1
 label names) or a bundle image, through any transport opm reads (registry,
-oci:, oci-archive:, docker-archive:).`,
+oci:, oci-archive:, docker-archive:).
+
+A sqlite index whose bundles make an invalid catalog (a skipRange that is
+not a semver range, say) is refused, as upstream refuses it, with every
+problem listed at once; --permissive writes the catalog anyway, to fix it
+there.`,
 		Example: `  opm render index.db > catalog.json
   opm render quay.io/me/index:3 -o yaml
   opm render ./bundle quay.io/me/op-bundle:v1.2.0 --migrate-level bundle-object-to-csv-metadata`,
@@ -50,6 +56,7 @@ oci:, oci-archive:, docker-archive:).`,
 		},
 	}
 	AddFormatFlag(cmd, &opts.Output)
+	cmd.Flags().BoolVar(&opts.Permissive, "permissive", false, catalogsource.PermissiveUsage)
 	cmd.Flags().StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
 	opts.Image.AddFlags(cmd.Flags())
@@ -86,6 +93,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
 	all := &fbc.Catalog{}
+	var problems catalogsource.Problems
 	for _, src := range opts.Sources {
 		c, err := o.Open(ctx, src)
 		if err != nil {
@@ -94,7 +102,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		for _, w := range c.Warnings {
 			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
 		}
+		problems.Add(src, c)
 		all.Merge(c.Catalog)
+	}
+	if err := problems.Report(f, "render", opts.Permissive); err != nil {
+		return err
 	}
 	if err := fbc.Write(f.IO.Out, all, format); err != nil {
 		return exit.With(exit.Failed, err)

@@ -3,7 +3,6 @@ package root
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,23 +102,4 @@ func debug(cmd *cobra.Command) bool {
 	}
 	on, _ := cmd.Flags().GetBool(flagDebug)
 	return on
-}
-
-// causes is the chain of err's wrapped errors, for --debug.
-func causes(err error) []string {
-	var out []string
-	for depth := 0; err != nil && depth < 20; depth++ {
-		out = append(out, fmt.Sprintf("%T: %s", err, strings.SplitN(err.Error(), "\n", 2)[0]))
-		u, ok := err.(interface{ Unwrap() error })
-		if !ok {
-			if j, ok := err.(interface{ Unwrap() []error }); ok {
-				for _, e := range j.Unwrap() {
-					out = append(out, causes(e)...)
-				}
-			}
-			break
-		}
-		err = u.Unwrap()
-	}
-	return out
 }

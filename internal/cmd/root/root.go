@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -145,7 +143,7 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 	}
 	if err != nil && debug(cmd) {
 		fmt.Fprintf(f.IO.ErrOut, "debug: exit status %d; causes:\n", code)
-		for _, c := range causes(err) {
+		for _, c := range exit.Causes(err) {
 			fmt.Fprintf(f.IO.ErrOut, "debug:   %s\n", c)
 		}
 	}
@@ -167,30 +165,6 @@ func upstreamPath(cmd *cobra.Command) bool {
 		}
 	}
 	return false
-}
-
-// SignalContext is the context of a real run: SIGINT or SIGTERM cancels
-// it, with exit.Signalled as the cause, and commands stop, roll back,
-// remove their temporary files and return. A second signal is not caught:
-// it ends opm at once. stop releases the signal handling.
-func SignalContext() (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sigs:
-			signal.Stop(sigs)
-			cancel(exit.Signalled{Signal: s})
-		case <-done:
-		}
-	}()
-	return ctx, func() {
-		signal.Stop(sigs)
-		close(done)
-		cancel(nil)
-	}
 }
 
 // checkCAFile refuses a --ca-file that cannot be read or holds no

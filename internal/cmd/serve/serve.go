@@ -161,6 +161,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Debug:          opts.Debug,
 		Logger:         log,
 		OnServing:      opts.OnServing,
+		Catalog:        true,
 	})
 	if err != nil {
 		return exit.With(exit.Failed, err)

@@ -3,11 +3,16 @@
 package validate
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -17,8 +22,21 @@ import (
 	"github.com/opmkit/opm/internal/validate"
 )
 
-// SARIF is the -o value for a SARIF 2.1.0 log.
-const SARIF = "sarif"
+// Formats of -o besides text and json (opm's report).
+const (
+	// SARIF is a SARIF 2.1.0 log.
+	SARIF = "sarif"
+	// YAML is opm's report (as -o json writes it) in YAML.
+	YAML = "yaml"
+	// UpstreamJSON and UpstreamYAML are upstream opm's `validate -o json|yaml`
+	// result: {"passed": bool, "error": {"message": "..."}}, error left out
+	// when the catalog passed, for scripts written against upstream.
+	UpstreamJSON = "upstream-json"
+	UpstreamYAML = "upstream-yaml"
+)
+
+// formats are the -o values, in the order help lists them.
+var formats = []string{output.Text, output.JSON, YAML, SARIF, UpstreamJSON, UpstreamYAML}
 
 // Options are the flags and argument of opm validate.
 type Options struct {
@@ -39,9 +57,17 @@ bundles of the package, one head per channel, no cycles, bundle properties.
 
 Findings are printed as bundle validate prints them (rule, severity, file,
 line, hint); the exit status is 1 when a finding at or above --fail-on was
-found, 2 when DIR cannot be read.`,
+found, 2 when DIR cannot be read.
+
+Machine-readable output goes to stdout: -o json (opm's report: passed, and
+each finding with rule, severity, file, line, field, message and hint),
+-o yaml (the same in YAML), -o sarif (SARIF 2.1.0), and -o upstream-json or
+-o upstream-yaml: upstream opm's {"passed": bool, "error": {"message": "..."}}
+(what upstream's validate -o json|yaml prints; the message lists the failing
+findings, one a line).`,
 		Example: `  opm validate catalog/
-  opm validate catalog/ -o sarif > catalog.sarif`,
+  opm validate catalog/ -o sarif > catalog.sarif
+  opm validate catalog/ -o upstream-json | jq -e .passed`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
@@ -52,11 +78,11 @@ found, 2 when DIR cannot be read.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text, json or sarif (json and sarif go to stdout)")
+	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text, json, yaml, sarif, upstream-json or upstream-yaml (all but text go to stdout)")
 	fl.StringSliceVar(&opts.Select, "select", nil, "run only these rule ids (comma-separated, repeatable)")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "never run these rule ids (comma-separated, repeatable)")
 	fl.StringVar(&opts.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{output.Text, output.JSON, SARIF}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
@@ -64,14 +90,19 @@ found, 2 when DIR cannot be read.`,
 // Run validates the catalog and renders the report.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	format := opts.Output
-	if format == SARIF {
-		// lintflags knows text and json; SARIF is written here.
+	switch format {
+	case SARIF, YAML, UpstreamJSON, UpstreamYAML:
+		// lintflags knows text and json; these are written here.
 		opts.Output = output.Text
 	}
 	vopts, err := opts.Options(f)
 	if err != nil {
-		if format != SARIF && format != output.Text && format != output.JSON {
-			return exit.Usagef("invalid --output %q%s: use text, json or sarif", format, f.From("output"))
+		known := false
+		for _, k := range formats {
+			known = known || k == format
+		}
+		if !known {
+			return exit.Usagef("invalid --output %q%s: use text, json, yaml, sarif, upstream-json or upstream-yaml", format, f.From("output"))
 		}
 		return err
 	}
@@ -104,17 +135,88 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	res := validate.NewResult([]validate.BundleReport{{Path: opts.Dir, Findings: kept}}, vopts.FailOn)
-	if format == SARIF {
+	var werr error
+	switch format {
+	case SARIF:
 		v := f.Version()
-		if err := validate.WriteSARIF(f.IO.Out, res, validate.SARIFOptions{Version: v.Version}); err != nil {
-			return exit.With(exit.Usage, err)
-		}
-		if !res.Passed {
-			return exit.Findings
-		}
-		return nil
+		werr = validate.WriteSARIF(f.IO.Out, res, validate.SARIFOptions{Version: v.Version})
+	case YAML:
+		werr = writeYAMLReport(f.IO.Out, res)
+	case UpstreamJSON, UpstreamYAML:
+		werr = writeUpstream(f.IO.Out, res, vopts.FailOn, format == UpstreamYAML)
+	default:
+		return opts.Render(f, res, vopts.FailOn, "catalog")
 	}
-	return opts.Render(f, res, vopts.FailOn, "catalog")
+	if werr != nil {
+		return exit.With(exit.Usage, werr)
+	}
+	if !res.Passed {
+		return exit.Findings
+	}
+	return nil
+}
+
+// writeYAMLReport writes the -o json report as YAML.
+func writeYAMLReport(w io.Writer, res *validate.Result) error {
+	var buf bytes.Buffer
+	if err := validate.WriteJSON(&buf, res); err != nil {
+		return err
+	}
+	y, err := yaml.JSONToYAML(buf.Bytes())
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(y)
+	return err
+}
+
+// upstreamResult is upstream opm's validate -o json|yaml document.
+type upstreamResult struct {
+	Passed bool           `json:"passed"`
+	Error  *upstreamError `json:"error,omitempty"`
+}
+
+type upstreamError struct {
+	Message string `json:"message"`
+}
+
+// writeUpstream writes res as upstream does: JSON indented by two spaces, or
+// YAML, each followed by a newline. The message lists the findings that
+// failed the run, one a line: file:line: rule: field: message.
+func writeUpstream(w io.Writer, res *validate.Result, failOn validate.Severity, asYAML bool) error {
+	doc := upstreamResult{Passed: res.Passed}
+	if !res.Passed {
+		var lines []string
+		for _, b := range res.Bundles {
+			for _, fd := range b.Findings {
+				if !validate.Fails(fd.Severity, failOn) {
+					continue
+				}
+				loc := fd.File
+				if fd.Line > 0 {
+					loc = fmt.Sprintf("%s:%d", loc, fd.Line)
+				}
+				field := ""
+				if fd.Field != "" {
+					field = fd.Field + ": "
+				}
+				lines = append(lines, fmt.Sprintf("%s: %s: %s%s", loc, fd.Rule, field, fd.Message))
+			}
+		}
+		doc.Error = &upstreamError{Message: strings.Join(lines, "\n")}
+	}
+	var data []byte
+	var err error
+	if asYAML {
+		data, err = yaml.Marshal(doc)
+	} else {
+		data, err = json.MarshalIndent(doc, "", "  ")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(w, string(data))
+	return err
 }
 
 func enabled(o validate.Options, id string) bool {

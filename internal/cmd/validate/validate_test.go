@@ -107,3 +107,50 @@ func TestValidateUnreadable(t *testing.T) {
 		t.Errorf("a file: exit %d: %s", r.Code, r.ErrOut)
 	}
 }
+
+// TestValidateMachineFormats: -o yaml is the json report in YAML; -o
+// upstream-json and -o upstream-yaml are upstream's {passed, error.message}
+// documents, byte for byte as upstream prints them for a passing catalog.
+func TestValidateMachineFormats(t *testing.T) {
+	t.Parallel()
+	good := t.TempDir()
+	write(t, good, "p/catalog.json", goodCatalog)
+	bad := t.TempDir()
+	write(t, bad, "p/catalog.json", goodCatalog+`{"schema":"olm.deprecations","package":"p","entries":[{"reference":{"schema":"olm.bundle","name":"p.v0.9.0"},"message":"old"}]}`+"\n")
+	o := cmdtest.New(t)
+
+	r := o.Run("validate", good, "-o", "upstream-json")
+	if r.Code != 0 || r.Out != "{\n  \"passed\": true\n}\n" {
+		t.Errorf("upstream-json, good: exit %d, stdout %q", r.Code, r.Out)
+	}
+	r = o.Run("validate", good, "-o", "upstream-yaml")
+	if r.Code != 0 || r.Out != "passed: true\n\n" {
+		t.Errorf("upstream-yaml, good: exit %d, stdout %q", r.Code, r.Out)
+	}
+
+	r = o.Run("validate", bad, "-o", "upstream-json")
+	var doc struct {
+		Passed *bool `json:"passed"`
+		Error  struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(r.Out), &doc); err != nil || r.Code != 1 || doc.Passed == nil || *doc.Passed {
+		t.Fatalf("upstream-json, bad: exit %d, %v, stdout %s", r.Code, err, r.Out)
+	}
+	if want := "p/catalog.json:4: catalog-deprecation-reference: entries[0].reference.name: package p: deprecation entry 0 references bundle \"p.v0.9.0\""; !strings.HasPrefix(doc.Error.Message, want) {
+		t.Errorf("message %q, want prefix %q", doc.Error.Message, want)
+	}
+	r = o.Run("validate", bad, "-o", "upstream-yaml")
+	if r.Code != 1 || !strings.HasPrefix(r.Out, "error:\n  message: 'p/catalog.json:4: catalog-deprecation-reference:") || !strings.Contains(r.Out, "\npassed: false\n") {
+		t.Errorf("upstream-yaml, bad: exit %d, stdout %s", r.Code, r.Out)
+	}
+
+	r = o.Run("validate", bad, "-o", "yaml")
+	if r.Code != 1 || !strings.HasPrefix(r.Out, "bundles:\n") || !strings.Contains(r.Out, "rule: catalog-deprecation-reference\n") || !strings.Contains(r.Out, "\npassed: false\n") {
+		t.Errorf("yaml, bad: exit %d, stdout %s", r.Code, r.Out)
+	}
+	if r := o.Run("validate", good, "-o", "yaml"); r.Code != 0 || !strings.Contains(r.Out, "passed: true\n") {
+		t.Errorf("yaml, good: exit %d, stdout %s", r.Code, r.Out)
+	}
+}

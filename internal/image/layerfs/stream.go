@@ -72,6 +72,13 @@ type ReaderOptions struct {
 	Seed maphash.Seed
 	// Copy, when set, receives the compressed bytes as they are read.
 	Copy io.Writer
+	// NoDiffID skips hashing the uncompressed stream against the config's
+	// diff_id; the compressed digest, which the manifest pins, is still
+	// checked, and it alone fixes what the stream holds. For a caller that
+	// reads one file out of a layer it then replaces (an index database of
+	// hundreds of MB), the diff_id only says whether the old config was
+	// consistent, at the price of hashing every uncompressed byte.
+	NoDiffID bool
 }
 
 // GzipMember is one member of a gzip blob made of several (as RFC 1952
@@ -90,7 +97,12 @@ func NewReaderWith(rc io.ReadCloser, want Expect, max int64, opts ReaderOptions)
 		rc.Close()
 		return nil, Errorf(want.Digest, "", "compressed size %s is over the %s limit (%s)", HumanSize(want.Size), HumanSize(max), hint)
 	}
-	lr := &Reader{want: want, max: max, hint: hint, raw: rc, diffHash: sha256.New()}
+	lr := &Reader{want: want, max: max, hint: hint, raw: rc}
+	if opts.NoDiffID {
+		lr.want.DiffID = ""
+	} else {
+		lr.diffHash = sha256.New()
+	}
 	lr.comp = &CountingReader{R: rc, H: sha256.New(), Limit: want.Size, Copy: opts.Copy}
 	br := bufio.NewReaderSize(lr.comp, 64<<10)
 	head, _ := br.Peek(4)
@@ -203,7 +215,9 @@ func (lr *Reader) Read(p []byte) (int, error) {
 	}
 	n, err := lr.decomp.Read(p)
 	lr.n += int64(n)
-	lr.diffHash.Write(p[:n])
+	if lr.diffHash != nil {
+		lr.diffHash.Write(p[:n])
+	}
 	if lr.n > lr.max {
 		lr.err = Errorf(lr.want.Digest, "", "uncompressed size is over the %s limit (%s)", HumanSize(lr.max), lr.hint)
 		return n, lr.err

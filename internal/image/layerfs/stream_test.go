@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +123,39 @@ func TestReadAheadCloseWhileBlocked(t *testing.T) {
 	}
 	if after > before {
 		t.Errorf("%d goroutines left running after Close", after-before)
+	}
+}
+
+func TestNoDiffIDStillChecksTheBlob(t *testing.T) {
+	t.Parallel()
+	data := bytes.Repeat([]byte("index database page\n"), 1000)
+	comp := gzipped(t, data)
+	read := func(want Expect, opts ReaderOptions) error {
+		lr, err := NewReaderWith(io.NopCloser(bytes.NewReader(comp)), want, 1<<30, opts)
+		if err != nil {
+			return err
+		}
+		defer lr.Close()
+		got, err := io.ReadAll(lr)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(got, data) {
+			t.Fatal("content differs")
+		}
+		return lr.Verify()
+	}
+	badDiff := expectOf(comp, data)
+	badDiff.DiffID = "sha256:" + strings.Repeat("0", 64)
+	if err := read(badDiff, ReaderOptions{}); err == nil || !strings.Contains(err.Error(), "diff_id") {
+		t.Errorf("a wrong diff_id is not reported without NoDiffID: %v", err)
+	}
+	if err := read(badDiff, ReaderOptions{NoDiffID: true}); err != nil {
+		t.Errorf("NoDiffID still checks the diff_id: %v", err)
+	}
+	badBlob := expectOf(comp, data)
+	badBlob.Digest = "sha256:" + strings.Repeat("1", 64)
+	if err := read(badBlob, ReaderOptions{NoDiffID: true}); err == nil || !strings.Contains(err.Error(), "blob has digest") {
+		t.Errorf("NoDiffID let a blob with the wrong digest through: %v", err)
 	}
 }

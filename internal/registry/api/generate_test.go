@@ -14,9 +14,9 @@ import (
 func TestGeneratedCodeIsCurrent(t *testing.T) {
 	if _, err := exec.LookPath("protoc"); err != nil {
 		if os.Getenv("CI") == "true" {
-			t.Fatalf("protoc is required under CI (apt-get install protobuf-compiler): %v", err)
+			t.Fatalf("protoc is required under CI (apt-get install protobuf-compiler libprotobuf-dev): %v", err)
 		}
-		t.Skipf("skipping: protoc not installed (apt-get install protobuf-compiler): %v", err)
+		t.Skipf("skipping: protoc not installed (apt-get install protobuf-compiler libprotobuf-dev): %v", err)
 	}
 	out := t.TempDir()
 	cmd := exec.Command(filepath.Join("..", "..", "..", "hack", "proto.sh"), out)

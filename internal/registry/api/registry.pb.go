@@ -14,6 +14,7 @@ package api
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -1178,11 +1179,65 @@ func (x *GetDefaultProviderRequest) GetPlural() string {
 	return ""
 }
 
+type ExperimentalListPackageCustomSchemasRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required.
+	Schema string `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"`
+	// The blobs' "package"; empty asks for blobs without one.
+	PackageName   string `protobuf:"bytes,2,opt,name=packageName,proto3" json:"packageName,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ExperimentalListPackageCustomSchemasRequest) Reset() {
+	*x = ExperimentalListPackageCustomSchemasRequest{}
+	mi := &file_registry_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ExperimentalListPackageCustomSchemasRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ExperimentalListPackageCustomSchemasRequest) ProtoMessage() {}
+
+func (x *ExperimentalListPackageCustomSchemasRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_registry_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ExperimentalListPackageCustomSchemasRequest.ProtoReflect.Descriptor instead.
+func (*ExperimentalListPackageCustomSchemasRequest) Descriptor() ([]byte, []int) {
+	return file_registry_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ExperimentalListPackageCustomSchemasRequest) GetSchema() string {
+	if x != nil {
+		return x.Schema
+	}
+	return ""
+}
+
+func (x *ExperimentalListPackageCustomSchemasRequest) GetPackageName() string {
+	if x != nil {
+		return x.PackageName
+	}
+	return ""
+}
+
 var File_registry_proto protoreflect.FileDescriptor
 
 const file_registry_proto_rawDesc = "" +
 	"\n" +
-	"\x0eregistry.proto\x12\x03api\"'\n" +
+	"\x0eregistry.proto\x12\x03api\x1a\x1cgoogle/protobuf/struct.proto\"'\n" +
 	"\vDeprecation\x12\x18\n" +
 	"\amessage\x18\x01 \x01(\tR\amessage\"k\n" +
 	"\aChannel\x12\x12\n" +
@@ -1267,7 +1322,10 @@ const file_registry_proto_rawDesc = "" +
 	"\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x16\n" +
-	"\x06plural\x18\x04 \x01(\tR\x06plural2\xcf\x05\n" +
+	"\x06plural\x18\x04 \x01(\tR\x06plural\"g\n" +
+	"+ExperimentalListPackageCustomSchemasRequest\x12\x16\n" +
+	"\x06schema\x18\x01 \x01(\tR\x06schema\x12 \n" +
+	"\vpackageName\x18\x02 \x01(\tR\vpackageName2\xcf\x05\n" +
 	"\bRegistry\x12=\n" +
 	"\fListPackages\x12\x17.api.ListPackageRequest\x1a\x10.api.PackageName\"\x000\x01\x124\n" +
 	"\n" +
@@ -1279,7 +1337,9 @@ const file_registry_proto_rawDesc = "" +
 	"\x1cGetChannelEntriesThatProvide\x12\x1b.api.GetAllProvidersRequest\x1a\x11.api.ChannelEntry\"\x000\x01\x12[\n" +
 	"\"GetLatestChannelEntriesThatProvide\x12\x1e.api.GetLatestProvidersRequest\x1a\x11.api.ChannelEntry\"\x000\x01\x12M\n" +
 	"\x1cGetDefaultBundleThatProvides\x12\x1e.api.GetDefaultProviderRequest\x1a\v.api.Bundle\"\x00\x127\n" +
-	"\vListBundles\x12\x17.api.ListBundlesRequest\x1a\v.api.Bundle\"\x000\x01B1Z/github.com/opmkit/opm/internal/registry/api;apib\x06proto3"
+	"\vListBundles\x12\x17.api.ListBundlesRequest\x1a\v.api.Bundle\"\x000\x012\x8d\x01\n" +
+	"\x14ExperimentalRegistry\x12u\n" +
+	"$ExperimentalListPackageCustomSchemas\x120.api.ExperimentalListPackageCustomSchemasRequest\x1a\x17.google.protobuf.Struct\"\x000\x01B1Z/github.com/opmkit/opm/internal/registry/api;apib\x06proto3"
 
 var (
 	file_registry_proto_rawDescOnce sync.Once
@@ -1293,27 +1353,29 @@ func file_registry_proto_rawDescGZIP() []byte {
 	return file_registry_proto_rawDescData
 }
 
-var file_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_registry_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_registry_proto_goTypes = []any{
-	(*Deprecation)(nil),               // 0: api.Deprecation
-	(*Channel)(nil),                   // 1: api.Channel
-	(*PackageName)(nil),               // 2: api.PackageName
-	(*Package)(nil),                   // 3: api.Package
-	(*GroupVersionKind)(nil),          // 4: api.GroupVersionKind
-	(*Dependency)(nil),                // 5: api.Dependency
-	(*Property)(nil),                  // 6: api.Property
-	(*Bundle)(nil),                    // 7: api.Bundle
-	(*ChannelEntry)(nil),              // 8: api.ChannelEntry
-	(*ListPackageRequest)(nil),        // 9: api.ListPackageRequest
-	(*ListBundlesRequest)(nil),        // 10: api.ListBundlesRequest
-	(*GetPackageRequest)(nil),         // 11: api.GetPackageRequest
-	(*GetBundleRequest)(nil),          // 12: api.GetBundleRequest
-	(*GetBundleInChannelRequest)(nil), // 13: api.GetBundleInChannelRequest
-	(*GetAllReplacementsRequest)(nil), // 14: api.GetAllReplacementsRequest
-	(*GetReplacementRequest)(nil),     // 15: api.GetReplacementRequest
-	(*GetAllProvidersRequest)(nil),    // 16: api.GetAllProvidersRequest
-	(*GetLatestProvidersRequest)(nil), // 17: api.GetLatestProvidersRequest
-	(*GetDefaultProviderRequest)(nil), // 18: api.GetDefaultProviderRequest
+	(*Deprecation)(nil),                                 // 0: api.Deprecation
+	(*Channel)(nil),                                     // 1: api.Channel
+	(*PackageName)(nil),                                 // 2: api.PackageName
+	(*Package)(nil),                                     // 3: api.Package
+	(*GroupVersionKind)(nil),                            // 4: api.GroupVersionKind
+	(*Dependency)(nil),                                  // 5: api.Dependency
+	(*Property)(nil),                                    // 6: api.Property
+	(*Bundle)(nil),                                      // 7: api.Bundle
+	(*ChannelEntry)(nil),                                // 8: api.ChannelEntry
+	(*ListPackageRequest)(nil),                          // 9: api.ListPackageRequest
+	(*ListBundlesRequest)(nil),                          // 10: api.ListBundlesRequest
+	(*GetPackageRequest)(nil),                           // 11: api.GetPackageRequest
+	(*GetBundleRequest)(nil),                            // 12: api.GetBundleRequest
+	(*GetBundleInChannelRequest)(nil),                   // 13: api.GetBundleInChannelRequest
+	(*GetAllReplacementsRequest)(nil),                   // 14: api.GetAllReplacementsRequest
+	(*GetReplacementRequest)(nil),                       // 15: api.GetReplacementRequest
+	(*GetAllProvidersRequest)(nil),                      // 16: api.GetAllProvidersRequest
+	(*GetLatestProvidersRequest)(nil),                   // 17: api.GetLatestProvidersRequest
+	(*GetDefaultProviderRequest)(nil),                   // 18: api.GetDefaultProviderRequest
+	(*ExperimentalListPackageCustomSchemasRequest)(nil), // 19: api.ExperimentalListPackageCustomSchemasRequest
+	(*structpb.Struct)(nil),                             // 20: google.protobuf.Struct
 }
 var file_registry_proto_depIdxs = []int32{
 	0,  // 0: api.Channel.deprecation:type_name -> api.Deprecation
@@ -1334,18 +1396,20 @@ var file_registry_proto_depIdxs = []int32{
 	17, // 15: api.Registry.GetLatestChannelEntriesThatProvide:input_type -> api.GetLatestProvidersRequest
 	18, // 16: api.Registry.GetDefaultBundleThatProvides:input_type -> api.GetDefaultProviderRequest
 	10, // 17: api.Registry.ListBundles:input_type -> api.ListBundlesRequest
-	2,  // 18: api.Registry.ListPackages:output_type -> api.PackageName
-	3,  // 19: api.Registry.GetPackage:output_type -> api.Package
-	7,  // 20: api.Registry.GetBundle:output_type -> api.Bundle
-	7,  // 21: api.Registry.GetBundleForChannel:output_type -> api.Bundle
-	8,  // 22: api.Registry.GetChannelEntriesThatReplace:output_type -> api.ChannelEntry
-	7,  // 23: api.Registry.GetBundleThatReplaces:output_type -> api.Bundle
-	8,  // 24: api.Registry.GetChannelEntriesThatProvide:output_type -> api.ChannelEntry
-	8,  // 25: api.Registry.GetLatestChannelEntriesThatProvide:output_type -> api.ChannelEntry
-	7,  // 26: api.Registry.GetDefaultBundleThatProvides:output_type -> api.Bundle
-	7,  // 27: api.Registry.ListBundles:output_type -> api.Bundle
-	18, // [18:28] is the sub-list for method output_type
-	8,  // [8:18] is the sub-list for method input_type
+	19, // 18: api.ExperimentalRegistry.ExperimentalListPackageCustomSchemas:input_type -> api.ExperimentalListPackageCustomSchemasRequest
+	2,  // 19: api.Registry.ListPackages:output_type -> api.PackageName
+	3,  // 20: api.Registry.GetPackage:output_type -> api.Package
+	7,  // 21: api.Registry.GetBundle:output_type -> api.Bundle
+	7,  // 22: api.Registry.GetBundleForChannel:output_type -> api.Bundle
+	8,  // 23: api.Registry.GetChannelEntriesThatReplace:output_type -> api.ChannelEntry
+	7,  // 24: api.Registry.GetBundleThatReplaces:output_type -> api.Bundle
+	8,  // 25: api.Registry.GetChannelEntriesThatProvide:output_type -> api.ChannelEntry
+	8,  // 26: api.Registry.GetLatestChannelEntriesThatProvide:output_type -> api.ChannelEntry
+	7,  // 27: api.Registry.GetDefaultBundleThatProvides:output_type -> api.Bundle
+	7,  // 28: api.Registry.ListBundles:output_type -> api.Bundle
+	20, // 29: api.ExperimentalRegistry.ExperimentalListPackageCustomSchemas:output_type -> google.protobuf.Struct
+	19, // [19:30] is the sub-list for method output_type
+	8,  // [8:19] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -1362,9 +1426,9 @@ func file_registry_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_registry_proto_rawDesc), len(file_registry_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
-			NumServices:   1,
+			NumServices:   2,
 		},
 		GoTypes:           file_registry_proto_goTypes,
 		DependencyIndexes: file_registry_proto_depIdxs,

@@ -16,6 +16,7 @@ import (
 	grpc "google.golang.org/grpc"
 	codes "google.golang.org/grpc/codes"
 	status "google.golang.org/grpc/status"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 )
 
 // This is a compile-time assertion to ensure that this generated file
@@ -482,6 +483,121 @@ var Registry_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "ListBundles",
 			Handler:       _Registry_ListBundles_Handler,
+			ServerStreams: true,
+		},
+	},
+	Metadata: "registry.proto",
+}
+
+const (
+	ExperimentalRegistry_ExperimentalListPackageCustomSchemas_FullMethodName = "/api.ExperimentalRegistry/ExperimentalListPackageCustomSchemas"
+)
+
+// ExperimentalRegistryClient is the client API for ExperimentalRegistry service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// Blobs of a file-based catalog whose schema is none of OLM's own
+// (olm.package, olm.channel, olm.bundle, olm.deprecations), each as it is in
+// the catalog. A caller must send the metadata
+// "x-acknowledge-experimental: true"; without it the stream is empty.
+type ExperimentalRegistryClient interface {
+	ExperimentalListPackageCustomSchemas(ctx context.Context, in *ExperimentalListPackageCustomSchemasRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[structpb.Struct], error)
+}
+
+type experimentalRegistryClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewExperimentalRegistryClient(cc grpc.ClientConnInterface) ExperimentalRegistryClient {
+	return &experimentalRegistryClient{cc}
+}
+
+func (c *experimentalRegistryClient) ExperimentalListPackageCustomSchemas(ctx context.Context, in *ExperimentalListPackageCustomSchemasRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[structpb.Struct], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &ExperimentalRegistry_ServiceDesc.Streams[0], ExperimentalRegistry_ExperimentalListPackageCustomSchemas_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[ExperimentalListPackageCustomSchemasRequest, structpb.Struct]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExperimentalRegistry_ExperimentalListPackageCustomSchemasClient = grpc.ServerStreamingClient[structpb.Struct]
+
+// ExperimentalRegistryServer is the server API for ExperimentalRegistry service.
+// All implementations must embed UnimplementedExperimentalRegistryServer
+// for forward compatibility.
+//
+// Blobs of a file-based catalog whose schema is none of OLM's own
+// (olm.package, olm.channel, olm.bundle, olm.deprecations), each as it is in
+// the catalog. A caller must send the metadata
+// "x-acknowledge-experimental: true"; without it the stream is empty.
+type ExperimentalRegistryServer interface {
+	ExperimentalListPackageCustomSchemas(*ExperimentalListPackageCustomSchemasRequest, grpc.ServerStreamingServer[structpb.Struct]) error
+	mustEmbedUnimplementedExperimentalRegistryServer()
+}
+
+// UnimplementedExperimentalRegistryServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedExperimentalRegistryServer struct{}
+
+func (UnimplementedExperimentalRegistryServer) ExperimentalListPackageCustomSchemas(*ExperimentalListPackageCustomSchemasRequest, grpc.ServerStreamingServer[structpb.Struct]) error {
+	return status.Error(codes.Unimplemented, "method ExperimentalListPackageCustomSchemas not implemented")
+}
+func (UnimplementedExperimentalRegistryServer) mustEmbedUnimplementedExperimentalRegistryServer() {}
+func (UnimplementedExperimentalRegistryServer) testEmbeddedByValue()                              {}
+
+// UnsafeExperimentalRegistryServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to ExperimentalRegistryServer will
+// result in compilation errors.
+type UnsafeExperimentalRegistryServer interface {
+	mustEmbedUnimplementedExperimentalRegistryServer()
+}
+
+func RegisterExperimentalRegistryServer(s grpc.ServiceRegistrar, srv ExperimentalRegistryServer) {
+	// If the following call panics, it indicates UnimplementedExperimentalRegistryServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&ExperimentalRegistry_ServiceDesc, srv)
+}
+
+func _ExperimentalRegistry_ExperimentalListPackageCustomSchemas_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(ExperimentalListPackageCustomSchemasRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(ExperimentalRegistryServer).ExperimentalListPackageCustomSchemas(m, &grpc.GenericServerStream[ExperimentalListPackageCustomSchemasRequest, structpb.Struct]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type ExperimentalRegistry_ExperimentalListPackageCustomSchemasServer = grpc.ServerStreamingServer[structpb.Struct]
+
+// ExperimentalRegistry_ServiceDesc is the grpc.ServiceDesc for ExperimentalRegistry service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var ExperimentalRegistry_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "api.ExperimentalRegistry",
+	HandlerType: (*ExperimentalRegistryServer)(nil),
+	Methods:     []grpc.MethodDesc{},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "ExperimentalListPackageCustomSchemas",
+			Handler:       _ExperimentalRegistry_ExperimentalListPackageCustomSchemas_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -84,6 +84,12 @@ type Options struct {
 	// without its CRD manifests (upstream's semver modes kept none for
 	// bundles below the heads) cannot tell it.
 	MissingPlurals bool
+	// CatalogProperties expects a bundle's properties as upstream's opm
+	// serve answers them for the render of the recorded database: besides
+	// the recorded ones, an olm.gvk.required for each olm.gvk dependency
+	// and an olm.package.required (versionRange = the dependency's
+	// version) for each olm.package dependency, as the catalog holds them.
+	CatalogProperties bool
 }
 
 // Check replays every query of rec through conn: equal messages (streams
@@ -130,6 +136,9 @@ func CheckWith(t testing.TB, conn *grpc.ClientConn, rec *Recording, opts Options
 		if opts.MissingPlurals {
 			dropPlurals(got, want)
 		}
+		if opts.CatalogProperties {
+			addRequirementProperties(t, want)
+		}
 		if opts.UnorderedLists {
 			sortLists(got)
 			sortLists(want)
@@ -159,6 +168,57 @@ func dropPlurals(got, want []proto.Message) {
 				if bare[b.CsvName+" "+g.Group+"/"+g.Version+"/"+g.Kind] {
 					g.Plural = ""
 				}
+			}
+		}
+	}
+}
+
+// addRequirementProperties adds to each bundle of want the properties a
+// file-based catalog holds for its requirements (see CatalogProperties).
+func addRequirementProperties(t testing.TB, want []proto.Message) {
+	t.Helper()
+	for _, m := range want {
+		b, ok := m.(*api.Bundle)
+		if !ok {
+			continue
+		}
+		have := map[string]bool{}
+		for _, p := range b.Properties {
+			have[p.Type+" "+p.Value] = true
+		}
+		for _, d := range b.Dependencies {
+			var p *api.Property
+			switch d.Type {
+			case "olm.gvk":
+				var v struct {
+					Group   string `json:"group"`
+					Kind    string `json:"kind"`
+					Version string `json:"version"`
+				}
+				if err := json.Unmarshal([]byte(d.Value), &v); err != nil {
+					t.Fatalf("recorded dependency %s: %v", d.Value, err)
+				}
+				j, _ := json.Marshal(v)
+				p = &api.Property{Type: "olm.gvk.required", Value: string(j)}
+			case "olm.package":
+				var v struct {
+					PackageName string `json:"packageName"`
+					Version     string `json:"version"`
+				}
+				if err := json.Unmarshal([]byte(d.Value), &v); err != nil {
+					t.Fatalf("recorded dependency %s: %v", d.Value, err)
+				}
+				j, _ := json.Marshal(struct {
+					PackageName  string `json:"packageName"`
+					VersionRange string `json:"versionRange"`
+				}{v.PackageName, v.Version})
+				p = &api.Property{Type: "olm.package.required", Value: string(j)}
+			default:
+				continue
+			}
+			if !have[p.Type+" "+p.Value] {
+				have[p.Type+" "+p.Value] = true
+				b.Properties = append(b.Properties, p)
 			}
 		}
 	}

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/bundleimage"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -195,67 +195,50 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	labels := loaded.Annotations.Values
 
 	out := buildResult{Ref: opts.Tag, Builder: "opm", BundleDir: bundleDir, Labels: labels, Findings: findings}
-	if runner != nil {
-		out.Builder = string(runner.Tool)
-		if out.Dockerfile, err = buildWithTool(ctx, runner, bundleDir, labels, ref, opts.BaseImage); err != nil {
-			if ctx.Err() != nil {
-				return exit.Interrupt()
-			}
-			return exit.With(exit.Failed, err)
-		}
-	} else {
-		progress := output.Progress(f.IO, opts.Output, "", 0)
+	build := bundleimage.Build{Dir: bundleDir, Labels: labels, BaseImage: opts.BaseImage, FollowSymlinks: opts.Load.FollowSymlinks, Tool: runner}
+	var c *image.Client
+	progress := output.Progress(f.IO, opts.Output, "", 0)
+	stop := func() {}
+	if runner == nil {
 		if progress != nil && opts.Image.Traffic == nil {
 			opts.Image.Traffic = &image.Traffic{}
 		}
-		c, err := f.ImageClient(opts.Image)
-		if err != nil {
+		if c, err = f.ImageClient(opts.Image); err != nil {
 			return exit.Usagef("%v", err)
-		}
-		var base v1.Image
-		if opts.BaseImage != "" && opts.BaseImage != "scratch" {
-			im, err := c.OpenString(ctx, opts.BaseImage)
-			if err != nil {
-				if ctx.Err() != nil {
-					return exit.Interrupt()
-				}
-				return exit.With(exit.Failed, fmt.Errorf("--base-image: %w", err))
-			}
-			defer func() { _ = im.Close() }()
-			base = im.V1Image(ctx)
 		}
 		fsys, closeFS, err := bundlesource.DirFS(bundleDir, opts.Load)
 		if err != nil {
 			return exit.With(exit.Usage, err)
 		}
 		defer func() { _ = closeFS() }()
-		img, err := image.BuildBundleImageFrom(base, fsys, labels)
-		if err != nil && !opts.Load.FollowSymlinks && strings.Contains(err.Error(), "path escapes from parent") {
-			// os.Root's refusal of a link out, found while building.
-			return exit.With(exit.Failed, fmt.Errorf("not building %s: a symbolic link in %s leads outside it (see the bundle-load finding above); copy the file into the bundle, or pass --follow-symlinks to put its target in the image: %w", opts.Tag, bundleDir, err))
-		}
-		if err != nil {
-			return exit.With(exit.Usage, err)
-		}
-		stop := func() {}
-		if ref.Transport == image.TransportRegistry {
-			t := opts.Image.Traffic
+		build.FS = fsys
+		if t := opts.Image.Traffic; ref.Transport == image.TransportRegistry {
 			stop = progress.Tick(200*time.Millisecond, func() string {
 				return fmt.Sprintf("pushing %s: %s sent", opts.Tag, layerfs.HumanSize(t.Sent.Load()))
 			})
 		}
-		d, err := c.Write(ctx, img, ref)
-		stop()
-		progress.Finish()
-		if err != nil {
-			if ctx.Err() != nil {
-				return exit.Interrupt()
-			}
-			// A registry failure is 1, as on index add (docs/output.md).
-			return exit.With(exit.Failed, err)
-		}
-		out.Digest = d.String()
 	}
+	built, err := build.Write(ctx, c, ref)
+	stop()
+	progress.Finish()
+	var (
+		re *bundleimage.ReadError
+		be *bundleimage.BaseError
+	)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return exit.Interrupt()
+	case errors.As(err, &be):
+		return exit.With(exit.Failed, fmt.Errorf("--base-image: %w", be.Err))
+	case errors.As(err, &re) && re.LinkOut:
+		return exit.With(exit.Failed, fmt.Errorf("not building %s: a symbolic link in %s leads outside it (see the bundle-load finding above); copy the file into the bundle, or pass --follow-symlinks to put its target in the image: %w", opts.Tag, bundleDir, re.Err))
+	case errors.As(err, &re):
+		return exit.With(exit.Usage, re.Err)
+	case err != nil:
+		// A registry or tool failure is 1, as on index add (docs/output.md).
+		return exit.With(exit.Failed, err)
+	}
+	out.Builder, out.Digest, out.Dockerfile = built.Builder, built.Digest, built.Dockerfile
 
 	if opts.Output == output.JSON {
 		return output.WriteJSON(f.IO.Out, out)
@@ -292,43 +275,12 @@ func (o *Options) prepare(f *factory.Factory) (string, error) {
 	case !st.IsDir():
 		return "", exit.Usagef("--directory %s: not a directory", o.Directory)
 	}
-	dir := filepath.Clean(o.Directory)
-	bundleDir, manifestsDir := dir, filepath.Join(dir, bundle.ManifestsDir)
-	if st, err := os.Stat(manifestsDir); err != nil || !st.IsDir() {
-		// Upstream's -d: the manifests directory itself.
-		bundleDir, manifestsDir = filepath.Dir(dir), dir
-	}
-	generate := o.Package != "" || len(o.Channels) > 0 || o.DefaultChannel != "" || o.OutputDir != "" || o.Overwrite
-	if !generate {
-		if _, err := os.Stat(filepath.Join(bundleDir, filepath.FromSlash(bundle.AnnotationsFile))); errors.Is(err, fs.ErrNotExist) {
-			generate = true
-		}
-	}
-	if !generate {
-		return bundleDir, nil
-	}
-	// bundle.Dockerfile is not wanted from an in-process build, and an
-	// --image-builder build writes its own: Generate writes it aside.
-	work, err := os.MkdirTemp("", "opm-build-")
+	bundleDir, res, err := bundleimage.Prepare(o.Directory, bundle.GenerateOptions{OutputDir: o.OutputDir, Package: o.Package,
+		Channels: o.Channels, DefaultChannel: o.DefaultChannel, Overwrite: o.Overwrite, Upstream: o.Upstream, BaseImage: o.BaseImage})
 	if err != nil {
-		return "", exit.With(exit.Usage, err)
+		return "", exit.With(exit.Failed, err)
 	}
-	defer os.RemoveAll(work)
-	res, err := bundle.Generate(bundle.GenerateOptions{
-		ManifestsDir:   manifestsDir,
-		OutputDir:      o.OutputDir,
-		Package:        o.Package,
-		Channels:       o.Channels,
-		DefaultChannel: o.DefaultChannel,
-		Overwrite:      o.Overwrite,
-		WorkDir:        work,
-		Upstream:       o.Upstream,
-		BaseImage:      o.BaseImage,
-	})
-	if err != nil {
-		return "", exit.With(exit.Failed, fmt.Errorf("generate bundle metadata: %w", err))
-	}
-	if o.Output != output.JSON {
+	if res != nil && o.Output != output.JSON {
 		t := f.IO.ErrTheme()
 		for _, n := range res.Notes {
 			fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), n)
@@ -340,53 +292,5 @@ func (o *Options) prepare(f *factory.Factory) (string, error) {
 			fmt.Fprintf(f.IO.ErrOut, "wrote %s\n", res.AnnotationsFile)
 		}
 	}
-	return res.BundleDir, nil
-}
-
-// buildWithTool writes bundle.Dockerfile and builds it with the tool. When
-// the bundle is inside the working directory, the Dockerfile goes there and
-// the working directory is the build context, as upstream's; otherwise (a
-// build context must hold what it copies) the bundle directory is the
-// context and the Dockerfile a temporary file, so that nothing is written
-// into a directory opm was only asked to read. It returns the Dockerfile's
-// path, "" for a temporary one.
-func buildWithTool(ctx context.Context, r *containertools.Runner, bundleDir string, labels map[string]string, ref image.Ref, baseImage string) (string, error) {
-	bundleAbs, err := filepath.Abs(bundleDir)
-	if err != nil {
-		return "", err
-	}
-	var contextDir, rel, dockerfile string
-	temp := false
-	if wd, err := os.Getwd(); err == nil {
-		if p, err := filepath.Rel(wd, bundleAbs); err == nil && p != ".." && !strings.HasPrefix(p, ".."+string(filepath.Separator)) {
-			contextDir, rel, dockerfile = wd, filepath.ToSlash(p), filepath.Join(wd, "bundle.Dockerfile")
-		}
-	}
-	if dockerfile == "" {
-		tmp, err := os.MkdirTemp("", "opm-build-")
-		if err != nil {
-			return "", err
-		}
-		defer os.RemoveAll(tmp)
-		contextDir, rel, dockerfile = bundleAbs, ".", filepath.Join(tmp, "bundle.Dockerfile")
-		temp = true
-	}
-	df := bundle.Dockerfile(labels, rel)
-	if baseImage != "" {
-		dir := ""
-		if rel != "." {
-			dir = strings.TrimSuffix(rel, "/") + "/"
-		}
-		df = bundle.UpstreamDockerfile(labels, dir+bundle.ManifestsDir, dir+bundle.MetadataDir, baseImage)
-	}
-	if err := os.WriteFile(dockerfile, df, 0o644); err != nil { //nolint:gosec // a Dockerfile is not secret
-		return "", fmt.Errorf("write bundle.Dockerfile: %w", err)
-	}
-	if err := r.Build(ctx, dockerfile, ref.Name, contextDir); err != nil {
-		return "", fmt.Errorf("build with %s: %w", r.Tool, err)
-	}
-	if temp {
-		return "", nil
-	}
-	return dockerfile, nil
+	return bundleDir, nil
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -115,12 +114,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	src := &imageInputs{opener: bundlesource.NewOpener(opts.Image, f.ImageClient), load: opts.Load}
-	src.opener.Load = opts.Load
+	src := bundlesource.NewInputs(bundlesource.NewOpener(opts.Image, f.ImageClient), opts.Load)
 	inputs := make([]validate.Input, 0, len(paths))
 	var errs []error
 	for _, p := range paths {
-		in, err := src.inputFor(p)
+		in, err := src.Input(p)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -130,23 +128,23 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if len(errs) > 0 {
 		return exit.With(exit.Usage, errors.Join(errs...))
 	}
-	if src.images > 0 {
+	if src.Images > 0 {
 		// Pulling is mostly waiting on the network: more at once than CPUs.
 		vopts.Concurrency = max(imageConcurrency, runtime.GOMAXPROCS(0))
-		src.progress = output.Progress(f.IO, opts.Output, "pulled", src.images)
+		src.Progress = output.Progress(f.IO, opts.Output, "pulled", src.Images)
 	}
 	if opts.Output == output.JSON || opts.Output == output.SARIF {
 		// One document: it is written once every bundle is done.
 		res := validate.Run(ctx, inputs, vopts)
-		src.progress.Finish()
+		src.Progress.Finish()
 		if err := exit.IfInterrupted(ctx); err != nil {
 			return err
 		}
 		err = opts.Render(f, res, vopts.FailOn, "bundle")
 	} else {
-		err = streamText(ctx, f, inputs, vopts, src.progress)
+		err = streamText(ctx, f, inputs, vopts, src.Progress)
 	}
-	if n := src.failed.Load(); n > 0 {
+	if n := src.Failed.Load(); n > 0 {
 		// The report names each image that could not be opened (rule
 		// bundle-load); that is an I/O error, not a verdict on a bundle.
 		return exit.With(exit.Usage, fmt.Errorf("%d image(s) could not be opened", n))
@@ -188,48 +186,6 @@ func streamText(ctx context.Context, f *factory.Factory, inputs []validate.Input
 
 // imageConcurrency is how many bundle images are pulled at once.
 const imageConcurrency = 16
-
-// imageInputs turns arguments into validate inputs, opening images through
-// one opener (one client, so connections are reused).
-type imageInputs struct {
-	opener   *bundlesource.Opener
-	load     bundle.LoadOptions
-	images   int
-	progress *iostreams.Progress
-	// failed counts images that could not be opened at all.
-	failed atomic.Int64
-}
-
-// inputFor turns a PATH|IMAGE argument into something to validate: an
-// existing directory is a bundle directory, anything else an image reference
-// (a mistyped path is refused here, before any registry is asked).
-func (s *imageInputs) inputFor(arg string) (validate.Input, error) {
-	local, err := bundlesource.IsLocal(arg)
-	if err != nil {
-		return validate.Input{}, err
-	}
-	if local {
-		return bundlesource.DirInputWith(arg, s.load)
-	}
-	if err := bundlesource.CheckArg(arg); err != nil {
-		return validate.Input{}, err
-	}
-	s.images++
-	return validate.Input{
-		Path: arg,
-		Load: func(ctx context.Context) (*bundle.Bundle, error) {
-			ob, err := s.opener.Open(ctx, arg)
-			defer s.progress.Step()
-			if ob == nil {
-				if ctx.Err() == nil {
-					s.failed.Add(1)
-				}
-				return nil, err
-			}
-			return ob.Bundle, err
-		},
-	}, nil
-}
 
 // listRules prints the rule catalog to stdout, where the user asked for it.
 func listRules(f *factory.Factory, format string) error {

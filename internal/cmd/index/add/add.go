@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/image"
@@ -29,7 +30,7 @@ type Options struct {
 	OverwriteLatest bool
 	Output          string
 	Load            bundle.LoadOptions
-	indexio.ImageOptions
+	indexflags.ImageOptions
 }
 
 // NewCmd is `opm index add`; runF, when not nil, runs instead of Run.
@@ -176,7 +177,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.Database == "" {
 		// The bundles are fetched while the base image is.
 		run := indexio.ImageRun{Client: client, Prepare: load}
-		return indexio.ChangeImageWith(ctx, f, &opts.ImageOptions, run, opts.Output, add, writeAddResult)
+		return indexio.ChangeImage(ctx, f, &opts.ImageOptions, run, opts.Output, add, writeAddResult)
 	}
 	if err := load(ctx); err != nil {
 		return err

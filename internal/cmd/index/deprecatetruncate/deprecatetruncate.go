@@ -11,6 +11,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/index"
@@ -23,7 +24,7 @@ type Options struct {
 	Output              string
 	Permissive          bool
 	AllowPackageRemoval bool
-	indexio.ImageOptions
+	indexflags.ImageOptions
 }
 
 // Long is the help shared with opm registry deprecatetruncate.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/index"
@@ -24,7 +25,7 @@ type Options struct {
 	// ContainerToolGiven says -c was on the command line (its podman
 	// default only counts then).
 	ContainerToolGiven bool
-	indexio.ImageOptions
+	indexflags.ImageOptions
 }
 
 // NewCmd is `opm index prune`; runF, when not nil, runs instead of Run.

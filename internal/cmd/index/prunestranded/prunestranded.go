@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/index"
@@ -19,7 +20,7 @@ type Options struct {
 	Database           string
 	Output             string
 	ContainerToolGiven bool
-	indexio.ImageOptions
+	indexflags.ImageOptions
 }
 
 // NewCmd is `opm index prune-stranded`; runF, when not nil, runs instead

@@ -10,6 +10,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/index"
@@ -21,7 +22,7 @@ type Options struct {
 	Database   string
 	Output     string
 	Permissive bool
-	indexio.ImageOptions
+	indexflags.ImageOptions
 }
 
 // NewCmd is `opm index rm`; runF, when not nil, runs instead of Run.

@@ -1,49 +1,20 @@
-package indexio
+package indexchange
 
 import (
 	"context"
 	"fmt"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
-
-	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/indeximage"
 )
 
-// FlagCatalogFormat is the flag choosing what an index image carries.
-const FlagCatalogFormat = "catalog-format"
-
-// CatalogFormats are the values of --catalog-format.
-var CatalogFormats = []string{string(indeximage.FormatSQLite), string(indeximage.FormatFBC), string(indeximage.FormatBoth)}
-
-// RegisterCatalogFormatCompletion completes --catalog-format's values on cmd.
-func RegisterCatalogFormatCompletion(cmd *cobra.Command) {
-	_ = cmd.RegisterFlagCompletionFunc(FlagCatalogFormat, cobra.FixedCompletions(CatalogFormats, cobra.ShellCompDirectiveNoFileComp))
-}
-
-// checkCatalogFormat validates --catalog-format before anything is read.
-func (o *ImageOptions) checkCatalogFormat(build string) error {
-	if o.CatalogFormat == "" {
-		return nil
-	}
-	f, err := indeximage.ParseFormat(o.CatalogFormat)
-	if err != nil {
-		return exit.Usagef("--%s: %v", FlagCatalogFormat, err)
-	}
-	if f.HasConfigs() && (o.Generate || build != "") {
-		return exit.Usagef("--%s %s: opm writes file-based catalogs into images directly; drop --generate and --build-tool, or use --%s sqlite", FlagCatalogFormat, f, FlagCatalogFormat)
-	}
-	return nil
-}
-
-// outputFormat is the format to write: --catalog-format, else the format
-// of the --from-index image, else sqlite.
-func (o *ImageOptions) outputFormat(b *indeximage.Builder) indeximage.Format {
-	if o.CatalogFormat != "" {
-		return indeximage.Format(o.CatalogFormat)
+// outputFormat is the format to write: the one asked for, else the base
+// index image's, else sqlite.
+func outputFormat(asked indeximage.Format, b *indeximage.Builder) indeximage.Format {
+	if asked != "" {
+		return asked
 	}
 	if f := b.SourceFormat(); f != "" {
 		return f

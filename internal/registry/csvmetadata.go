@@ -1,0 +1,144 @@
+package registry
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+)
+
+// A bundle of a file-based catalog may carry its CSV only as an
+// olm.csv.metadata property (render --migrate-level
+// bundle-object-to-csv-metadata): the database then holds no CSV for it.
+// Upstream's opm serve answers such a bundle with a CSV built from that
+// summary, named after the bundle, with the package's icon, the bundle's
+// version and related images, an install strategy named "deployment"
+// (OLM's package server needs one) and the package's description when the
+// summary has none; the CSV is also the bundle's only object. This does the
+// same.
+
+// packageMeta is what a database made from a catalog keeps of a package
+// blob: the fields a synthesized CSV takes.
+type packageMeta struct {
+	Description string `json:"description"`
+	Icon        *struct {
+		Data      []byte `json:"base64data"`
+		MediaType string `json:"mediatype"`
+	} `json:"icon"`
+}
+
+// csvMetadataValue is the olm.csv.metadata value.
+type csvMetadataValue struct {
+	Annotations           map[string]string `json:"annotations,omitempty"`
+	APIServiceDefinitions json.RawMessage   `json:"apiServiceDefinitions,omitempty"`
+	CRDDescriptions       json.RawMessage   `json:"crdDescriptions,omitempty"`
+	Description           string            `json:"description,omitempty"`
+	DisplayName           string            `json:"displayName,omitempty"`
+	InstallModes          json.RawMessage   `json:"installModes,omitempty"`
+	Keywords              json.RawMessage   `json:"keywords,omitempty"`
+	Labels                map[string]string `json:"labels,omitempty"`
+	Links                 json.RawMessage   `json:"links,omitempty"`
+	Maintainers           json.RawMessage   `json:"maintainers,omitempty"`
+	Maturity              string            `json:"maturity,omitempty"`
+	MinKubeVersion        string            `json:"minKubeVersion,omitempty"`
+	NativeAPIs            json.RawMessage   `json:"nativeAPIs,omitempty"`
+	Provider              json.RawMessage   `json:"provider,omitempty"`
+}
+
+type csvIcon struct {
+	Data      string `json:"base64data"`
+	MediaType string `json:"mediatype"`
+}
+
+type csvRelatedImage struct {
+	Name  string `json:"name"`
+	Image string `json:"image"`
+}
+
+// synthesizedCSV is the CSV built from a summary, keys in the order of
+// OLM's ClusterServiceVersion type.
+type synthesizedCSV struct {
+	Kind       string `json:"kind"`
+	APIVersion string `json:"apiVersion"`
+	Metadata   struct {
+		Name        string            `json:"name"`
+		Labels      map[string]string `json:"labels,omitempty"`
+		Annotations map[string]string `json:"annotations,omitempty"`
+	} `json:"metadata"`
+	Spec struct {
+		Install struct {
+			Strategy string `json:"strategy"`
+		} `json:"install"`
+		Version                   string            `json:"version,omitempty"`
+		Maturity                  string            `json:"maturity,omitempty"`
+		CustomResourceDefinitions json.RawMessage   `json:"customresourcedefinitions,omitempty"`
+		APIServiceDefinitions     json.RawMessage   `json:"apiservicedefinitions,omitempty"`
+		NativeAPIs                json.RawMessage   `json:"nativeAPIs,omitempty"`
+		MinKubeVersion            string            `json:"minKubeVersion,omitempty"`
+		DisplayName               string            `json:"displayName"`
+		Description               string            `json:"description,omitempty"`
+		Keywords                  json.RawMessage   `json:"keywords,omitempty"`
+		Maintainers               json.RawMessage   `json:"maintainers,omitempty"`
+		Provider                  json.RawMessage   `json:"provider,omitempty"`
+		Links                     json.RawMessage   `json:"links,omitempty"`
+		Icon                      []csvIcon         `json:"icon,omitempty"`
+		InstallModes              json.RawMessage   `json:"installModes,omitempty"`
+		RelatedImages             []csvRelatedImage `json:"relatedImages,omitempty"`
+	} `json:"spec"`
+}
+
+// csvFromMetadata builds the CSV of a bundle that has none from its one
+// olm.csv.metadata property; "" when it has none or several.
+func (s *SQLite) csvFromMetadata(ctx context.Context, name, pkg, version string, props []typedRow) (string, error) {
+	var value string
+	n := 0
+	for _, p := range props {
+		if p.typ == "olm.csv.metadata" {
+			value = p.value
+			n++
+		}
+	}
+	if n != 1 {
+		return "", nil
+	}
+	var m csvMetadataValue
+	if err := json.Unmarshal([]byte(value), &m); err != nil {
+		return "", fmt.Errorf("bundle %s: olm.csv.metadata: %w", name, err)
+	}
+	csv := synthesizedCSV{Kind: "ClusterServiceVersion", APIVersion: "operators.coreos.com/v1alpha1"}
+	csv.Metadata.Name, csv.Metadata.Labels, csv.Metadata.Annotations = name, m.Labels, m.Annotations
+	sp := &csv.Spec
+	sp.Install.Strategy = "deployment"
+	sp.Version, sp.Maturity, sp.MinKubeVersion = version, m.Maturity, m.MinKubeVersion
+	sp.CustomResourceDefinitions, sp.APIServiceDefinitions, sp.NativeAPIs = m.CRDDescriptions, m.APIServiceDefinitions, m.NativeAPIs
+	sp.DisplayName, sp.Description = m.DisplayName, m.Description
+	sp.Keywords, sp.Maintainers, sp.Provider, sp.Links, sp.InstallModes = m.Keywords, m.Maintainers, m.Provider, m.Links, m.InstallModes
+	if pm := s.packages[pkg]; pm != nil {
+		if pm.Icon != nil {
+			sp.Icon = []csvIcon{{Data: base64.StdEncoding.EncodeToString(pm.Icon.Data), MediaType: pm.Icon.MediaType}}
+		}
+		if sp.Description == "" {
+			sp.Description = pm.Description
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT image FROM related_image WHERE operatorbundle_name = ? AND image IS NOT NULL ORDER BY rowid`, name)
+	if err != nil {
+		return "", s.wrap("related images of "+name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var img string
+		if err := rows.Scan(&img); err != nil {
+			return "", s.wrap("related images of "+name, err)
+		}
+		sp.RelatedImages = append(sp.RelatedImages, csvRelatedImage{Image: img})
+	}
+	if err := rows.Err(); err != nil {
+		return "", s.wrap("related images of "+name, err)
+	}
+	out, err := json.Marshal(csv)
+	if err != nil {
+		return "", fmt.Errorf("bundle %s: %w", name, err)
+	}
+	return string(out), nil
+}
