@@ -42,6 +42,8 @@ type Options struct {
 	// EnforceIntegrity fails when CacheDir holds no database for the
 	// catalog's current content instead of rebuilding it.
 	EnforceIntegrity bool
+	// Load bounds what is read from the catalog.
+	Load fbc.LoadOptions
 }
 
 // Result says what Prepare did.
@@ -257,7 +259,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 				opts.CacheDir, dir, why, dir, opts.CacheDir)
 		}
 	}
-	c, err := fbc.LoadDir(dir)
+	c, err := fbc.LoadDirWith(dir, opts.Load)
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", dir, err, dir)
 	}

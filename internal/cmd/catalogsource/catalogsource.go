@@ -45,6 +45,8 @@ type Catalog struct {
 
 // Opener opens sources through one image client, made on first use.
 type Opener struct {
+	// Limits bound what is read from file-based catalogs.
+	Limits  fbc.Limits
 	f       *factory.Factory
 	opts    image.Options
 	render  fbc.RenderOptions
@@ -83,7 +85,7 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err := check(arg, CatalogDir, accept); err != nil {
 			return nil, err
 		}
-		c, err := fbc.LoadDir(arg)
+		c, err := fbc.LoadDirWith(arg, fbc.LoadOptions{Limits: o.Limits})
 		if err != nil {
 			return nil, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", arg, err, arg)
 		}

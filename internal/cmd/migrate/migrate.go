@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/render"
 	"github.com/opmkit/opm/internal/fbc"
@@ -36,6 +37,7 @@ type Options struct {
 	Force        bool
 	Permissive   bool
 	Image        image.Options
+	Limits       fbc.Limits
 }
 
 // NewCmd is `opm migrate`; runF, when not nil, runs instead of Run.
@@ -84,6 +86,7 @@ into place. An existing non-empty DEST is refused unless --force.`,
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{ToFBC, ToSQLite}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
 	opts.Image.AddFlags(fl)
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	return cmd
 }
 
@@ -98,6 +101,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	o.Limits = opts.Limits
 	switch opts.To {
 	case ToFBC:
 		c, err := o.Open(ctx, opts.Source, catalogsource.Database, catalogsource.DatabaseImage)

@@ -10,6 +10,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
@@ -23,6 +24,7 @@ type Options struct {
 	MigrateLevel string
 	Permissive   bool
 	Image        image.Options
+	Limits       fbc.Limits
 }
 
 // NewCmd is `opm render`; runF, when not nil, runs instead of Run.
@@ -60,6 +62,7 @@ there.`,
 	cmd.Flags().StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
 	opts.Image.AddFlags(cmd.Flags())
+	fbcflags.AddLimitFlags(cmd.Flags(), &opts.Limits)
 	return cmd
 }
 
@@ -92,6 +95,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	o.Limits = opts.Limits
 	all := &fbc.Catalog{}
 	var problems catalogsource.Problems
 	for _, src := range opts.Sources {

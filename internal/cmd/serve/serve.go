@@ -19,7 +19,9 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	registryserve "github.com/opmkit/opm/internal/cmd/registry/serve"
+	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/registry"
 )
@@ -38,6 +40,7 @@ type Options struct {
 	Debug          bool
 	PprofAddr      string
 	Server         registryserve.ServerFlags
+	Limits         fbc.Limits
 	// Listener, when set, is served instead of --port, and OnServing is
 	// called with its address once the catalog answers (tests).
 	Listener  net.Listener
@@ -85,6 +88,7 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.BoolVar(&opts.Debug, "debug", false, "log every call")
 	fl.StringVar(&opts.PprofAddr, "pprof-addr", "", "serve Go's pprof HTTP endpoints on this address (host:port)")
 	opts.Server.AddFlags(fl)
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	return cmd
 }
 
@@ -139,7 +143,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		defer stop()
 	}
 	start := time.Now()
-	res, cleanup, err := fbccache.Prepare(ctx, opts.Dir, fbccache.Options{CacheDir: opts.CacheDir, EnforceIntegrity: enforce})
+	res, cleanup, err := fbccache.Prepare(ctx, opts.Dir, fbccache.Options{CacheDir: opts.CacheDir, EnforceIntegrity: enforce, Load: fbc.LoadOptions{Limits: opts.Limits}})
 	defer cleanup()
 	if err != nil {
 		return fail(fmt.Errorf("serve %s: %w", opts.Dir, err))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/lintflags"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
@@ -42,6 +43,7 @@ var formats = []string{output.Text, output.JSON, YAML, SARIF, UpstreamJSON, Upst
 type Options struct {
 	Dir string
 	lintflags.Flags
+	Limits fbc.Limits
 }
 
 // NewCmd is `opm validate`; runF, when not nil, runs instead of Run.
@@ -84,6 +86,7 @@ findings, one a line).`,
 	fl.StringVar(&opts.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	return cmd
 }
 
@@ -117,7 +120,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if _, err := os.ReadDir(opts.Dir); err != nil {
 		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
 	}
-	c, loadErr := fbc.LoadDir(opts.Dir)
+	c, loadErr := fbc.LoadDirWith(opts.Dir, fbc.LoadOptions{Limits: opts.Limits})
 	var findings []validate.Finding
 	if loadErr != nil {
 		findings = fbc.LoadFindings(loadErr)
