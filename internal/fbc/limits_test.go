@@ -144,3 +144,44 @@ func TestBudgetBoundsParallelReads(t *testing.T) {
 	b.acquire(100) // clamped: alone, it passes
 	b.release(100)
 }
+
+// TestLoadDirSymlinks: a link that leads out of the catalog is a finding
+// (it was followed silently); a link to a directory is a finding (it was
+// skipped silently, so a catalog of only one passed with 0 packages); a
+// link to a file inside the catalog is read.
+func TestLoadDirSymlinks(t *testing.T) {
+	outside := t.TempDir()
+	pkg := `{"schema":"olm.package","name":"p"}` + "\n"
+	if err := os.WriteFile(filepath.Join(outside, "secret.json"), []byte(pkg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "real", "catalog.json"), []byte(strings.ReplaceAll(pkg, `"p"`, `"q"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"out.json": filepath.Join(outside, "secret.json"), "linkdir": "real", "in.json": filepath.Join("real", "catalog.json")} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := LoadDir(dir)
+	got := map[string]string{}
+	for _, e := range LoadErrors(err) {
+		var le *LoadError
+		if errors.As(e, &le) {
+			got[le.File] = le.Msg
+		}
+	}
+	if !strings.Contains(got["out.json"], "leads out of the catalog") {
+		t.Errorf("link out of the catalog: %q", got["out.json"])
+	}
+	if !strings.Contains(got["linkdir"], "symbolic link to a directory") {
+		t.Errorf("link to a directory: %q", got["linkdir"])
+	}
+	if _, ok := got["in.json"]; ok || c == nil || len(c.Packages) != 2 {
+		t.Errorf("link inside the catalog: %q; packages %v", got["in.json"], c)
+	}
+}

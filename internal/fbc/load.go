@@ -58,7 +58,14 @@ func LoadDirWith(dir string, opts LoadOptions) (*Catalog, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("load catalog %s: not a directory (give the catalog's root directory)", dir)
 	}
-	return LoadWith(os.DirFS(dir), opts)
+	// Through an os.Root: a symbolic link that leads out of dir is refused
+	// (a finding), as bundle directories refuse it, instead of followed.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	defer root.Close()
+	return LoadWith(root.FS(), opts)
 }
 
 // Load reads every JSON (.json: objects back to back) and YAML (.yaml, .yml:
@@ -97,6 +104,22 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Catalog, error) {
 		}
 		if d.Name() == IgnoreFile || ign.match(p, false) {
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// WalkDir does not enter linked directories: say so rather
+			// than skip a catalog silently.
+			st, err := fs.Stat(fsys, p)
+			switch {
+			case err != nil && strings.Contains(err.Error(), "escapes"):
+				errs = append(errs, &LoadError{File: p, Msg: "a symbolic link that leads out of the catalog directory (or is absolute), which opm does not follow: copy its target into the catalog, or make the link relative within it"})
+				return nil
+			case err != nil:
+				errs = append(errs, &LoadError{File: p, Msg: err.Error()})
+				return nil
+			case st.IsDir():
+				errs = append(errs, &LoadError{File: p, Msg: "a symbolic link to a directory, which opm does not follow (nor does upstream opm): copy the directory into the catalog, or give its target"})
+				return nil
+			}
 		}
 		switch strings.ToLower(path.Ext(p)) {
 		case ".json", ".yaml", ".yml":

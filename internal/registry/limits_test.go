@@ -121,3 +121,19 @@ func TestMaxConcurrentStreamsQueuesInClient(t *testing.T) {
 }
 
 func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// TestHugeRequestNameIsNotEchoed: a 4 MB package name came back whole in
+// the not-found error; the answer keeps upstream's words, cut to 1 KiB.
+func TestHugeRequestNameIsNotEchoed(t *testing.T) {
+	srv := startServer(t, Options{DB: refDB(t, "etcd.replaces.db")})
+	name := strings.Repeat("n", 4<<20-64)
+	_, err := api.NewRegistryClient(srv.conn).GetPackage(context.Background(), &api.GetPackageRequest{Name: name})
+	st, _ := status.FromError(err)
+	if st.Code() != codes.Unknown || len(st.Message()) > 2048 || !strings.Contains(st.Message(), "bytes in all") {
+		t.Errorf("GetPackage of a 4 MB name: %v, %d bytes: %.100s", st.Code(), len(st.Message()), st.Message())
+	}
+	_, err = api.NewRegistryClient(srv.conn).GetPackage(context.Background(), &api.GetPackageRequest{Name: "nope"})
+	if st, _ := status.FromError(err); strings.Contains(st.Message(), "bytes in all") || !strings.Contains(st.Message(), "nope") {
+		t.Errorf("short name: %q", st.Message())
+	}
+}
