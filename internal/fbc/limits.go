@@ -119,7 +119,7 @@ func readFile(fsys fs.FS, name string, l Limits, b *budget) ([]byte, int64, erro
 	if err != nil {
 		return nil, 0, &LoadError{File: name, Msg: err.Error()}
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only
 	want := int64(0)
 	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
 		if st.Size() > l.file() {

@@ -64,7 +64,7 @@ func LoadDirWith(dir string, opts LoadOptions) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
 	}
-	defer root.Close()
+	defer func() { _ = root.Close() }() // read-only
 	return LoadWith(root.FS(), opts)
 }
 

@@ -102,7 +102,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	db.SetMaxIdleConns(conns)
 	s := &SQLite{path: path, db: db, rolledBack: rolledBack, cleanup: cleanup}
 	if err := s.open(ctx); err != nil {
-		s.Close()
+		_ = s.Close() // read-only; the open error is what matters
 		return nil, err
 	}
 	return s, nil
