@@ -78,7 +78,7 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 			gvks[v] = true
 		case PropertyPackage:
 			hasPackage = true
-			set.add(p.Type, p.Value)
+			set.add(p.Type, withRelease(p.Value, c.Release))
 		default:
 			set.add(p.Type, p.Value)
 		}
@@ -108,7 +108,9 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		}
 	}
 	if !hasPackage {
-		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version})
+		// The release (CSV spec.release) is part of the bundle's version,
+		// as upstream renders it.
+		set.addValue(PropertyPackage, PackageValue{PackageName: c.Package, Version: c.Version, Release: c.Release})
 	}
 	for _, a := range c.Provided {
 		gvks[GVKValue{Group: a.Group, Kind: a.Kind, Version: a.Version}] = true
@@ -140,43 +142,71 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		b.Properties = append(b.Properties, objs.sorted()...)
 	}
 
+	b.RelatedImages = relatedImagesOf(c.CSV, c.Images)
+	return b, nil
+}
+
+// relatedImagesOf are a bundle's related images as a render of the index
+// gives them: its images once each, sorted by image, named after the CSV's
+// relatedImages (unnamed when the CSV does not name them).
+func relatedImagesOf(csvJSON []byte, images []string) []RelatedImage {
+	var csv struct {
+		Spec struct {
+			RelatedImages []RelatedImage `json:"relatedImages"`
+		} `json:"spec"`
+	}
+	if len(csvJSON) > 0 {
+		_ = json.Unmarshal(csvJSON, &csv) // a CSV that is not JSON names nothing
+	}
+	return namedImages(csv.Spec.RelatedImages, images)
+}
+
+// namedImages is relatedImagesOf given the CSV's relatedImages.
+func namedImages(csvImages []RelatedImage, images []string) []RelatedImage {
 	names := map[string]string{}
-	if len(c.CSV) > 0 {
-		var csv struct {
-			Spec struct {
-				RelatedImages []RelatedImage `json:"relatedImages"`
-			} `json:"spec"`
-		}
-		if err := json.Unmarshal(c.CSV, &csv); err == nil {
-			for _, ri := range csv.Spec.RelatedImages {
-				if _, ok := names[ri.Image]; !ok {
-					names[ri.Image] = ri.Name
-				}
-			}
+	for _, ri := range csvImages {
+		if _, ok := names[ri.Image]; !ok {
+			names[ri.Image] = ri.Name
 		}
 	}
+	var out []RelatedImage
 	seen := map[string]bool{}
-	for _, img := range c.Images {
+	for _, img := range images {
 		if img == "" || seen[img] {
 			continue
 		}
 		seen[img] = true
-		b.RelatedImages = append(b.RelatedImages, RelatedImage{Name: names[img], Image: img})
+		out = append(out, RelatedImage{Name: names[img], Image: img})
 	}
-	sort.Slice(b.RelatedImages, func(i, j int) bool {
-		x, y := b.RelatedImages[i], b.RelatedImages[j]
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
 		if x.Image != y.Image {
 			return x.Image < y.Image
 		}
 		return x.Name < y.Name
 	})
-	return b, nil
+	return out
+}
+
+// withRelease adds release (CSV spec.release) to an olm.package value that
+// has none: the release is part of the bundle's version, as upstream
+// renders it.
+func withRelease(value []byte, release string) []byte {
+	if release == "" {
+		return value
+	}
+	var v PackageValue
+	if err := json.Unmarshal(value, &v); err != nil || v.Release != "" {
+		return value
+	}
+	v.Release = release
+	return mustProperty(PropertyPackage, v).Value
 }
 
 // propSet collects properties once each, by type and value: by compact
-// value, or with semantic, by the value's meaning (object keys in any
-// order), so that a requirement stored both as a property and as a
-// dependency shows once, as the property says it.
+// value, or with semantic, a requirement by the value's meaning (object
+// keys in any order), so that a requirement stored both as a property and
+// as a dependency shows once, as the property says it.
 type propSet struct {
 	list     []Property
 	seen     map[string]bool
@@ -235,7 +265,7 @@ func unescapeHTML(v []byte) []byte {
 // addCompact is add for a value known to be compact JSON.
 func (s *propSet) addCompact(typ string, value []byte) {
 	k := typ + "\x00" + string(value)
-	if s.semantic {
+	if s.semantic && requirement(typ) {
 		k = typ + "\x00" + canonicalJSON(value)
 	}
 	if s.seen == nil {
@@ -246,6 +276,16 @@ func (s *propSet) addCompact(typ string, value []byte) {
 	}
 	s.seen[k] = true
 	s.list = append(s.list, Property{Type: typ, Value: value})
+}
+
+// requirement says whether a property type is one a database holds both
+// as a property and as a dependency (and so may meet twice in a render).
+func requirement(typ string) bool {
+	switch typ {
+	case PropertyGVKRequired, PropertyPackageRequired, PropertyLabelRequired, PropertyConstraint:
+		return true
+	}
+	return false
 }
 
 // canonicalJSON is value with object keys sorted (numbers kept as

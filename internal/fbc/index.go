@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,8 +85,30 @@ func (c *Catalog) addIndexMetas(metas []index.Meta) []string {
 	for i, p := range c.Packages {
 		pkgIndex[p.Name] = i
 	}
+	bundleIndex := map[[2]string]int{}
+	for i, b := range c.Bundles {
+		bundleIndex[[2]string{b.Package, b.Name}] = i
+	}
 	for _, m := range metas {
 		blob := m.Blob
+		if m.Schema == SchemaBundle {
+			i, ok := bundleIndex[[2]string{m.Package, m.Name}]
+			if !ok {
+				continue // removed from the index since
+			}
+			var bi bundleImages
+			if err := json.Unmarshal(blob, &bi); err != nil {
+				warnings = append(warnings, fmt.Sprintf("the related images of bundle %s kept in the index are not JSON (%v); named after the CSV instead", m.Name, err))
+				continue
+			}
+			// Only while the index holds the same images: an index
+			// changed since by a tool that does not know the table gives
+			// its own.
+			if sameImages(bi.RelatedImages, c.Bundles[i].RelatedImages) {
+				c.Bundles[i].RelatedImages = bi.RelatedImages
+			}
+			continue
+		}
 		if m.Schema == SchemaPackage {
 			// The package blob's own fields; the default channel stays
 			// the database's (index add may have changed it).
@@ -442,12 +465,22 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 			ip.Channels = append(ip.Channels, ic)
 		}
 		for _, b := range pc.Bundles {
-			bc, err := bundleContent(b, firstEntry[b.Name])
+			bc, csvImages, err := bundleContent(b, firstEntry[b.Name])
 			if err != nil {
 				errs = append(errs, err)
 				continue
 			}
 			ip.Bundles = append(ip.Bundles, bc)
+			// Related images whose names (or order) a render would not
+			// give back from the CSV are kept as they are.
+			if !slices.Equal(namedImages(csvImages, bc.Images), b.RelatedImages) {
+				blob, err := marshal(bundleImages{RelatedImages: b.RelatedImages})
+				if err != nil {
+					errs = append(errs, fmt.Errorf("bundle %s: %w", b.Name, err))
+					continue
+				}
+				ip.Metas = append(ip.Metas, index.Meta{Schema: SchemaBundle, Package: name, Name: b.Name, Blob: blob})
+			}
 		}
 		if m, err := packageMeta(pkg, pc.Channels, ip.Bundles); err != nil {
 			errs = append(errs, err)
@@ -482,6 +515,13 @@ func importPackages(c *Catalog) ([]index.ImportPackage, error) {
 		}
 	}
 	return out, errors.Join(errs...)
+}
+
+// bundleImages is what the index keeps of a bundle blob's related images
+// when a render would not give them back (as an olm.bundle row of
+// index.MetaTable).
+type bundleImages struct {
+	RelatedImages []RelatedImage `json:"relatedImages"`
 }
 
 // packageMeta keeps what a package blob says that the index has no column
@@ -538,6 +578,29 @@ func channelHead(ch Channel) string {
 	return head
 }
 
+// sameImages reports whether two lists name the same set of images.
+func sameImages(a, b []RelatedImage) bool {
+	set := func(l []RelatedImage) map[string]bool {
+		m := map[string]bool{}
+		for _, ri := range l {
+			if ri.Image != "" {
+				m[ri.Image] = true
+			}
+		}
+		return m
+	}
+	x, y := set(a), set(b)
+	if len(x) != len(y) {
+		return false
+	}
+	for k := range x {
+		if !y[k] {
+			return false
+		}
+	}
+	return true
+}
+
 // indexMetas are the blobs the index keeps in opm's own table
 // (deprecations, custom schemas), compacted.
 func indexMetas(others []Meta) []index.Meta {
@@ -554,8 +617,8 @@ func indexMetas(others []Meta) []index.Meta {
 }
 
 // bundleContent converts an olm.bundle blob to what the index stores: the
-// inverse of bundleBlob.
-func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
+// inverse of bundleBlob. It also returns the CSV's relatedImages.
+func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, []RelatedImage, error) {
 	fail := func(format string, args ...any) error {
 		where := b.Pos.File
 		if b.Pos.Line > 0 {
@@ -569,6 +632,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 	c := &index.BundleContent{Name: b.Name, Package: b.Package, BundlePath: b.Image,
 		Replaces: entry.Replaces, Skips: entry.Skips, SkipRange: entry.SkipRange}
 	var provided, required []GVKValue
+	var csvImages []RelatedImage
 	// Every property but the manifests goes to the properties table, in
 	// the blob's order: that is what upstream's opm serve answers for the
 	// bundle (OLM stamps it on the installed CSV). Dependencies are filled
@@ -583,14 +647,14 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyPackage:
 			var v PackageValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.package: %v", err)
+				return nil, nil, fail("property olm.package: %v", err)
 			}
 			c.Version, c.Release = v.Version, v.Release
 			prop(p)
 		case PropertyGVK:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.gvk: %v", err)
+				return nil, nil, fail("property olm.gvk: %v", err)
 			}
 			provided = append(provided, v)
 			// Readers find the providers of an API by this exact value:
@@ -599,7 +663,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyGVKRequired:
 			var v GVKValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.gvk.required: %v", err)
+				return nil, nil, fail("property olm.gvk.required: %v", err)
 			}
 			required = append(required, v)
 			prop(p)
@@ -607,7 +671,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyPackageRequired:
 			var v PackageRequiredValue
 			if err := json.Unmarshal(p.Value, &v); err != nil {
-				return nil, fail("property olm.package.required: %v", err)
+				return nil, nil, fail("property olm.package.required: %v", err)
 			}
 			prop(p)
 			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyPackage,
@@ -615,10 +679,10 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		case PropertyBundleObject:
 			v, err := decodeBundleObject(p.Value)
 			if err != nil {
-				return nil, fail("property olm.bundle.object: %v", err)
+				return nil, nil, fail("property olm.bundle.object: %v", err)
 			}
 			if v.Ref != "" && len(v.Data) == 0 {
-				return nil, fail("olm.bundle.object refers to file %q; opm reads only inline data (base64 in \"data\")", v.Ref)
+				return nil, nil, fail("olm.bundle.object refers to file %q; opm reads only inline data (base64 in \"data\")", v.Ref)
 			}
 			c.Objects = append(c.Objects, v.Data)
 		default:
@@ -626,7 +690,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		}
 	}
 	if c.Version == "" {
-		return nil, fail("no olm.package property with a version")
+		return nil, nil, fail("no olm.package property with a version")
 	}
 	// The CSV, and plurals, from the manifests when the blob carries them.
 	plurals := map[GVKValue]string{}
@@ -639,7 +703,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 		if err := json.Unmarshal(o, &obj); err != nil {
 			var te *json.UnmarshalTypeError
 			if !errors.As(err, &te) {
-				return nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
+				return nil, nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
 			}
 			// A field of another type than OLM's: keep what did decode.
 		}
@@ -649,6 +713,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 				continue
 			}
 			c.CSV = o
+			csvImages = obj.Spec.RelatedImages
 			if obj.Spec.Replaces != "" {
 				c.Replaces = obj.Spec.Replaces
 			}
@@ -698,7 +763,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, error) {
 			c.Images = append(c.Images, ri.Image)
 		}
 	}
-	return c, nil
+	return c, csvImages, nil
 }
 
 // manifestHead is what ToIndex reads of a CSV or CRD manifest.
@@ -709,9 +774,10 @@ type manifestHead struct {
 	} `json:"metadata"`
 	Spec struct {
 		// CSV
-		Replaces string   `json:"replaces"`
-		Skips    []string `json:"skips"`
-		CRDs     struct {
+		Replaces      string         `json:"replaces"`
+		Skips         []string       `json:"skips"`
+		RelatedImages []RelatedImage `json:"relatedImages"`
+		CRDs          struct {
 			Owned    []crdDesc `json:"owned"`
 			Required []crdDesc `json:"required"`
 		} `json:"customresourcedefinitions"`

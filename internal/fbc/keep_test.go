@@ -64,13 +64,7 @@ func blobSet(c *Catalog) []string {
 		}
 	}
 	for _, b := range c.Bundles {
-		// Related images by image only: the index has no column for
-		// their names, which come back from the CSV's relatedImages.
-		var imgs []string
-		for _, ri := range b.RelatedImages {
-			imgs = append(imgs, ri.Image)
-		}
-		out = append(out, fmt.Sprintf("bundle %s/%s image=%s related=%v", b.Package, b.Name, b.Image, imgs))
+		out = append(out, fmt.Sprintf("bundle %s/%s image=%s related=%v", b.Package, b.Name, b.Image, b.RelatedImages))
 		for _, p := range b.Properties {
 			out = append(out, fmt.Sprintf("property %s %s %s", b.Name, p.Type, canonicalJSON(p.Value)))
 		}

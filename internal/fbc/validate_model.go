@@ -89,6 +89,13 @@ func (v *checker) bundleModel(c *Catalog) {
 		case b.Image == "" && !hasBundleObjects(b):
 			v.report(validate.RuleCatalogBundleImage, b.Pos, "image", "set image to the bundle's pull spec",
 				"bundle %s has no image (and no olm.bundle.object manifests)", b.Name)
+		case isLocalPath(b.Image):
+			// opm adds bundle directories to databases (an extension of
+			// upstream's, for local work): such a catalog serves and
+			// renders, but no cluster can pull the bundle.
+			v.reportAs(validate.RuleCatalogBundleImage, validate.Warning, b.Pos, "image",
+				"build and push the bundle (opm bundle build -d DIR -t REF) and add the image instead of the directory before publishing the catalog",
+				"bundle %s: image %q is a local directory (the bundle was added from one); OLM cannot pull it", b.Name, b.Image)
 		case b.Image != "":
 			if msg := pullSpecError(b.Image); msg != "" {
 				v.report(validate.RuleCatalogBundleImage, b.Pos, "image", "", "bundle %s: image %q is not a valid pull spec: %s", b.Name, b.Image, msg)
@@ -355,30 +362,30 @@ func (v *checker) substitutes(c *Catalog) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		reported := map[string]bool{}
+		// Each bundle names at most one other: walk each chain once, and a
+		// walk that meets a bundle of its own path has found a cycle.
+		done := map[string]bool{}
 		for _, start := range names {
-			// Follow the chain; each bundle names at most one other, so a
-			// walk that comes back to a visited bundle has found a cycle.
 			order := map[string]int{}
 			var path []string
 			for cur := start; ; {
 				if i, back := order[cur]; back {
 					cyc := path[i:]
-					if !reported[minName(cyc)] {
-						reported[minName(cyc)] = true
-						n := g[minName(cyc)]
-						v.report(validate.RuleCatalogSubstitutesCycle, n.pos, "properties", "",
-							"package %s: olm.substitutesFor annotations form a cycle: %s", pkg, strings.Join(append(rotate(cyc), minName(cyc)), " → "))
-					}
+					first := minName(cyc)
+					v.report(validate.RuleCatalogSubstitutesCycle, g[first].pos, "properties", "",
+						"package %s: olm.substitutesFor annotations form a cycle: %s", pkg, strings.Join(append(rotate(cyc), first), " → "))
 					break
 				}
 				n, ok := g[cur]
-				if !ok {
+				if !ok || done[cur] {
 					break
 				}
 				order[cur] = len(path)
 				path = append(path, cur)
 				cur = n.to
+			}
+			for _, p := range path {
+				done[p] = true
 			}
 		}
 	}
@@ -404,4 +411,11 @@ func rotate(s []string) []string {
 		}
 	}
 	return s
+}
+
+// isLocalPath reports whether a bundle's image is a file path (absolute or
+// explicitly relative), which is what opm records for a bundle added from a
+// directory; no pull spec starts so.
+func isLocalPath(image string) bool {
+	return strings.HasPrefix(image, "/") || strings.HasPrefix(image, "./") || strings.HasPrefix(image, "../")
 }

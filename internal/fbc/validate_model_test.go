@@ -133,3 +133,37 @@ func TestValidateSubstitutesSources(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateLocalBundlePath: a bundle added to a database from a directory
+// renders with that directory as its image. No cluster can pull it, so it is
+// a warning, but the catalog still renders and serves for local work.
+func TestValidateLocalBundlePath(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("testdata", "upstream-model", "ok", "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/tmp/Work/op/1.0.0", "./bundles/1.0.0", "../op/1.0.0"} {
+		dir := t.TempDir()
+		text := strings.Replace(string(data), `image: "quay.io/example/op-bundle:1.0.0"`, `image: "`+path+`"`, 1)
+		if err := os.WriteFile(filepath.Join(dir, "catalog.yaml"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var warned bool
+		for _, f := range Validate(c) {
+			if f.Severity == validate.Error {
+				t.Errorf("%s: error %s: %s", path, f.Rule, f.Message)
+			}
+			if f.Rule == "catalog-bundle-image" && f.Severity == validate.Warning && strings.Contains(f.Message, "local directory") {
+				warned = true
+			}
+		}
+		if !warned {
+			t.Errorf("%s: no warning that the bundle image is a local directory", path)
+		}
+	}
+}

@@ -39,8 +39,8 @@ func ParseFormat(s string) (Format, error) {
 
 // Write writes the catalog as upstream opm prints it: package by package
 // (sorted by name), the olm.package blob, then channels and bundles (each
-// sorted by name), then other blobs (olm.deprecations first, then by schema
-// and name). JSON is one object after another, indented by four spaces,
+// sorted by name), then other blobs (by schema, then olm.deprecations);
+// blobs of no package last. JSON is one object after another, indented by four spaces,
 // without HTML escaping; YAML is one document per blob, each starting with
 // "---", keys sorted.
 func Write(w io.Writer, c *Catalog, format Format) error {
@@ -137,22 +137,27 @@ func (c *Catalog) groupByPackage() []sortedBlobs {
 	for n := range by {
 		names = append(names, n)
 	}
-	sort.Strings(names)
+	// Blobs of no package come after every package, as upstream writes them.
+	sort.Slice(names, func(i, j int) bool {
+		if (names[i] == "") != (names[j] == "") {
+			return names[j] == ""
+		}
+		return names[i] < names[j]
+	})
 	out := make([]sortedBlobs, 0, len(names))
 	for _, n := range names {
 		g := by[n]
 		sort.SliceStable(g.Packages, func(i, j int) bool { return g.Packages[i].Name < g.Packages[j].Name })
 		sort.SliceStable(g.Channels, func(i, j int) bool { return g.Channels[i].Name < g.Channels[j].Name })
 		sort.SliceStable(g.Bundles, func(i, j int) bool { return g.Bundles[i].Name < g.Bundles[j].Name })
+		// As upstream: other schemas in schema order (blobs of one schema
+		// as given), then olm.deprecations.
 		sort.SliceStable(g.Others, func(i, j int) bool {
 			a, b := g.Others[i], g.Others[j]
 			if (a.Schema == SchemaDeprecations) != (b.Schema == SchemaDeprecations) {
-				return a.Schema == SchemaDeprecations
+				return b.Schema == SchemaDeprecations
 			}
-			if a.Schema != b.Schema {
-				return a.Schema < b.Schema
-			}
-			return a.Name < b.Name
+			return a.Schema < b.Schema
 		})
 		out = append(out, sortedBlobs{name: n, cat: g})
 	}

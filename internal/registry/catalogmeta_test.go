@@ -280,6 +280,10 @@ func TestServeCSVFromMetadata(t *testing.T) {
 			Icon        []struct {
 				MediaType string `json:"mediatype"`
 			} `json:"icon"`
+			RelatedImages []struct {
+				Name  string `json:"name"`
+				Image string `json:"image"`
+			} `json:"relatedImages"`
 		} `json:"spec"`
 	}
 	if err := json.Unmarshal([]byte(b.CsvJson), &csv); err != nil {
@@ -289,6 +293,9 @@ func TestServeCSVFromMetadata(t *testing.T) {
 		csv.Spec.Install.Strategy != "deployment" || csv.Spec.Version != "1.1.0" || csv.Spec.DisplayName != "Op <beta>" ||
 		csv.Spec.Description != "x & y" || len(csv.Spec.Icon) != 1 || csv.Spec.Icon[0].MediaType != "image/svg+xml" {
 		t.Errorf("csvJson: %s", b.CsvJson)
+	}
+	if ri := csv.Spec.RelatedImages; len(ri) != 2 || ri[0].Name != "operator" || ri[0].Image != "example.com/op:1.1.0" || ri[1].Image != "example.com/op-bundle:1.1.0" {
+		t.Errorf("related images: %v, want the catalog's, names included", ri)
 	}
 	if len(b.Object) != 1 || b.Object[0] != b.CsvJson {
 		t.Errorf("objects: %v", b.Object)

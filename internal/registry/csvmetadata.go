@@ -2,9 +2,13 @@ package registry
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	"github.com/opmkit/opm/internal/index"
 )
 
 // A bundle of a file-based catalog may carry its CSV only as an
@@ -121,6 +125,25 @@ func (s *SQLite) csvFromMetadata(ctx context.Context, name, pkg, version string,
 			sp.Description = pm.Description
 		}
 	}
+	// The catalog's related images, names included, when the database
+	// kept them; else the images of the related_image table.
+	var kept sql.NullString
+	if s.metas {
+		err := s.db.QueryRowContext(ctx, `SELECT blob FROM `+index.MetaTable+` WHERE schema = 'olm.bundle' AND package_name = ? AND name = ?`, pkg, name).Scan(&kept)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return "", s.wrap("related images of "+name, err)
+		}
+	}
+	if kept.Valid {
+		var bi struct {
+			RelatedImages []csvRelatedImage `json:"relatedImages"`
+		}
+		if err := json.Unmarshal([]byte(kept.String), &bi); err != nil {
+			return "", fmt.Errorf("bundle %s: kept related images: %w", name, err)
+		}
+		sp.RelatedImages = bi.RelatedImages
+		return marshalCSV(name, csv)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT image FROM related_image WHERE operatorbundle_name = ? AND image IS NOT NULL ORDER BY rowid`, name)
 	if err != nil {
 		return "", s.wrap("related images of "+name, err)
@@ -136,6 +159,10 @@ func (s *SQLite) csvFromMetadata(ctx context.Context, name, pkg, version string,
 	if err := rows.Err(); err != nil {
 		return "", s.wrap("related images of "+name, err)
 	}
+	return marshalCSV(name, csv)
+}
+
+func marshalCSV(name string, csv synthesizedCSV) (string, error) {
 	out, err := json.Marshal(csv)
 	if err != nil {
 		return "", fmt.Errorf("bundle %s: %w", name, err)

@@ -357,6 +357,64 @@ func TestIndexImageServes(t *testing.T) {
 		t.Logf("FBC CatalogSource container served and answered after %s", time.Since(start).Round(time.Millisecond))
 	})
 
+	t.Run("generated Dockerfile", func(t *testing.T) {
+		// The authoring path: a basic template rendered into a catalog
+		// directory, opm generate dockerfile, podman build; the image
+		// serves the catalog from the cache its build stage made, as
+		// opm's own FBC images do.
+		dir := t.TempDir()
+		tmpl := filepath.Join(dir, "etcd.yaml")
+		require.NoError(t, os.WriteFile(tmpl, []byte("schema: olm.template.basic\nentries:\n"+
+			"- {schema: olm.package, name: etcd, defaultChannel: singlenamespace-alpha}\n"+
+			"- {schema: olm.channel, package: etcd, name: singlenamespace-alpha, entries: [{name: etcdoperator.v0.9.0}, {name: etcdoperator.v0.9.2, replaces: etcdoperator.v0.9.0}]}\n"+
+			"- {schema: olm.bundle, image: "+bundles[1]+"}\n- {schema: olm.bundle, image: "+bundles[2]+"}\n"), 0o644))
+		catalogDir := filepath.Join(dir, "catalog", "etcd")
+		require.NoError(t, os.MkdirAll(catalogDir, 0o755))
+		rendered := run(t, opm, "alpha", "render-template", tmpl, "--use-http")
+		require.NoError(t, os.WriteFile(filepath.Join(catalogDir, "catalog.json"), []byte(rendered), 0o644))
+		run(t, opm, "validate", filepath.Join(dir, "catalog"))
+		run(t, opm, "generate", "dockerfile", filepath.Join(dir, "catalog"), "-i", servingRef, "-b", servingRef)
+		dockerfile := filepath.Join(dir, "catalog.Dockerfile")
+
+		tag := fmt.Sprintf("localhost/opm-e2e-generated:%d", time.Now().UnixNano())
+		t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", tag).Run() })
+		run(t, podman, "build", "--isolation", "chroot", "--tls-verify=false", "-f", dockerfile, "-t", tag, dir)
+		label := run(t, podman, "image", "inspect", "--format", `{{index .Config.Labels "operators.operatorframework.io.index.configs.v1"}}`, tag)
+		assert.Equal(t, "/configs\n", label)
+
+		// Read-only, as an arbitrary user (/tmp, where the cache is, is
+		// not replaced by a tmpfs: a pod's /tmp is the image's).
+		port := freePort(t)
+		cid := startContainer(t, podman, "--read-only", "--read-only-tmpfs=false", "--user", "12345", "-p", fmt.Sprintf("127.0.0.1:%d:50051", port), tag)
+		waitServing(t, podman, cid)
+		db := copyOut(t, podman, cid, "/tmp/cache/index.db")
+		got := query(t, fmt.Sprintf("127.0.0.1:%d", port))
+		assert.Equal(t, fromDB(t, db), got)
+		assert.Equal(t, []string{"etcdoperator.v0.9.0", "etcdoperator.v0.9.2"}, csvNames(got.bundles))
+		run(t, podman, "stop", "-t", "20", cid)
+		assert.Equal(t, "0", strings.TrimSpace(run(t, podman, "inspect", "--format", "{{.State.ExitCode}}", cid)))
+		logs, err := exec.Command(podman, "logs", cid).CombinedOutput()
+		require.NoError(t, err)
+		assert.Contains(t, string(logs), `how="cache used"`)
+
+		// -i scratch: the catalog and its cache, no opm (OLM v1).
+		require.NoError(t, os.Remove(dockerfile))
+		run(t, opm, "generate", "dockerfile", filepath.Join(dir, "catalog"), "-i", "scratch", "-b", servingRef)
+		scratchTag := tag + "-scratch"
+		t.Cleanup(func() { _ = exec.Command(podman, "rmi", "-f", scratchTag).Run() })
+		run(t, podman, "build", "--isolation", "chroot", "--tls-verify=false", "-f", dockerfile, "-t", scratchTag, dir)
+		sid := strings.TrimSpace(run(t, podman, "create", scratchTag, "/bin/opm"))
+		t.Cleanup(func() { _ = exec.Command(podman, "rm", "-f", sid).Run() })
+		configs := copyOut(t, podman, sid, "/configs")
+		data, err := os.ReadFile(filepath.Join(configs, "etcd", "catalog.json"))
+		require.NoError(t, err)
+		assert.Equal(t, rendered, string(data))
+		copyOut(t, podman, sid, "/tmp/cache/index.db")
+		out, err := exec.Command(podman, "cp", sid+":/bin/opm", t.TempDir()).CombinedOutput()
+		assert.Error(t, err, "a scratch catalog image has no opm: %s", out)
+		t.Logf("generated Dockerfile images built and served after %s", time.Since(start).Round(time.Millisecond))
+	})
+
 	t.Run("operator-sdk run bundle", func(t *testing.T) {
 		// The bundle as the container sees the registry: through the proxy.
 		via := proxy(t, podman, reg.Addr)

@@ -1,23 +1,29 @@
 // Package alpha is `opm alpha`: upstream opm v1.73.0's alpha bundle, list
 // and render-graph commands, with upstream's flags, for scripts written for
-// it. The bundle commands are thin aliases onto `opm bundle ...`.
+// it. The bundle commands are thin aliases onto `opm bundle ...`. Upstream's
+// catalog template commands (render-template, convert-template) live here
+// too, as upstream keeps them.
 package alpha
 
 import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/cmd/alpha/bundle"
+	"github.com/opmkit/opm/internal/cmd/alpha/converttemplate"
 	"github.com/opmkit/opm/internal/cmd/alpha/list"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendergraph"
+	"github.com/opmkit/opm/internal/cmd/alpha/rendertemplate"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 )
 
 // NewCmd is `opm alpha` with its subcommands.
 func NewCmd(f *factory.Factory) *cobra.Command {
-	return group.New("alpha", "Upstream opm's alpha commands, with upstream's flags (bundle, list, render-graph)",
+	return group.New("alpha", "Upstream opm's alpha commands, with upstream's flags (bundle, list, render-graph) and catalog templates (render-template, convert-template)",
 		bundle.NewCmd(f),
 		list.NewCmd(f),
 		rendergraph.NewCmd(f, nil),
+		rendertemplate.NewCmd(f, nil),
+		converttemplate.NewCmd(f),
 	)
 }

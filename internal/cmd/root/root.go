@@ -19,8 +19,10 @@ import (
 	"github.com/opmkit/opm/internal/cmd/csv"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/generate"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index"
+	"github.com/opmkit/opm/internal/cmd/initpackage"
 	"github.com/opmkit/opm/internal/cmd/migrate"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/cmd/registry"
@@ -90,6 +92,8 @@ config file.`,
 		migrate.NewCmd(f, nil),
 		fbcvalidate.NewCmd(f, nil),
 		serve.NewCmd(f, nil),
+		initpackage.NewCmd(f, nil),
+		generate.NewCmd(f),
 	)
 	completion.Register(root)
 	return root

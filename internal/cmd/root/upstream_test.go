@@ -35,7 +35,15 @@ func (r upstreamRow) has(attr string) bool {
 
 func upstreamTable(t *testing.T) []upstreamRow {
 	t.Helper()
-	f, err := os.Open("../../../testdata/upstream/opm-v1.73.0-commands.tsv")
+	rows := readUpstreamTable(t, "../../../testdata/upstream/opm-v1.73.0-commands.tsv")
+	require.Len(t, rows, 157, "the table's rows (one per command and flag)")
+	return rows
+}
+
+// readUpstreamTable reads a table of upstream commands and flags.
+func readUpstreamTable(t *testing.T, path string) []upstreamRow {
+	t.Helper()
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	var rows []upstreamRow
@@ -55,7 +63,6 @@ func upstreamTable(t *testing.T) []upstreamRow {
 		rows = append(rows, upstreamRow{c[0], c[1], c[2], c[3], c[4], c[5], c[6]})
 	}
 	require.NoError(t, sc.Err())
-	require.Len(t, rows, 157, "the table's rows (one per command and flag)")
 	return rows
 }
 
@@ -73,10 +80,26 @@ var pending = map[string]string{
 // (with --help, so nothing runs): none is ever "unknown".
 func TestUpstreamCommandTable(t *testing.T) {
 	t.Parallel()
+	checkUpstreamRows(t, upstreamTable(t))
+}
+
+// TestUpstreamHeadAuthoringTable does the same for upstream HEAD's file-based
+// catalog authoring commands: init, generate dockerfile, alpha
+// render-template and alpha convert-template.
+func TestUpstreamHeadAuthoringTable(t *testing.T) {
+	t.Parallel()
+	rows := readUpstreamTable(t, "../../../testdata/upstream/opm-head-authoring-commands.tsv")
+	require.Len(t, rows, 19, "the table's rows (one per command and flag)")
+	checkUpstreamRows(t, rows)
+}
+
+// checkUpstreamRows checks each row's command and flag on the real tree.
+func checkUpstreamRows(t *testing.T, rows []upstreamRow) {
+	t.Helper()
 	s, _, _, _ := iostreams.Test()
 	tree := root.NewCmd(factory.NewWithEnv(s, nil))
 	o := cmdtest.New(t)
-	for _, row := range upstreamTable(t) {
+	for _, row := range rows {
 		name := strings.TrimSpace("opm " + row.path)
 		if row.flag != "-" {
 			name += " --" + row.flag

@@ -45,7 +45,7 @@ type RegistryClient interface {
 	GetPackage(ctx context.Context, in *GetPackageRequest, opts ...grpc.CallOption) (*Package, error)
 	GetBundle(ctx context.Context, in *GetBundleRequest, opts ...grpc.CallOption) (*Bundle, error)
 	// Deprecated: Do not use.
-	// Only csvName and csvJson are answered; use GetBundle.
+	// Only csvName, csvJson and deprecation are answered; use GetBundle.
 	GetBundleForChannel(ctx context.Context, in *GetBundleInChannelRequest, opts ...grpc.CallOption) (*Bundle, error)
 	GetChannelEntriesThatReplace(ctx context.Context, in *GetAllReplacementsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ChannelEntry], error)
 	GetBundleThatReplaces(ctx context.Context, in *GetReplacementRequest, opts ...grpc.CallOption) (*Bundle, error)
@@ -217,7 +217,7 @@ type RegistryServer interface {
 	GetPackage(context.Context, *GetPackageRequest) (*Package, error)
 	GetBundle(context.Context, *GetBundleRequest) (*Bundle, error)
 	// Deprecated: Do not use.
-	// Only csvName and csvJson are answered; use GetBundle.
+	// Only csvName, csvJson and deprecation are answered; use GetBundle.
 	GetBundleForChannel(context.Context, *GetBundleInChannelRequest) (*Bundle, error)
 	GetChannelEntriesThatReplace(*GetAllReplacementsRequest, grpc.ServerStreamingServer[ChannelEntry]) error
 	GetBundleThatReplaces(context.Context, *GetReplacementRequest) (*Bundle, error)

@@ -198,8 +198,7 @@ func addRequirementProperties(t testing.TB, want []proto.Message) {
 				if err := json.Unmarshal([]byte(d.Value), &v); err != nil {
 					t.Fatalf("recorded dependency %s: %v", d.Value, err)
 				}
-				j, _ := json.Marshal(v)
-				p = &api.Property{Type: "olm.gvk.required", Value: string(j)}
+				p = &api.Property{Type: "olm.gvk.required", Value: marshalRaw(v)}
 			case "olm.package":
 				var v struct {
 					PackageName string `json:"packageName"`
@@ -208,11 +207,10 @@ func addRequirementProperties(t testing.TB, want []proto.Message) {
 				if err := json.Unmarshal([]byte(d.Value), &v); err != nil {
 					t.Fatalf("recorded dependency %s: %v", d.Value, err)
 				}
-				j, _ := json.Marshal(struct {
+				p = &api.Property{Type: "olm.package.required", Value: marshalRaw(struct {
 					PackageName  string `json:"packageName"`
 					VersionRange string `json:"versionRange"`
-				}{v.PackageName, v.Version})
-				p = &api.Property{Type: "olm.package.required", Value: string(j)}
+				}{v.PackageName, v.Version})}
 			default:
 				continue
 			}
@@ -222,6 +220,15 @@ func addRequirementProperties(t testing.TB, want []proto.Message) {
 			}
 		}
 	}
+}
+
+// marshalRaw is compact JSON without HTML escaping, as catalogs write it.
+func marshalRaw(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // plain structs of strings always encode
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // sortLists puts the lists inside bundle messages in one order.

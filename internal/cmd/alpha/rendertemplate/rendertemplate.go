@@ -1,0 +1,220 @@
+// Package rendertemplate is `opm alpha render-template`: a catalog template
+// (basic, semver or substitutes) rendered into a file-based catalog, its
+// bundle images pulled through one image client, several at once.
+package rendertemplate
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/template"
+	"github.com/opmkit/opm/internal/fbc/template/basic"
+	"github.com/opmkit/opm/internal/fbc/template/bundleimages"
+	"github.com/opmkit/opm/internal/fbc/template/semver"
+	"github.com/opmkit/opm/internal/fbc/template/substitutes"
+	"github.com/opmkit/opm/internal/image"
+)
+
+// FormatMermaid is the -o value that draws the channels instead.
+const FormatMermaid = "mermaid"
+
+// Options are the flags and arguments of opm alpha render-template.
+type Options struct {
+	// Type is basic, semver or substitutes; "" detects it from the schema.
+	Type string
+	// File is the template file; "-" (or "") is standard input.
+	File         string
+	Output       string
+	MigrateLevel string
+	Image        image.Options
+}
+
+// NewCmd is `opm alpha render-template`; runF, when not nil, runs instead
+// of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "render-template [TYPE] [FILE|-]",
+		Short: "Render a catalog template (basic, semver or substitutes) into a file-based catalog",
+		Long: `Render a catalog template into file-based catalog blobs on stdout, pulling
+every bundle image it names (several at once, through one image client; a
+progress line on a terminal).
+
+TYPE is basic, semver or substitutes; without it, the type
+comes from the template's schema (` + template.SchemaBasic + `,
+` + template.SchemaSemver + `, ` + template.SchemaSubstitutes + `). FILE is a YAML or
+JSON template; without it, or with -, the template is read from stdin. A
+FILE named like a TYPE needs the TYPE before it.
+
+  basic        a file-based catalog whose olm.bundle entries give only their
+               image: each becomes the bundle's rendered blob
+  semver       channels generated from the bundles' versions
+               (candidate/fast/stable, by major or minor version)
+  substitutes  a file-based catalog plus substitutions [{name: IMAGE, base:
+               BUNDLE}]: the image's bundle takes the base's place in every
+               channel
+
+A template with a syntax error, an unknown field or an image that cannot be
+pulled fails with the file, line and field at fault, and prints nothing.`,
+		Example: `  opm alpha render-template basic catalog-templates/my-operator.yaml -o yaml > catalog/my-operator/catalog.yaml
+  opm alpha render-template semver.yaml --migrate-level bundle-object-to-csv-metadata
+  opm alpha render-template < template.yaml
+  opm alpha render-template basic template.yaml -o mermaid`,
+		Args: cobra.RangeArgs(0, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch len(args) {
+			case 1:
+				if isType(args[0]) {
+					opts.Type = args[0]
+				} else {
+					opts.File = args[0]
+				}
+			case 2:
+				opts.Type, opts.File = args[0], args[1]
+				if !isType(opts.Type) {
+					return exit.Usagef("unknown template type %q: use %s (or give only FILE to detect the type from its schema)", opts.Type, strings.Join(template.Types, ", "))
+				}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Output, "output", "o", string(fbc.FormatJSON), "output format: json, yaml, or mermaid (a flowchart of the channels)")
+	_ = fl.SetAnnotation("output", output.DataFormatAnnotation, []string{"true"})
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{string(fbc.FormatJSON), string(fbc.FormatYAML), FormatMermaid}, cobra.ShellCompDirectiveNoFileComp))
+	fl.StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
+	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
+	opts.Image.AddFlags(fl)
+	return cmd
+}
+
+func isType(s string) bool {
+	for _, t := range template.Types {
+		if s == t {
+			return true
+		}
+	}
+	return false
+}
+
+// Run renders the template and prints the catalog; nothing is printed
+// unless the whole template renders.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	var format fbc.Format
+	if opts.Output != FormatMermaid {
+		var err error
+		if format, err = fbc.ParseFormat(opts.Output); err != nil {
+			return exit.Usagef("invalid --output %q%s: use json, yaml or mermaid", opts.Output, f.From("output"))
+		}
+	}
+	level, err := fbc.ParseMigrateLevel(opts.MigrateLevel)
+	if err != nil {
+		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
+	}
+	if err := opts.Image.Validate(); err != nil {
+		return exit.Usagef("%v", err)
+	}
+	data, source, err := readInput(f, opts.File)
+	if err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	typ := opts.Type
+	if typ == "" {
+		if typ, err = template.Detect(source, data); err != nil {
+			return exit.With(exit.Failed, err)
+		}
+	}
+
+	// Parse first: a malformed template fails before anything is pulled.
+	var (
+		images   []string
+		renderFn func(context.Context, template.RenderBundle) (*fbc.Catalog, error)
+	)
+	switch typ {
+	case template.TypeBasic:
+		t, err := basic.Parse(source, data)
+		if err != nil {
+			return exit.With(exit.Failed, err)
+		}
+		images, renderFn = t.Images(), t.Render
+	case template.TypeSubstitutes:
+		t, err := substitutes.Parse(source, data)
+		if err != nil {
+			return exit.With(exit.Failed, err)
+		}
+		images, renderFn = t.Images(), t.Render
+	case template.TypeSemver:
+		if images, renderFn, err = semverTemplate(source, data); err != nil {
+			return exit.With(exit.Failed, err)
+		}
+	}
+
+	// The progress line counts the bytes of clients made from opts from
+	// now on: make the run's one client after it.
+	progress := indexio.StartPull(f, output.Text, bundleimages.Distinct(images), &opts.Image)
+	b := bundleimages.New(func() (*image.Client, error) { return f.ImageClient(opts.Image) }, fbc.RenderOptions{Migrate: level})
+	b.OnDone = progress.Step
+	b.Prefetch(ctx, images)
+	progress.Finish()
+	if ctx.Err() != nil {
+		return indexio.Interrupted(ctx, ctx.Err())
+	}
+	c, err := renderFn(ctx, b.Render)
+	if err != nil {
+		if ctx.Err() != nil {
+			return indexio.Interrupted(ctx, err)
+		}
+		return exit.With(exit.Failed, fmt.Errorf("render %s template %s: %w\nnothing was printed", typ, source, err))
+	}
+	var buf bytes.Buffer
+	if opts.Output == FormatMermaid {
+		// One writer draws every template type's catalog (semver's, which
+		// draws any catalog as upstream's writer does).
+		if err := semver.Mermaid(&buf, c, f.IO.ErrOut); err != nil {
+			return exit.With(exit.Failed, fmt.Errorf("draw %s: %w", source, err))
+		}
+	} else {
+		if err := fbc.Write(&buf, c, format); err != nil {
+			return exit.With(exit.Failed, err)
+		}
+	}
+	if _, err := f.IO.Out.Write(buf.Bytes()); err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	return nil
+}
+
+// readInput reads the template: a file, or stdin for "" and "-".
+func readInput(f *factory.Factory, file string) ([]byte, string, error) {
+	if file == "" || file == "-" {
+		data, err := io.ReadAll(f.IO.In)
+		if err != nil {
+			return nil, "stdin", fmt.Errorf("read the template from stdin: %w", err)
+		}
+		return data, "stdin", nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, file, fmt.Errorf("read template %s: %w", file, err)
+	}
+	return data, file, nil
+}

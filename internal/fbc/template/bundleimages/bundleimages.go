@@ -1,0 +1,136 @@
+// Package bundleimages renders the bundle images catalog templates name:
+// through one image client (made on first use, so credentials are read
+// once and connections shared), each image once however often it is
+// named, several at once when fetched ahead (Prefetch). Its Render is a
+// template.RenderBundle.
+package bundleimages
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/indeximage"
+)
+
+// Renderer renders bundle images to olm.bundle blobs.
+type Renderer struct {
+	newClient func() (*image.Client, error)
+	render    fbc.RenderOptions
+	// OnDone, when set, is called once per distinct image rendered (for a
+	// progress line); it must be safe for concurrent use.
+	OnDone func()
+
+	clientOnce sync.Once
+	client     *image.Client
+	clientErr  error
+
+	mu   sync.Mutex
+	done map[string]*result
+}
+
+type result struct {
+	once sync.Once
+	blob *fbc.Bundle
+	err  error
+}
+
+// New renders through the client newClient makes (once, on first use).
+func New(newClient func() (*image.Client, error), render fbc.RenderOptions) *Renderer {
+	return &Renderer{newClient: newClient, render: render, done: map[string]*result{}}
+}
+
+// Render is the olm.bundle blob of the bundle image ref, rendered as opm
+// render renders it. It is safe for concurrent use; each caller gets its
+// own copy of the blob.
+func (r *Renderer) Render(ctx context.Context, ref string) (*fbc.Bundle, error) {
+	r.mu.Lock()
+	res := r.done[ref]
+	if res == nil {
+		res = &result{}
+		r.done[ref] = res
+	}
+	r.mu.Unlock()
+	res.once.Do(func() {
+		res.blob, res.err = r.load(ctx, ref)
+		if r.OnDone != nil {
+			r.OnDone()
+		}
+	})
+	if res.err != nil {
+		return nil, res.err
+	}
+	c := *res.blob
+	return &c, nil
+}
+
+func (r *Renderer) load(ctx context.Context, ref string) (*fbc.Bundle, error) {
+	if st, err := os.Stat(ref); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("is a directory here, but a template names bundle images (push the bundle, or give its image reference)")
+	}
+	if _, err := image.ParseReference(ref); err != nil {
+		return nil, fmt.Errorf("is not a valid image reference: %w", err)
+	}
+	r.clientOnce.Do(func() { r.client, r.clientErr = r.newClient() })
+	if r.clientErr != nil {
+		return nil, r.clientErr
+	}
+	im, err := r.client.OpenString(ctx, ref)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be pulled: %w (check the reference and your access: --authfile, --ca-file, --use-http)", err)
+	}
+	defer func() { _ = im.Close() }()
+	labels := im.Labels()
+	if labels[indeximage.DatabaseLabel] != "" || labels[indeximage.ConfigsLabel] != "" {
+		return nil, fmt.Errorf("is an index image, not a bundle image")
+	}
+	fsys, err := im.FS(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cannot be read: %w", err)
+	}
+	defer func() { _ = fsys.Close() }()
+	b, err := bundle.Load(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("is not a readable bundle: %w", err)
+	}
+	if b.CSV == nil {
+		return nil, fmt.Errorf("is not a bundle image: it holds no ClusterServiceVersion under manifests/ (label %s: %q)", bundle.AnnotationMediaType, labels[bundle.AnnotationMediaType])
+	}
+	b.Labels = labels
+	return fbc.RenderBundle(b, ref, r.render)
+}
+
+// Prefetch renders refs, several at once, keeping each result (errors
+// too) for Render.
+func (r *Renderer) Prefetch(ctx context.Context, refs []string) {
+	seen := map[string]bool{}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0)+2)
+	var wg sync.WaitGroup
+	for _, ref := range refs {
+		if seen[ref] {
+			continue
+		}
+		seen[ref] = true
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, _ = r.Render(ctx, ref)
+		}()
+	}
+	wg.Wait()
+}
+
+// Distinct counts the distinct references of refs.
+func Distinct(refs []string) int {
+	seen := map[string]bool{}
+	for _, r := range refs {
+		seen[r] = true
+	}
+	return len(seen)
+}
