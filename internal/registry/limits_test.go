@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
 	"github.com/opmkit/opm/internal/registry/api"
@@ -135,5 +136,26 @@ func TestHugeRequestNameIsNotEchoed(t *testing.T) {
 	_, err = api.NewRegistryClient(srv.conn).GetPackage(context.Background(), &api.GetPackageRequest{Name: "nope"})
 	if st, _ := status.FromError(err); strings.Contains(st.Message(), "bytes in all") || !strings.Contains(st.Message(), "nope") {
 		t.Errorf("short name: %q", st.Message())
+	}
+}
+
+// TestIdleConnectionsAreClosed: a connection without calls for the idle
+// timeout is closed by the server (GOAWAY); the client reconnects on its
+// next call.
+func TestIdleConnectionsAreClosed(t *testing.T) {
+	srv := startServer(t, Options{DB: refDB(t, "etcd.replaces.db"), Limits: Limits{IdleTimeout: 300 * time.Millisecond}})
+	c := api.NewRegistryClient(srv.conn)
+	if _, err := drain(c.ListPackages(context.Background(), &api.ListPackageRequest{})); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for st := srv.conn.GetState(); st != connectivity.Idle; st = srv.conn.GetState() {
+		if !srv.conn.WaitForStateChange(ctx, st) {
+			t.Fatalf("connection still %v 30 s after its last call; want it closed as idle", st)
+		}
+	}
+	if n, err := drain(c.ListPackages(context.Background(), &api.ListPackageRequest{})); err != nil || n != 1 {
+		t.Errorf("call after the idle close: %d, %v", n, err)
 	}
 }
