@@ -18,7 +18,7 @@ import (
 // Defaults of Limits and of Options.StopGrace.
 const (
 	DefaultStopGrace            = 5 * time.Second
-	DefaultMaxConcurrentStreams = 16
+	DefaultMaxConcurrentStreams = 8
 	DefaultKeepaliveTime        = time.Minute
 	DefaultKeepaliveTimeout     = 20 * time.Second
 	DefaultIdleTimeout          = 15 * time.Minute

@@ -34,7 +34,7 @@ func TestFlags(t *testing.T) {
 	// Ours: bounds on what clients can hold.
 	assert.Equal(t, serve.ServerFlags{StopGrace: registry.DefaultStopGrace, MaxConcurrentStreams: registry.DefaultMaxConcurrentStreams,
 		KeepaliveTime: registry.DefaultKeepaliveTime, IdleTimeout: registry.DefaultIdleTimeout, StallTimeout: registry.DefaultStallTimeout}, opts.Server)
-	assert.Equal(t, registry.Limits{MaxConcurrentStreams: 16, KeepaliveTime: time.Minute, IdleTimeout: 15 * time.Minute, StallTimeout: 30 * time.Second}, opts.Server.Limits())
+	assert.Equal(t, registry.Limits{MaxConcurrentStreams: 8, KeepaliveTime: time.Minute, IdleTimeout: 15 * time.Minute, StallTimeout: 30 * time.Second}, opts.Server.Limits())
 
 	opts, err = cmdtest.Parse(t, serve.NewCmd, "-d", "x.db", "-p", "6000", "-t", "/tmp/tl", "--timeout-seconds", "30", "--skip-migrate", "--debug",
 		"--stop-grace", "2s", "--max-concurrent-streams", "0", "--keepalive-time", "0", "--idle-timeout", "1h", "--stall-timeout", "0")
