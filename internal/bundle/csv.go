@@ -130,8 +130,16 @@ type PodSpec struct {
 
 // Container is the part of a container rules read.
 type Container struct {
+	Name  string   `json:"name"`
+	Image string   `json:"image"`
+	Env   []EnvVar `json:"env,omitempty"`
+}
+
+// EnvVar is a container's environment variable (a literal value; values
+// taken from elsewhere are not read).
+type EnvVar struct {
 	Name  string `json:"name"`
-	Image string `json:"image"`
+	Value string `json:"value,omitempty"`
 }
 
 // StrategyPermission binds RBAC rules to a service account.
@@ -173,11 +181,18 @@ type APIServiceDescription struct {
 
 // WebhookDefinition is one entry of spec.webhookdefinitions.
 type WebhookDefinition struct {
-	Type                    string   `json:"type"`
-	GenerateName            string   `json:"generateName"`
-	DeploymentName          string   `json:"deploymentName"`
-	ConversionCRDs          []string `json:"conversionCRDs,omitempty"`
-	AdmissionReviewVersions []string `json:"admissionReviewVersions,omitempty"`
+	Type                    string        `json:"type"`
+	GenerateName            string        `json:"generateName"`
+	DeploymentName          string        `json:"deploymentName"`
+	ConversionCRDs          []string      `json:"conversionCRDs,omitempty"`
+	AdmissionReviewVersions []string      `json:"admissionReviewVersions,omitempty"`
+	Rules                   []WebhookRule `json:"rules,omitempty"`
+}
+
+// WebhookRule is the part of an admission webhook's rule that rules read.
+type WebhookRule struct {
+	APIGroups []string `json:"apiGroups,omitempty"`
+	Resources []string `json:"resources,omitempty"`
 }
 
 // RelatedImage is an image the operator uses, for mirroring.

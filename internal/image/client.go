@@ -39,6 +39,10 @@ type Client struct {
 	// answers of credential helpers per helper and registry.
 	creds, helped memo[Credentials]
 
+	sig policyState
+	// systemPolicy replaces SystemPolicyPath (tests).
+	systemPolicy string
+
 	warnMu   sync.Mutex
 	warned   map[string]bool
 	warnings []string

@@ -65,6 +65,13 @@ type Options struct {
 	IdleTimeout time.Duration
 	// RegistriesConf overrides the registries.conf path (tests, unusual setups).
 	RegistriesConf string
+	// SignaturePolicy is the containers policy.json every registry pull is
+	// checked against; "" looks it up as podman does (see PolicyPath).
+	SignaturePolicy string
+	// RegistriesDir overrides the registries.d directory that says where
+	// signatures are (use-sigstore-attachments, lookaside); "" is the
+	// containers default.
+	RegistriesDir string
 	// TempDir is where large layer files spill to and archives are unpacked; "" is os.TempDir().
 	TempDir string
 	// SpillFileSize and SpillTotalSize bound what a flattened filesystem keeps in memory.
@@ -89,6 +96,8 @@ const (
 	FlagMaxDBSize     = "max-database-size"
 	FlagRetries       = "retries"
 	FlagTimeout       = "registry-timeout"
+	// FlagSignaturePolicy names the containers policy.json for pulls.
+	FlagSignaturePolicy = "signature-policy"
 )
 
 // AddFlags registers the shared image flags on fs, bound to o.
@@ -102,6 +111,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.MaxImageSize, FlagMaxImageSize, o.MaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, in bytes (default %d)", DefaultMaxImageSize))
 	fs.Int64Var(&o.MaxDatabaseSize, FlagMaxDBSize, o.MaxDatabaseSize, fmt.Sprintf("largest database layer of an index image, in bytes (default %d)", DefaultMaxDatabaseSize))
 	fs.IntVar(&o.Retries, FlagRetries, o.Retries, fmt.Sprintf("retries for failed registry requests (default %d, negative for none)", DefaultRetries))
+	fs.StringVar(&o.SignaturePolicy, FlagSignaturePolicy, o.SignaturePolicy, "containers policy.json that every image pull is verified against (default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
 	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry's response, or for more bytes of one, before retrying (default %s)", DefaultRegistryTimeout))
 }
 

@@ -57,6 +57,9 @@ func (c *Client) openRegistry(ctx context.Context, r Ref) (source, []byte, strin
 		s := &registrySource{c: c, ep: ep, cred: cred, puller: p}
 		m, mt, err := s.manifest(ctx, "")
 		if err == nil {
+			if err := c.verifySignature(ctx, r, m); err != nil {
+				return nil, nil, "", err
+			}
 			return s, m, mt, nil
 		}
 		errs = append(errs, err)

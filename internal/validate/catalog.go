@@ -13,6 +13,9 @@ func CatalogMarkdown() string {
 		fmt.Fprintf(&b, "### `%s`\n\n", r.ID)
 		fmt.Fprintf(&b, "- **Severity:** %s\n", r.Severity)
 		fmt.Fprintf(&b, "- **Applies to:** %s\n", scopeText(r))
+		if r.Set != "" {
+			fmt.Fprintf(&b, "- **Set:** `%s`, runs only when selected (`--select %s` or the rule id)\n", r.Set, r.Set)
+		}
 		fmt.Fprintf(&b, "- **What:** %s\n", r.What)
 		fmt.Fprintf(&b, "- **Why:** %s\n", r.Why)
 		fmt.Fprintf(&b, "- **Fix:** %s\n\n", r.Fix)

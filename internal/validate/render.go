@@ -320,9 +320,11 @@ type RuleInfo struct {
 	ID       string `json:"id"`
 	Severity string `json:"severity"`
 	Scope    string `json:"scope"`
-	What     string `json:"what"`
-	Why      string `json:"why,omitempty"`
-	Fix      string `json:"fix,omitempty"`
+	// Set is the rule set (--select SET); every rule has one.
+	Set  string `json:"set"`
+	What string `json:"what"`
+	Why  string `json:"why,omitempty"`
+	Fix  string `json:"fix,omitempty"`
 }
 
 // Catalog lists every registered rule, ordered by id.
@@ -330,23 +332,27 @@ func Catalog() []RuleInfo {
 	rules := Rules()
 	out := make([]RuleInfo, 0, len(rules))
 	for _, r := range rules {
-		out = append(out, RuleInfo{ID: r.ID, Severity: r.Severity.String(), Scope: r.Scope.String(), What: r.What, Why: r.Why, Fix: r.Fix})
+		set := r.Set
+		if set == "" {
+			set = SetDefault
+		}
+		out = append(out, RuleInfo{ID: r.ID, Severity: r.Severity.String(), Scope: r.Scope.String(), Set: set, What: r.What, Why: r.Why, Fix: r.Fix})
 	}
 	return out
 }
 
 // WriteCatalogText writes the rule catalog as aligned columns: id,
-// severity, scope and what the rule checks.
+// severity, scope, set and what the rule checks.
 func WriteCatalogText(w io.Writer, rules []RuleInfo, st Styles) error {
 	idw := len("RULE")
 	for _, r := range rules {
 		idw = max(idw, len(r.ID))
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-*s  %-7s  %-7s  %s\n", idw, "RULE", "SEVERITY", "SCOPE", "CHECKS")
+	fmt.Fprintf(&b, "%-*s  %-7s  %-7s  %-12s  %s\n", idw, "RULE", "SEVERITY", "SCOPE", "SET", "CHECKS")
 	for _, r := range rules {
 		sev, _ := ParseSeverity(r.Severity)
-		fmt.Fprintf(&b, "%s  %s  %-7s  %s\n", apply(st.Rule, fmt.Sprintf("%-*s", idw, r.ID)), st.severity(sev)+" ", r.Scope, r.What)
+		fmt.Fprintf(&b, "%s  %s  %-7s  %-12s  %s\n", apply(st.Rule, fmt.Sprintf("%-*s", idw, r.ID)), st.severity(sev)+" ", r.Scope, r.Set, r.What)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -36,6 +36,10 @@ type Rule struct {
 	Scope    Scope
 	// NoCSV marks rules that still run when the CSV could not be read.
 	NoCSV bool
+	// Set names the opt-in rule set the rule belongs to (SetOLMv1,
+	// SetSupplyChain); such rules run only when --select names them or
+	// their set. "" is the default set, run unless --select says otherwise.
+	Set string
 	// What the rule checks, why it matters and how to fix a finding: the
 	// rule catalog in docs/validation.md is written from these.
 	What string
@@ -73,9 +77,32 @@ func Lookup(id string) (*Rule, bool) {
 	return r, ok
 }
 
+// Rule sets. A --select entry may name a set instead of a rule id.
+const (
+	// SetDefault is the rules that run when nothing is selected.
+	SetDefault = "default"
+	// SetOLMv1 is what OLM v1's operator-controller refuses or limits.
+	SetOLMv1 = "olmv1"
+	// SetSupplyChain is pinned pull specs and allowed registries.
+	SetSupplyChain = "supply-chain"
+)
+
+// Sets lists the rule set names --select takes.
+var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain}
+
+func isSet(s string) bool {
+	for _, n := range Sets {
+		if n == s {
+			return true
+		}
+	}
+	return false
+}
+
 // Options tune a validation run.
 type Options struct {
-	// Select, when not empty, runs only these rule ids.
+	// Select, when not empty, runs only these rule ids and the rules of
+	// these sets (Sets); when empty, the default set runs.
 	Select []string
 	// Skip never runs these rule ids.
 	Skip []string
@@ -87,6 +114,10 @@ type Options struct {
 	// Concurrency bounds how many bundles are loaded and checked at once;
 	// 0 means the number of CPUs.
 	Concurrency int
+	// AllowedRegistries, when not empty, are the registries (host[:port],
+	// or host/path prefixes) that pull specs may name; setting it runs the
+	// image-registry-allowed rule even when it is not selected.
+	AllowedRegistries []string
 }
 
 // CheckRuleIDs reports unknown ids in Select and Skip, naming the closest.
@@ -95,9 +126,10 @@ func (o Options) CheckRuleIDs() error {
 	for id := range registry {
 		ids = append(ids, id)
 	}
+	ids = append(ids, Sets...)
 	for _, list := range [][]string{o.Select, o.Skip} {
 		for _, id := range list {
-			if _, ok := registry[id]; !ok {
+			if _, ok := registry[id]; !ok && !isSet(id) {
 				msg := fmt.Sprintf("unknown rule %q", id)
 				if c := closest(id, ids); c != "" {
 					msg += fmt.Sprintf(" (did you mean %q?)", c)
@@ -109,22 +141,34 @@ func (o Options) CheckRuleIDs() error {
 	return nil
 }
 
-func (o Options) enabled(id string) bool {
+// Enabled reports whether the rule with this id runs: not skipped (by id
+// or set), and selected by id or set, or in the default set when nothing
+// is selected.
+func (o Options) Enabled(id string) bool {
+	set := SetDefault
+	if r, ok := registry[id]; ok && r.Set != "" {
+		set = r.Set
+	}
 	for _, s := range o.Skip {
-		if s == id {
+		if s == id || s == set {
 			return false
 		}
 	}
-	if len(o.Select) == 0 {
+	if id == ruleRegistryAllowed.ID && len(o.AllowedRegistries) > 0 {
 		return true
 	}
+	if len(o.Select) == 0 {
+		return set == SetDefault
+	}
 	for _, s := range o.Select {
-		if s == id {
+		if s == id || s == set {
 			return true
 		}
 	}
 	return false
 }
+
+func (o Options) enabled(id string) bool { return o.Enabled(id) }
 
 // Context is what a rule sees of one bundle, and where it reports.
 type Context struct {

@@ -17,7 +17,7 @@ var registryV1Kinds = map[string]bool{
 	"ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true,
 	"PrometheusRule": true, "ServiceMonitor": true, "PodMonitor": true,
 	"PodDisruptionBudget": true, "PriorityClass": true, "VerticalPodAutoscaler": true,
-	"NetworkPolicy": true,
+	"NetworkPolicy":     true,
 	"ConsoleYAMLSample": true, "ConsoleQuickStart": true, "ConsoleCLIDownload": true,
 	"ConsoleLink": true, "ConsolePlugin": true,
 }

@@ -8,6 +8,7 @@ package factory
 import (
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/opmkit/opm/internal/cmd/config"
@@ -52,12 +53,22 @@ func New(io *iostreams.IOStreams) *Factory {
 		Version:     version.Get,
 	}
 	f.Config = config.New(f.LookupEnv)
+	// Warnings such as a fall back to plain HTTP, or a pull whose
+	// signature nothing verifies, are for the user: once per run, however
+	// many clients a command makes.
+	var warnMu sync.Mutex
+	warned := map[string]bool{}
+	warn := func(msg string) {
+		warnMu.Lock()
+		defer warnMu.Unlock()
+		if !warned[msg] {
+			warned[msg] = true
+			fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().WarningPrefix(), msg)
+		}
+	}
 	f.ImageClient = func(o image.Options) (*image.Client, error) {
 		if o.Warn == nil {
-			// Warnings such as a fall back to plain HTTP are for the user.
-			o.Warn = func(msg string) {
-				fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().WarningPrefix(), msg)
-			}
+			o.Warn = warn
 		}
 		return image.NewClient(o)
 	}

@@ -24,6 +24,8 @@ type Flags struct {
 	Skip       []string
 	FailOn     string
 	K8sVersion string
+	// AllowedRegistries is --allowed-registries (image-registry-allowed).
+	AllowedRegistries []string
 
 	// formats are the -o values the command accepts.
 	formats []string
@@ -44,10 +46,11 @@ func (l *Flags) Add(cmd *cobra.Command, formats ...string) {
 	l.formats = formats
 	output.AddFlag(cmd, &l.Output, formats...)
 	f := cmd.Flags()
-	f.StringSliceVar(&l.Select, "select", nil, "run only these rule ids (comma-separated, repeatable)")
+	f.StringSliceVar(&l.Select, "select", nil, "run only these rule ids or rule sets (default, olmv1, supply-chain; comma-separated, repeatable)")
 	f.StringSliceVar(&l.Skip, "skip", nil, "never run these rule ids (comma-separated, repeatable)")
 	f.StringVar(&l.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
 	f.StringVar(&l.K8sVersion, "k8s-version", "", "Kubernetes version the bundles target, for deprecated-API rules (default: each CSV's minKubeVersion)")
+	f.StringSliceVar(&l.AllowedRegistries, "allowed-registries", nil, "registries (host[:port] or host/path prefixes) that pull specs may name; runs image-registry-allowed")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("select", CompleteRuleIDs)
 	_ = cmd.RegisterFlagCompletionFunc("skip", CompleteRuleIDs)
@@ -66,6 +69,11 @@ func CompleteRuleIDs(_ *cobra.Command, _ []string, toComplete string) ([]cobra.C
 		have[strings.TrimSpace(id)] = true
 	}
 	var out []cobra.Completion
+	for _, set := range validate.Sets {
+		if !have[set] {
+			out = append(out, cobra.CompletionWithDesc(prefix+set, "rule set"))
+		}
+	}
 	for _, r := range validate.Rules() {
 		if !have[r.ID] {
 			out = append(out, cobra.CompletionWithDesc(prefix+r.ID, r.What))
@@ -99,6 +107,8 @@ func (l *Flags) Options(f *factory.Factory) (validate.Options, error) {
 		Skip:       RuleIDs(l.Skip),
 		FailOn:     failOn,
 		K8sVersion: strings.TrimSpace(l.K8sVersion),
+
+		AllowedRegistries: RuleIDs(l.AllowedRegistries),
 	}
 	if err := opts.CheckRuleIDs(); err != nil {
 		return opts, exit.With(exit.Usage, err)

@@ -31,6 +31,7 @@ func addCompatFlags(root *cobra.Command) {
 	config.Deprecate(pf, flagSkipTLS, "use --use-http (or --skip-tls-verify) instead")
 	pf.Bool(flagDebug, false, "print more detail on stderr: the command's settings and the chain of a failure's causes")
 	_ = pf.MarkHidden(flagDebug)
+	pf.String(image.FlagSignaturePolicy, "", "containers policy.json every image pull is verified against (commands that pull nothing ignore it; default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
 	pf.Duration(flagTimeout, 0, "stop the command after this long (for example 10m): it stops its fetches, rolls back, writes nothing and exits 124; 0 means no limit")
 }
 

@@ -133,8 +133,8 @@ func TestFlagValueCompletion(t *testing.T) {
 		})
 	}
 
-	// Rule ids, for --select and --skip, after those already given.
-	var ids []string
+	// Rule sets and ids, for --select and --skip, after those already given.
+	ids := append([]string(nil), validate.Sets...)
 	for _, r := range validate.Rules() {
 		ids = append(ids, r.ID)
 	}

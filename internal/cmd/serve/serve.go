@@ -13,9 +13,11 @@ import (
 	"net/http/pprof"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -23,6 +25,7 @@ import (
 	registryserve "github.com/opmkit/opm/internal/cmd/registry/serve"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbccache"
+	"github.com/opmkit/opm/internal/httpcatalog"
 	"github.com/opmkit/opm/internal/registry"
 )
 
@@ -45,6 +48,16 @@ type Options struct {
 	// called with its address once the catalog answers (tests).
 	Listener  net.Listener
 	OnServing func(net.Addr)
+
+	// The OLM v1 (catalogd) HTTP API: see internal/httpcatalog.
+	HTTP            string // --http address; "" serves no HTTP
+	HTTPMetas       bool
+	HTTPCatalogName string
+	NoGRPC          bool // --grpc=false
+	// HTTPListener, when set, is served instead of --http, and
+	// OnHTTPServing is called with its address once it answers (tests).
+	HTTPListener  net.Listener
+	OnHTTPServing func(net.Addr)
 }
 
 // NewCmd is `opm serve`; runF, when not nil, runs instead of Run.
@@ -65,14 +78,26 @@ default, serving with --cache-dir fails when the cache is missing or does not
 match the catalog (--cache-enforce-integrity, as upstream); set it to false to
 rebuild the cache instead.
 
+With --http ADDR the catalog is also served over OLM v1's catalogd HTTP API:
+GET /api/v1/all (the whole catalog as JSON lines; gzip, Last-Modified and
+If-Modified-Since as catalogd answers them) and, with --http-metas,
+GET /api/v1/metas?schema=&package=&name=; the same paths answer under
+/catalogs/NAME/ as a ClusterCatalog's status.urls.base gives them.
+--grpc=false serves HTTP alone (and skips the sqlite conversion).
+See docs/olmv1.md.
+
 The catalog is read once: later changes to DIR are not served.`,
 		Example: `  opm serve catalog/
   opm serve /configs --cache-dir /tmp/cache --cache-only   # at image build time
-  opm serve /configs --cache-dir /tmp/cache                # in the image`,
+  opm serve /configs --cache-dir /tmp/cache                # in the image
+  opm serve catalog/ --http 127.0.0.1:8080 --grpc=false --http-metas
+  curl -s localhost:8080/api/v1/metas?schema=olm.package | jq .name`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
 			opts.EnforceSet = cmd.Flags().Changed("cache-enforce-integrity")
+			grpcOn, _ := cmd.Flags().GetBool("grpc")
+			opts.NoGRPC = !grpcOn
 			if runF != nil {
 				return runF(opts)
 			}
@@ -89,6 +114,10 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.StringVar(&opts.PprofAddr, "pprof-addr", "", "serve Go's pprof HTTP endpoints on this address (host:port)")
 	opts.Server.AddFlags(fl)
 	fbcflags.AddLimitFlags(fl, &opts.Limits)
+	fl.StringVar(&opts.HTTP, "http", "", "also serve OLM v1's catalogd HTTP API (/api/v1/all) on this address (host:port)")
+	fl.BoolVar(&opts.HTTPMetas, "http-metas", false, "serve /api/v1/metas too (catalogd's APIV1MetasHandler feature gate)")
+	fl.StringVar(&opts.HTTPCatalogName, "http-catalog-name", "", "answer /catalogs/NAME/api/v1/... only for this name (default: any name)")
+	fl.Bool("grpc", true, "serve the gRPC api.Registry on --port; --grpc=false serves --http alone")
 	return cmd
 }
 
@@ -96,6 +125,15 @@ The catalog is read once: later changes to DIR are not served.`,
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.CacheOnly && opts.CacheDir == "" {
 		return exit.Usagef("--cache-only needs --cache-dir: where to build the cache")
+	}
+	web := opts.HTTP != "" || opts.HTTPListener != nil
+	if opts.NoGRPC && !web {
+		return exit.Usagef("--grpc=false needs --http: nothing else would be served")
+	}
+	if opts.HTTPCatalogName != "" {
+		if errs := validation.IsDNS1123Subdomain(opts.HTTPCatalogName); len(errs) > 0 {
+			return exit.Usagef("--http-catalog-name %q: %s", opts.HTTPCatalogName, strings.Join(errs, "; "))
+		}
 	}
 	enforce := opts.CacheEnforceIntegrity
 	if !opts.EnforceSet {
@@ -123,7 +161,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("serve %s: not a directory (give the catalog's root directory)", opts.Dir)
 	}
 	lis := opts.Listener
-	if lis == nil && !opts.CacheOnly {
+	if lis == nil && !opts.CacheOnly && !opts.NoGRPC {
 		// Refuse a bad or busy port before converting the catalog, which
 		// can take minutes.
 		port, err := strconv.ParseUint(opts.Port, 10, 16)
@@ -142,6 +180,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		defer stop()
 	}
+	if opts.NoGRPC {
+		if opts.CacheOnly {
+			return exit.Usagef("--cache-only builds the gRPC cache: drop --grpc=false")
+		}
+		return serveHTTP(ctx, opts, log, fail, nil)
+	}
 	start := time.Now()
 	res, cleanup, err := fbccache.Prepare(ctx, opts.Dir, fbccache.Options{CacheDir: opts.CacheDir, EnforceIntegrity: enforce, Load: fbc.LoadOptions{Limits: opts.Limits}})
 	defer cleanup()
@@ -156,18 +200,57 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.CacheOnly {
 		return nil
 	}
-	err = registry.Serve(ctx, registry.Options{
-		DB:             res.Database,
-		Listener:       lis,
-		TerminationLog: opts.TerminationLog,
-		StopGrace:      opts.Server.Grace(),
-		Limits:         opts.Server.Limits(),
-		Debug:          opts.Debug,
-		Logger:         log,
-		OnServing:      opts.OnServing,
-		Catalog:        true,
-	})
+	grpcServe := func(ctx context.Context) error {
+		return registry.Serve(ctx, registry.Options{
+			DB:             res.Database,
+			Listener:       lis,
+			TerminationLog: opts.TerminationLog,
+			StopGrace:      opts.Server.Grace(),
+			Limits:         opts.Server.Limits(),
+			Debug:          opts.Debug,
+			Logger:         log,
+			OnServing:      opts.OnServing,
+			Catalog:        true,
+		})
+	}
+	if web {
+		return serveHTTP(ctx, opts, log, fail, grpcServe)
+	}
+	if err := grpcServe(ctx); err != nil {
+		return exit.With(exit.Failed, err)
+	}
+	return nil
+}
+
+// serveHTTP serves the catalogd HTTP API, beside grpcServe when it is not
+// nil; either one stopping stops both.
+func serveHTTP(ctx context.Context, opts *Options, log *slog.Logger, fail func(error) error, grpcServe func(context.Context) error) error {
+	start := time.Now()
+	srv, err := httpcatalog.Listen(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener,
+		Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log}})
 	if err != nil {
+		return fail(fmt.Errorf("serve %s: %w", opts.Dir, err))
+	}
+	defer func() { _ = srv.Close() }() // a temporary copy
+	log.Info("serving HTTP", "address", srv.Addr().String(), "blobs", srv.Store().Blobs(), "metas", opts.HTTPMetas,
+		"took", time.Since(start).Round(time.Millisecond).String())
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { defer cancel(); errs <- srv.Serve(ctx) }()
+	if opts.OnHTTPServing != nil {
+		opts.OnHTTPServing(srv.Addr())
+	}
+	n := 1
+	if grpcServe != nil {
+		n++
+		go func() { defer cancel(); errs <- grpcServe(ctx) }()
+	}
+	var all []error
+	for range n {
+		all = append(all, <-errs)
+	}
+	if err := errors.Join(all...); err != nil {
 		return exit.With(exit.Failed, err)
 	}
 	return nil

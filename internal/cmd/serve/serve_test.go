@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -328,4 +329,113 @@ func listDir(t *testing.T, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// startHTTP runs opm serve with HTTP on a free loopback port (and gRPC,
+// unless opts.NoGRPC) until the test ends; it returns the HTTP base URL.
+func startHTTP(t *testing.T, opts serve.Options) string {
+	t.Helper()
+	hl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan net.Addr, 2)
+	opts.HTTPListener, opts.OnHTTPServing = hl, func(a net.Addr) { ready <- a }
+	if !opts.NoGRPC {
+		gl, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Listener, opts.OnServing = gl, func(a net.Addr) { ready <- a }
+	}
+	opts.TerminationLog = ""
+	s, _, _, _ := iostreams.Test()
+	f := factory.NewWithEnv(s, map[string]string{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- serve.Run(ctx, f, &opts) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	want := 2
+	if opts.NoGRPC {
+		want = 1
+	}
+	for range want {
+		select {
+		case <-ready:
+		case err := <-done:
+			t.Fatalf("serve: %v", err)
+		case <-time.After(2 * time.Minute):
+			t.Fatal("not serving after 2 minutes")
+		}
+	}
+	return "http://" + hl.Addr().String()
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestServeHTTP: --http beside gRPC answers catalogd's API with the
+// catalog that gRPC serves; --grpc=false serves HTTP alone.
+func TestServeHTTP(t *testing.T) {
+	t.Parallel()
+	shared := sharedDir(t)
+	dir := catalogDir(t, filepath.Join(shared, "reference", "index", "etcd.replaces.fbc.json"))
+	base := startHTTP(t, serve.Options{Dir: dir, HTTPMetas: true, HTTPCatalogName: "etcd-catalog"})
+	code, body := httpGet(t, base+"/catalogs/etcd-catalog/api/v1/metas?schema=olm.package")
+	if code != 200 || !strings.Contains(body, `"name":"etcd"`) || strings.Count(body, "\n") != 1 {
+		t.Fatalf("metas: %d %q", code, body)
+	}
+	if code, _ := httpGet(t, base+"/catalogs/other/api/v1/all"); code != 404 {
+		t.Errorf("another catalog name: %d, want 404", code)
+	}
+
+	base = startHTTP(t, serve.Options{Dir: dir, NoGRPC: true})
+	code, body = httpGet(t, base+"/api/v1/all")
+	if code != 200 || !strings.Contains(body, `"schema":"olm.bundle"`) {
+		t.Fatalf("all: %d %q", code, body)
+	}
+	if code, _ := httpGet(t, base+"/api/v1/metas"); code != 404 {
+		t.Errorf("metas without --http-metas: %d, want 404", code)
+	}
+}
+
+func TestServeHTTPFlags(t *testing.T) {
+	t.Parallel()
+	opts, err := cmdtest.Parse(t, serve.NewCmd, "/configs", "--http", ":8080", "--http-metas", "--grpc=false", "--http-catalog-name", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.HTTP != ":8080" || !opts.HTTPMetas || !opts.NoGRPC || opts.HTTPCatalogName != "c" {
+		t.Errorf("parsed %+v", opts)
+	}
+	o := cmdtest.New(t)
+	dir := t.TempDir()
+	if r := o.Run("serve", dir, "--grpc=false"); r.Code != 2 || !strings.Contains(r.ErrOut, "--http") {
+		t.Errorf("--grpc=false alone: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if r := o.Run("serve", dir, "--http", "127.0.0.1:0", "--http-catalog-name", "Bad_Name"); r.Code != 2 || !strings.Contains(r.ErrOut, "RFC 1123") {
+		t.Errorf("bad catalog name: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bad.json"), []byte(`{"schema":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := o.Run("serve", dir, "--http", "127.0.0.1:0", "--grpc=false", "-t", ""); r.Code != 1 || !strings.Contains(r.ErrOut, "bad.json") {
+		t.Errorf("bad catalog: exit %d: %s", r.Code, r.ErrOut)
+	}
 }

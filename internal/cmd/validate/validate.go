@@ -57,6 +57,10 @@ validate --list-rules lists them): syntax of every file, unique packages,
 channels and bundles, default channels that exist, channel entries that name
 bundles of the package, one head per channel, no cycles, bundle properties.
 
+--select olmv1 (or --select default,olmv1 for both) checks what OLM v1's
+operator-controller refuses or limits: dependency properties, bundles without
+the AllNamespaces install mode, owned API services, webhooks (docs/olmv1.md).
+
 Findings are printed as bundle validate prints them (rule, severity, file,
 line, hint); the exit status is 1 when a finding at or above --fail-on was
 found, 2 when DIR cannot be read.
@@ -81,7 +85,7 @@ findings, one a line).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text, json, yaml, sarif, upstream-json or upstream-yaml (all but text go to stdout)")
-	fl.StringSliceVar(&opts.Select, "select", nil, "run only these rule ids (comma-separated, repeatable)")
+	fl.StringSliceVar(&opts.Select, "select", nil, "run only these rule ids or rule sets (default, olmv1; comma-separated, repeatable)")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "never run these rule ids (comma-separated, repeatable)")
 	fl.StringVar(&opts.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
@@ -127,13 +131,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if c != nil {
 		findings = append(findings, fbc.Validate(c)...)
+		for _, r := range validate.Rules() {
+			if r.Set == validate.SetOLMv1 && vopts.Enabled(r.ID) {
+				findings = append(findings, fbc.ValidateOLMv1(c)...)
+				break
+			}
+		}
 	}
 	if err := exit.IfInterrupted(ctx); err != nil {
 		return err
 	}
 	kept := findings[:0]
 	for _, fd := range findings {
-		if enabled(vopts, fd.Rule) {
+		if vopts.Enabled(fd.Rule) {
 			kept = append(kept, fd)
 		}
 	}
@@ -220,21 +230,4 @@ func writeUpstream(w io.Writer, res *validate.Result, failOn validate.Severity, 
 	}
 	_, err = fmt.Fprintln(w, string(data))
 	return err
-}
-
-func enabled(o validate.Options, id string) bool {
-	for _, s := range o.Skip {
-		if s == id {
-			return false
-		}
-	}
-	if len(o.Select) == 0 {
-		return true
-	}
-	for _, s := range o.Select {
-		if s == id {
-			return true
-		}
-	}
-	return false
 }

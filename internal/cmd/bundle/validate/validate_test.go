@@ -262,8 +262,10 @@ func TestListRules(t *testing.T) {
 	o := cmdtest.New(t)
 	r := o.Run("bundle", "validate", "--list-rules")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
-	assert.Regexp(t, `(?m)^RULE +SEVERITY +SCOPE +CHECKS$`, r.Out)
-	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +\S`, r.Out)
+	assert.Regexp(t, `(?m)^RULE +SEVERITY +SCOPE +SET +CHECKS$`, r.Out)
+	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +default +\S`, r.Out)
+	assert.Regexp(t, `(?m)^olmv1-all-namespaces +error +csv +olmv1 +\S`, r.Out)
+	assert.Regexp(t, `(?m)^image-pinned +warning +csv +supply-chain +\S`, r.Out)
 
 	r = o.Run("bundle", "validate", "--list-rules", "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
@@ -274,6 +276,7 @@ func TestListRules(t *testing.T) {
 		ids = append(ids, rule["id"])
 		assert.NotEmpty(t, rule["severity"])
 		assert.NotEmpty(t, rule["scope"])
+		assert.Contains(t, []string{"default", "olmv1", "supply-chain"}, rule["set"])
 		assert.NotEmpty(t, rule["what"])
 	}
 	assert.Contains(t, ids, "bundle-no-csv")

@@ -1,0 +1,71 @@
+package index_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/image"
+)
+
+// copyDir copies a bundle directory so that a test can edit it.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	require.NoError(t, os.CopyFS(dst, os.DirFS(src)))
+	return dst
+}
+
+// TestFBCIndexImagePassesOLMv1Rules: a catalog image built by index add
+// --catalog-format fbc from a bundle OLM v1 can install passes the olmv1-*
+// rules (the conversion adds nothing operator-controller refuses); one built
+// from a bundle without AllNamespaces and with a dependency fails them,
+// naming the bundle.
+func TestFBCIndexImagePassesOLMv1Rules(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	o.Dir = t.TempDir()
+	reg := startRegistry(t)
+	c := testClient(t)
+	pushImage(t, c, fakeBinaryImage(t, image.Platform{OS: "linux", Architecture: "amd64"}), reg.ref("opm:fake"))
+	valid, err := filepath.Abs("../../../testdata/bundles/valid")
+	require.NoError(t, err)
+
+	validateImage := func(bundleDir, tag string) cmdtest.Result {
+		t.Helper()
+		ref := reg.ref("idx:" + tag)
+		r := o.Run("index", "add", "--use-http", "-b", bundleDir, "-i", reg.ref("opm:fake"), "-t", ref, "--catalog-format", "fbc")
+		require.Equal(t, 0, r.Code, r.ErrOut)
+		r = o.Run("render", "--use-http", ref)
+		require.Equal(t, 0, r.Code, r.ErrOut)
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(r.Out), 0o644))
+		return o.Run("validate", dir, "--select", "default,olmv1")
+	}
+
+	r := validateImage(valid, "ok")
+	assert.Equal(t, 0, r.Code, r.ErrOut)
+	assert.NotContains(t, r.ErrOut, "olmv1-")
+
+	bad := copyDir(t, valid)
+	csvs, err := filepath.Glob(filepath.Join(bad, "manifests", "*.clusterserviceversion.yaml"))
+	require.NoError(t, err)
+	require.Len(t, csvs, 1)
+	data, err := os.ReadFile(csvs[0])
+	require.NoError(t, err)
+	edited := strings.Replace(string(data), "    - type: AllNamespaces\n      supported: true", "    - type: AllNamespaces\n      supported: false", 1)
+	require.NotEqual(t, string(data), edited, "fixture changed: no AllNamespaces to turn off")
+	require.NoError(t, os.WriteFile(csvs[0], []byte(edited), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(bad, "metadata", "dependencies.yaml"),
+		[]byte("dependencies:\n- type: olm.package\n  value: {packageName: other, version: '>=1.0.0'}\n"), 0o644))
+	r = validateImage(bad, "bad")
+	assert.Equal(t, 1, r.Code, r.ErrOut)
+	for _, want := range []string{"olmv1-all-namespaces", "olmv1-dependencies", "olm.package.required", "example-operator.v0.1.0"} {
+		assert.Contains(t, r.ErrOut, want)
+	}
+}

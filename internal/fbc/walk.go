@@ -1,0 +1,95 @@
+package fbc
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/opmkit/opm/internal/bundle"
+)
+
+// WalkBlobs calls fn with every blob of the catalog under fsys as JSON, in
+// catalog order: files in lexical walk order (as Load reads them, skipping
+// .indexignore'd files and files that are neither JSON nor YAML), blobs in
+// file order. Only one file is held in memory at a time, so a caller that
+// streams the blobs out (the HTTP server's JSON-lines file) needs memory for
+// the largest file, not the catalog. The first error (reading, parsing or
+// from fn) stops the walk; parse errors are *LoadError.
+func WalkBlobs(fsys fs.FS, fn func(file string, line int, raw json.RawMessage) error) error {
+	ign := &ignorer{}
+	var files []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return &LoadError{File: p, Msg: err.Error()}
+		}
+		if d.IsDir() {
+			if p != "." && ign.match(p, true) {
+				return fs.SkipDir
+			}
+			if data, err := fs.ReadFile(fsys, path.Join(p, IgnoreFile)); err == nil {
+				ign.add(p, data)
+			}
+			return nil
+		}
+		if d.Name() == IgnoreFile || ign.match(p, false) {
+			return nil
+		}
+		switch strings.ToLower(path.Ext(p)) {
+		case ".json", ".yaml", ".yml":
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var lim Limits // the defaults, as for catalogs in images
+	mem := newBudget(lim.file())
+	for _, name := range files {
+		data, held, err := readFile(fsys, name, lim, mem)
+		if err != nil {
+			return err
+		}
+		err = walkFile(name, data, lim, fn)
+		mem.release(held)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func walkFile(name string, data []byte, lim Limits, fn func(file string, line int, raw json.RawMessage) error) error {
+	if strings.EqualFold(path.Ext(name), ".json") {
+		var fnErr error
+		err := splitJSON(name, data, lim, func(line int, raw []byte) {
+			if fnErr == nil {
+				fnErr = fn(name, line, raw)
+			}
+		})
+		return errors.Join(fnErr, err)
+	}
+	if err := yamlDocsFit(name, data, lim); err != nil {
+		return err
+	}
+	docs, err := bundle.DecodeDocuments(name, data)
+	if err != nil {
+		var se *bundle.SyntaxError
+		if errors.As(err, &se) {
+			return &LoadError{File: name, Line: se.Line, Msg: "YAML syntax error: " + se.Msg}
+		}
+		return &LoadError{File: name, Msg: err.Error()}
+	}
+	for _, d := range docs {
+		raw, err := json.Marshal(d.Value)
+		if err != nil {
+			return &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()}
+		}
+		if err := fn(name, d.Line, raw); err != nil {
+			return err
+		}
+	}
+	return nil
+}
