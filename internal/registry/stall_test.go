@@ -222,3 +222,32 @@ func BenchmarkStalledStreamsRSS(b *testing.B) {
 		b.ReportMetric(alone.Seconds(), "readers-alone-s")
 	}
 }
+
+// TestSIGTERMWithStalledClientExitsZero is the probe of a pod being deleted
+// while a client holds a ListBundles stream unread: the server process used
+// to stay alive (130 s in the probe) until the client left. It exits 0
+// after its stop grace (5 s by default), saying it cancelled the call.
+func TestSIGTERMWithStalledClientExitsZero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds a 5,000-bundle database and a server process")
+	}
+	p := startServerProcess(t, benchDB(t))
+	started, release := stallStreams(t, p.addr, 1, 1, 30*time.Second)
+	defer release()
+	if started != 1 {
+		t.Fatal("the stalled stream did not start")
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- p.terminate(t) }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v\n%s", err, p.stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("server still running 60 s after SIGTERM with a stalled client\n%s", p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "cancelled") || !strings.Contains(p.stderr.String(), "reason=signal") {
+		t.Errorf("log:\n%s", p.stderr.String())
+	}
+}
