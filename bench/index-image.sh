@@ -8,7 +8,8 @@
 # image grew beyond one database layer after all the adds (0: the previous
 # database layer is replaced, never stacked).
 # Usage: bench/index-image.sh   (RUNS=N adds per size, default 5; SIZES=300 or 5000 for one size;
-#        COMPRESSION=zstd for --layer-compression zstd; PROFILE=FILE for a CPU profile of the adds)
+#        COMPRESSION=zstd for --layer-compression zstd; PROFILE=FILE for a CPU profile of the adds;
+#        CACHE=off for adds without the database cache, each downloading the whole database layer)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,7 +19,7 @@ command -v docker-registry >/dev/null || { echo "bench: docker-registry not foun
 filter='BenchmarkIndexImageAddOne'
 if [ -n "${SIZES:-}" ]; then filter="$filter/bundles=${SIZES}\$"; fi
 
-export BENCH_LAYER_COMPRESSION=${COMPRESSION:-gzip} BENCH_CPUPROFILE=${PROFILE:+$(realpath -m "$PROFILE")}
+export BENCH_LAYER_COMPRESSION=${COMPRESSION:-gzip} BENCH_CPUPROFILE=${PROFILE:+$(realpath -m "$PROFILE")} BENCH_DB_CACHE=${CACHE:-on}
 go test -tags 'containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub' \
   -count=1 -run '^$' -bench "$filter" -benchtime "${RUNS}x" -timeout 60m ./internal/index |
 awk '

@@ -13,7 +13,9 @@
 // bound, so a few more csv-skip-range warnings appear than in the corpus). Every other file is hard-linked (copied when the
 // output is on another file system). It prints the bundle directories, one a
 // line, to OUT/bundles.txt: copy 0 of every bundle, then copy 1, and so on,
-// each copy in package order.
+// each copy in package order. With -same-package, copies stay in their
+// corpus package (<package>/<version>-c<k>), so that packages hold tens or
+// hundreds of bundles, as in a real catalog, instead of the corpus's dozen.
 package main
 
 import (
@@ -35,12 +37,13 @@ func main() {
 	corpus := flag.String("corpus", "../shared/corpus", "the shared corpus (real/PKG/VER and edge/CASE/PKG/VER bundles)")
 	out := flag.String("out", "", "directory to write the catalog to (must not exist)")
 	n := flag.Int("n", 1000, "number of bundles to write")
+	same := flag.Bool("same-package", false, "keep each copy in its corpus package (as <package>/<version>-c<k>), so packages grow with the copies as a real catalog's do")
 	flag.Parse()
 	if *out == "" || *n <= 0 {
 		fmt.Fprintln(os.Stderr, "usage: gencatalog -corpus DIR -out DIR -n BUNDLES")
 		os.Exit(2)
 	}
-	if err := run(*corpus, *out, *n); err != nil {
+	if err := run(*corpus, *out, *n, *same); err != nil {
 		fmt.Fprintln(os.Stderr, "gencatalog:", err)
 		os.Exit(1)
 	}
@@ -71,7 +74,7 @@ func sources(corpus string) ([]source, error) {
 	return out, nil
 }
 
-func run(corpus, out string, n int) error {
+func run(corpus, out string, n int, same bool) error {
 	srcs, err := sources(corpus)
 	if err != nil {
 		return err
@@ -86,7 +89,10 @@ func run(corpus, out string, n int) error {
 				break
 			}
 			rel := filepath.Join(fmt.Sprintf("%s-c%d", s.pkg, k), s.ver)
-			if err := copyBundle(s, filepath.Join(out, rel), k); err != nil {
+			if same {
+				rel = filepath.Join(s.pkg, fmt.Sprintf("%s-c%d", s.ver, k))
+			}
+			if err := copyBundle(s, filepath.Join(out, rel), k, same); err != nil {
 				return fmt.Errorf("copy %s: %w", s.dir, err)
 			}
 			list = append(list, rel)
@@ -107,7 +113,7 @@ var (
 	csvVersion = regexp.MustCompile(`(?m)^(  version:\s*['"]?)([^'"\s]+)`)
 )
 
-func copyBundle(s source, dst string, k int) error {
+func copyBundle(s source, dst string, k int, samePackage bool) error {
 	suffix := fmt.Sprintf("-c%d", k)
 	return filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -121,7 +127,7 @@ func copyBundle(s source, dst string, k int) error {
 		switch {
 		case d.IsDir():
 			return os.MkdirAll(target, 0o755)
-		case d.Name() == "annotations.yaml":
+		case d.Name() == "annotations.yaml" && !samePackage:
 			return rewrite(p, target, func(b []byte) []byte {
 				return packageLine.ReplaceAll(b, []byte("${1}${2}"+suffix+"${3}"))
 			})

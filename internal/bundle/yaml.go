@@ -131,6 +131,8 @@ type converter struct {
 	// path holds the keys (and [i] indexes) from the document root to the
 	// node being converted, for Ambiguity.Path.
 	path []pathSeg
+	// cut is what cutLongScalars took out of the text (nil when nothing).
+	cut *cuts
 }
 
 // pathSeg is a mapping key, or a list index when key is "" and idx >= 0.
@@ -173,7 +175,8 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 	if isJSONFile(file) {
 		return decodeJSON(file, data)
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
+	text, cut := cutLongScalars(data)
+	dec := yaml.NewDecoder(bytes.NewReader(text))
 	var docs []Document
 	for i := 0; ; i++ {
 		var n yaml.Node
@@ -188,7 +191,7 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 			continue
 		}
 		root := n.Content[0]
-		c := converter{file: file}
+		c := converter{file: file, cut: cut}
 		v, err := c.value(root, 0)
 		if err != nil {
 			return nil, &SyntaxError{File: file, Line: errLine(err, root.Line), Msg: err.Error()}
@@ -377,6 +380,10 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		if n.Style == 0 && n.Value == "=" {
 			c.ambiguous = append(c.ambiguous, Ambiguity{Line: n.Line, Value: n.Value,
 				Reading: `YAML 1.1 parsers such as PyYAML refuse a plain "=" (the value tag); Go and YAML 1.2 tools read the string "="`})
+		}
+		if c.cut != nil && strings.Contains(n.Value, c.cut.prefix) {
+			// Only strings hold tokens: see cutLongScalars.
+			return c.cut.restore(n.Value), nil
 		}
 		return scalarValue(n)
 	}

@@ -160,7 +160,13 @@ func benchImageAdd(b *testing.B, dbPath string) {
 		b.Fatal(err)
 	}
 	start := time.Now()
-	first := writeIndexImage(b, c, addr+"/opm:fake", dbPath, addr+"/idx:0")
+	// The database cache, as commands keep it (BENCH_DB_CACHE=off: none,
+	// every add downloads and decompresses the whole database layer).
+	cache := filepath.Join(b.TempDir(), "index-databases")
+	if os.Getenv("BENCH_DB_CACHE") == "off" {
+		cache = ""
+	}
+	first := writeIndexImage(b, c, addr+"/opm:fake", dbPath, addr+"/idx:0", cache)
 	b.Logf("%d bundles: database %.1f MB, layer %.1f MB, first push %s",
 		bundles, float64(fileSize(b, dbPath))/1e6, float64(first.DatabaseLayerSize)/1e6, time.Since(start).Round(time.Millisecond))
 
@@ -197,7 +203,7 @@ func benchImageAdd(b *testing.B, dbPath string) {
 	rss0 := resetPeakRSS(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		last = addOne(b, c, addr+fmt.Sprintf("/idx:%d", i), refs[i], addr+fmt.Sprintf("/idx:%d", i+1), &phases)
+		last = addOne(b, c, addr+fmt.Sprintf("/idx:%d", i), refs[i], addr+fmt.Sprintf("/idx:%d", i+1), cache, &phases)
 	}
 	b.StopTimer()
 	// The adds' own peak: the process's peak since the reset, less what
@@ -261,14 +267,14 @@ func countBundles(b *testing.B, path string) int {
 }
 
 // writeIndexImage writes a new index image holding a copy of the database.
-func writeIndexImage(b *testing.B, c *image.Client, base, dbPath, dst string) *indeximage.Result {
+func writeIndexImage(b *testing.B, c *image.Client, base, dbPath, dst, cache string) *indeximage.Result {
 	ctx := context.Background()
 	bld, err := indeximage.New(c, "")
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer func() { _ = bld.Close() }()
-	bld.Compression = benchCompression(b)
+	bld.Compression, bld.Cache = benchCompression(b), cache
 	if err := bld.Base(ctx, base); err != nil {
 		b.Fatal(err)
 	}
@@ -330,7 +336,7 @@ func benchCompression(b *testing.B) indeximage.Compression {
 }
 
 // addOne is what `opm index add -b ref -f from -t to` does.
-func addOne(b *testing.B, c *image.Client, from, ref, to string, ph *addPhases) *indeximage.Result {
+func addOne(b *testing.B, c *image.Client, from, ref, to, cache string, ph *addPhases) *indeximage.Result {
 	ctx := context.Background()
 	t0 := time.Now()
 	bld, err := indeximage.New(c, "")
@@ -338,7 +344,7 @@ func addOne(b *testing.B, c *image.Client, from, ref, to string, ph *addPhases) 
 		b.Fatal(err)
 	}
 	defer func() { _ = bld.Close() }()
-	bld.Compression = benchCompression(b)
+	bld.Compression, bld.Cache = benchCompression(b), cache
 	if err := bld.FromIndex(ctx, from); err != nil {
 		b.Fatal(err)
 	}
@@ -352,7 +358,8 @@ func addOne(b *testing.B, c *image.Client, from, ref, to string, ph *addPhases) 
 		b.Fatal(err)
 	}
 	t1 := time.Now()
-	db, err := Open(bld.DatabasePath())
+	// As indexchange.Apply: a database from the cache is not checked again.
+	db, err := OpenWith(bld.DatabasePath(), OpenOptions{SkipQuickCheck: bld.FromCache()})
 	if err != nil {
 		b.Fatal(err)
 	}

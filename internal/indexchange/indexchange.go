@@ -61,6 +61,10 @@ type Request struct {
 	CatalogFormat indeximage.Format
 	// Compression of the layer written (gzip when empty).
 	Compression indeximage.Compression
+	// Cache is the database cache directory (indeximage.CacheIn; "" for
+	// none): the database of an image this machine wrote last is taken
+	// from it instead of downloaded, and the new one left there.
+	Cache string
 
 	// Prepare, when set, runs while the base is opened and its database
 	// fetched (loading the bundles to add). The first of the two to fail
@@ -128,12 +132,21 @@ var ErrConfigsNotGenerated = errors.New("carries a file-based catalog, which opm
 // private temporary directory that is always removed; nothing is written
 // when change fails.
 func Apply(ctx context.Context, req Request, change func(*index.DB) error) (*Result, error) {
-	b, err := indeximage.New(req.Client, "")
+	// With a cache, the work directory is beside it, so that the database
+	// moves in and out of it without a copy.
+	work := ""
+	if req.Cache != "" && os.MkdirAll(req.Cache, 0o700) == nil {
+		work = req.Cache
+	}
+	b, err := indeximage.New(req.Client, work)
+	if err != nil && work != "" {
+		b, err = indeximage.New(req.Client, "")
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = b.Close() }()
-	b.Compression = req.Compression
+	b.Compression, b.Cache = req.Compression, req.Cache
 
 	// Open the base (a wrong reference fails before any change) while the
 	// bundles are fetched.
@@ -199,7 +212,9 @@ func changeDatabase(ctx context.Context, b *indeximage.Builder, from string, for
 			return err
 		}
 	}
-	db, err := index.Open(b.DatabasePath())
+	// A database from the cache was checked when opm changed it last and
+	// has not changed since: no quick_check read of the whole file.
+	db, err := index.OpenWith(b.DatabasePath(), index.OpenOptions{SkipQuickCheck: b.FromCache()})
 	if err != nil {
 		if from != "" {
 			err = fmt.Errorf("database of %s: %w", from, err)

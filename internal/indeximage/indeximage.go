@@ -61,6 +61,13 @@ func Cmd(dbPath string) []string {
 type Builder struct {
 	// Compression is the database layer's compression (gzip when empty).
 	Compression Compression
+	// Cache, when set, is the directory of the database cache (see
+	// CacheIn): FromIndex takes the database from it when it holds the
+	// image's database layer, and Write leaves the new database there
+	// (DatabasePath is gone once Write has succeeded).
+	Cache string
+	// fromCache says the database came from the cache.
+	fromCache bool
 
 	c   *image.Client
 	dir string
@@ -169,6 +176,12 @@ func (b *Builder) FromIndex(ctx context.Context, ref string) error {
 	b.drop = make([]int, len(set.Images))
 	// The database's digest is only needed to compare the platforms'.
 	b.sumDB = len(set.Images) > 1
+	if len(set.Images) == 1 {
+		if f, ok := b.takeFromCache(set.Images[p]); ok {
+			b.drop[p] = f.drop()
+			return nil
+		}
+	}
 	b.keepLayer = true
 	first, err := b.fetch(ctx, set.Images[p], b.db)
 	b.keepLayer = false
@@ -602,6 +615,7 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 		return nil, err
 	}
 	res.Digest = digest.String()
+	b.toCache(layer, spec)
 	res.BytesPulled, res.BytesPushed = b.pulled.Load(), b.pushed.Load()
 	res.Warnings = b.warnings
 	return res, nil

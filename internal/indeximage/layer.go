@@ -153,7 +153,33 @@ func buildLayer(spec layerSpec, out string, comp Compression, prev *previousLaye
 		return nil, err
 	}
 	uncompressed := &hashWriter{h: sha256.New(), w: zw}
-	tw := tar.NewWriter(uncompressed)
+	if err := writeTar(uncompressed, spec); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	l := &dbLayer{
+		file:        out,
+		digest:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", compressed.h.Sum(nil))},
+		diffID:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", uncompressed.h.Sum(nil))},
+		size:        compressed.n,
+		mediaType:   types.OCILayer,
+		compression: comp,
+	}
+	if bw, ok := zw.(*blockWriter); ok {
+		l.reused, l.compressed = bw.Reused, bw.Compressed
+	}
+	return l, nil
+}
+
+// writeTar writes the layer's tar stream of spec to w: the same spec
+// always gives the same bytes.
+func writeTar(w io.Writer, spec layerSpec) error {
+	tw := tar.NewWriter(w)
 	written := map[string]bool{}
 	dir := func(d string) error {
 		if written[d] {
@@ -182,15 +208,15 @@ func buildLayer(spec layerSpec, out string, comp Compression, prev *previousLaye
 	}
 	for _, w := range spec.whiteouts {
 		if err := empty(path.Join(path.Dir(w), layerfs.WhiteoutPrefix+path.Base(w))); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if spec.db != "" {
 		if err := parents(spec.dbPath); err != nil {
-			return nil, err
+			return err
 		}
 		if err := addFile(tw, spec.db, spec.dbPath); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// tree copies the local directory local into the layer as the opaque
@@ -222,35 +248,15 @@ func buildLayer(spec layerSpec, out string, comp Compression, prev *previousLaye
 	}
 	if spec.configs != "" {
 		if err := tree(spec.configs, spec.cfgPath); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if spec.cache != "" {
 		if err := tree(spec.cache, spec.cachePath); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	l := &dbLayer{
-		file:        out,
-		digest:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", compressed.h.Sum(nil))},
-		diffID:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", uncompressed.h.Sum(nil))},
-		size:        compressed.n,
-		mediaType:   types.OCILayer,
-		compression: comp,
-	}
-	if bw, ok := zw.(*blockWriter); ok {
-		l.reused, l.compressed = bw.Reused, bw.Compressed
-	}
-	return l, nil
+	return tw.Close()
 }
 
 // newCompressor is the layer's compressor; both kinds give the same

@@ -90,7 +90,9 @@ func TestIndexAddFetchesBaseWhileBundles(t *testing.T) {
 	pushImage(t, c, fakeBinaryImage(t, image.Platform{OS: "linux", Architecture: "amd64"}), addr+"/opm:fake")
 	first := pushBundles(t, c, addr, "etcd", "0.6.1")
 	more := pushBundles(t, c, addr, "etcd", "0.9.0", "0.9.2")
-	res := o.Run("index", "add", "--use-http", "-b", first[0], "-i", addr+"/opm:fake", "-t", addr+"/idx:0")
+	// The first index is written from another home: this one's database
+	// cache would otherwise hold its database, and nothing be fetched.
+	res := cmdtest.New(t).Run("index", "add", "--use-http", "-b", first[0], "-i", addr+"/opm:fake", "-t", addr+"/idx:0")
 	require.Equal(t, 0, res.Code, res.ErrOut)
 	layers := layerDigests(t, c, addr+"/idx:0")
 

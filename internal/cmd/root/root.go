@@ -5,10 +5,8 @@ package root
 
 import (
 	"context"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/completion"
 	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/csv"
+	catalogdiff "github.com/opmkit/opm/internal/cmd/diff"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/generate"
@@ -27,10 +26,10 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/cmd/registry"
 	"github.com/opmkit/opm/internal/cmd/render"
+	"github.com/opmkit/opm/internal/cmd/rootflags"
 	"github.com/opmkit/opm/internal/cmd/serve"
 	fbcvalidate "github.com/opmkit/opm/internal/cmd/validate"
 	"github.com/opmkit/opm/internal/cmd/version"
-	"github.com/opmkit/opm/internal/image"
 )
 
 // NewCmd is the opm command tree. A new command is registered here (a
@@ -67,16 +66,16 @@ config file.`,
 			if err := f.Config.Apply(cmd); err != nil {
 				return err
 			}
-			if err := applyCompatFlags(f, cmd); err != nil {
+			if err := rootflags.Apply(f, cmd); err != nil {
 				return err
 			}
-			if err := applyTimeout(cmd); err != nil {
+			if err := rootflags.ApplyTimeout(cmd); err != nil {
 				return err
 			}
-			return checkCAFile(cmd, f)
+			return rootflags.CheckCAFile(cmd, f)
 		},
 	}
-	addCompatFlags(root)
+	rootflags.Add(root)
 	root.PersistentFlags().String(config.FlagName, "", "config file (default $XDG_CONFIG_HOME/opm/config.yaml, else ~/.config/opm/config.yaml)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return exit.Usagef("%w\nRun '%s --help' for usage.", err, cmd.CommandPath())
@@ -94,6 +93,7 @@ config file.`,
 		serve.NewCmd(f, nil),
 		initpackage.NewCmd(f, nil),
 		generate.NewCmd(f),
+		catalogdiff.NewCmd(f, nil),
 	)
 	completion.Register(root)
 	return root
@@ -145,7 +145,7 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 			_ = output.WriteJSON(f.IO.Out, output.NewErrorObject(err, code))
 		}
 	}
-	if err != nil && debug(cmd) {
+	if err != nil && rootflags.Debug(cmd) {
 		fmt.Fprintf(f.IO.ErrOut, "debug: exit status %d; causes:\n", code)
 		for _, c := range exit.Causes(err) {
 			fmt.Fprintf(f.IO.ErrOut, "debug:   %s\n", c)
@@ -169,23 +169,4 @@ func upstreamPath(cmd *cobra.Command) bool {
 		}
 	}
 	return false
-}
-
-// checkCAFile refuses a --ca-file that cannot be read or holds no
-// certificate before the command starts, so that it is one usage error
-// rather than a failure per image.
-func checkCAFile(cmd *cobra.Command, f *factory.Factory) error {
-	fl := cmd.Flags().Lookup(image.FlagCAFile)
-	if fl == nil || fl.Value.String() == "" {
-		return nil
-	}
-	name := fl.Value.String()
-	pem, err := os.ReadFile(name)
-	if err != nil {
-		return exit.Usagef("--%s%s: %w", image.FlagCAFile, f.From(image.FlagCAFile), err)
-	}
-	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
-		return exit.Usagef("--%s %s%s: no PEM certificate in it", image.FlagCAFile, name, f.From(image.FlagCAFile))
-	}
-	return nil
 }

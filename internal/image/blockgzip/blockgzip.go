@@ -327,3 +327,15 @@ func (z *Reader) Close() {
 	}
 	<-z.done
 }
+
+// HeaderLen is the length of a member's header, and FixedHeaderLen that of
+// its part before the extra field's length.
+const (
+	HeaderLen      = headerLen
+	FixedHeaderLen = len(fixedHeader)
+)
+
+// ParseHeader returns the compressed size of the body that follows a
+// member's header (before its 8-byte trailer), or false when h is not the
+// header of a member in this format.
+func ParseHeader(h []byte) (uint32, bool) { return parseHeader(h) }

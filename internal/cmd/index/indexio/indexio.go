@@ -23,6 +23,7 @@ import (
 	"github.com/opmkit/opm/internal/image/layerfs"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indexchange"
+	"github.com/opmkit/opm/internal/indeximage"
 	"github.com/opmkit/opm/internal/iostreams"
 )
 
@@ -170,6 +171,7 @@ func ChangeImage[R any](ctx context.Context, f *factory.Factory, o *indexflags.I
 		}
 	}
 	req.Prepare = run.Prepare
+	req.Cache = indeximage.CacheIn(f.LookupEnv)
 	req.ToolOutput = f.IO.ErrOut
 	req.Warn = func(w string) { fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", w) }
 	req.Writing = func(pushed func() int64) func() {

@@ -1,8 +1,15 @@
-package root
+// Package rootflags holds the flags every opm command has (upstream's
+// root flags --skip-tls-verify, --use-http, --skip-tls and --debug, and
+// --timeout) and what is applied before any command runs: those flags,
+// the deprecation notes of flags, the --timeout deadline and the check of
+// --ca-file.
+package rootflags
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -23,7 +30,8 @@ const (
 	flagDebug   = "debug"
 )
 
-func addCompatFlags(root *cobra.Command) {
+// Add adds the flags to the root command.
+func Add(root *cobra.Command) {
 	pf := root.PersistentFlags()
 	pf.Bool(image.FlagSkipTLSVerify, false, "skip TLS certificate verification for registries (commands that use no registry ignore it)")
 	pf.Bool(image.FlagUseHTTP, false, "use plain HTTP for registries (commands that use no registry ignore it)")
@@ -38,8 +46,8 @@ func addCompatFlags(root *cobra.Command) {
 // flagTimeout bounds a whole run.
 const flagTimeout = "timeout"
 
-// applyTimeout gives cmd's context the --timeout deadline.
-func applyTimeout(cmd *cobra.Command) error {
+// ApplyTimeout gives cmd's context the --timeout deadline.
+func ApplyTimeout(cmd *cobra.Command) error {
 	fl := cmd.Flags().Lookup(flagTimeout)
 	if fl == nil {
 		return nil
@@ -62,10 +70,10 @@ func applyTimeout(cmd *cobra.Command) error {
 	return nil
 }
 
-// applyCompatFlags turns upstream's deprecated --skip-tls into --use-http,
+// Apply turns upstream's deprecated --skip-tls into --use-http,
 // as upstream did, refusing it together with the flags it conflicts with,
 // and prints the settings under --debug.
-func applyCompatFlags(f *factory.Factory, cmd *cobra.Command) error {
+func Apply(f *factory.Factory, cmd *cobra.Command) error {
 	fl := cmd.Flags()
 	fl.VisitAll(func(p *pflag.Flag) {
 		if advice := p.Annotations[config.DeprecatedAnnotation]; p.Changed && len(advice) > 0 {
@@ -84,7 +92,7 @@ func applyCompatFlags(f *factory.Factory, cmd *cobra.Command) error {
 			}
 		}
 	}
-	if debug(cmd) {
+	if Debug(cmd) {
 		w := f.IO.ErrOut
 		fmt.Fprintf(w, "debug: %s (opm %s)\n", cmd.CommandPath(), f.Version().Version)
 		fl.VisitAll(func(p *pflag.Flag) {
@@ -96,11 +104,30 @@ func applyCompatFlags(f *factory.Factory, cmd *cobra.Command) error {
 	return nil
 }
 
-// debug says whether --debug is on for cmd.
-func debug(cmd *cobra.Command) bool {
+// Debug says whether --debug is on for cmd.
+func Debug(cmd *cobra.Command) bool {
 	if cmd == nil || cmd.Flags().Lookup(flagDebug) == nil {
 		return false
 	}
 	on, _ := cmd.Flags().GetBool(flagDebug)
 	return on
+}
+
+// CheckCAFile refuses a --ca-file that cannot be read or holds no
+// certificate before the command starts, so that it is one usage error
+// rather than a failure per image.
+func CheckCAFile(cmd *cobra.Command, f *factory.Factory) error {
+	fl := cmd.Flags().Lookup(image.FlagCAFile)
+	if fl == nil || fl.Value.String() == "" {
+		return nil
+	}
+	name := fl.Value.String()
+	pem, err := os.ReadFile(name)
+	if err != nil {
+		return exit.Usagef("--%s%s: %w", image.FlagCAFile, f.From(image.FlagCAFile), err)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+		return exit.Usagef("--%s %s%s: no PEM certificate in it", image.FlagCAFile, name, f.From(image.FlagCAFile))
+	}
+	return nil
 }
