@@ -37,6 +37,15 @@ func ParseMigrateLevel(s string) (MigrateLevel, error) {
 // RenderOptions control how bundles become olm.bundle blobs.
 type RenderOptions struct {
 	Migrate MigrateLevel
+	// ImageOrder, when true, orders a bundle image's blob as upstream's
+	// render of a bundle image does (templates, whose output is compared
+	// with upstream's byte for byte): every property sorted by type then
+	// value, olm.bundle.object among them, and olm.csv.metadata last; the
+	// related images are the CSV's spec.relatedImages as written, then the
+	// bundle image, then the other images the bundle uses, sorted
+	// (upstream's order for these is a map's, so any order is upstream's).
+	// By default the blob is ordered as in a rendered index.
+	ImageOrder bool
 }
 
 // RenderBundle renders one bundle to its olm.bundle blob, exactly as the
@@ -142,6 +151,11 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 		b.Properties = append(b.Properties, objs.sorted()...)
 	}
 
+	if opts.ImageOrder {
+		b.Properties = upstreamPropertyOrder(b.Properties)
+		b.RelatedImages = upstreamImageOrder(csvRelatedImages(c.CSV), c.BundlePath, c.Images)
+		return b, nil
+	}
 	b.RelatedImages = relatedImagesOf(c.CSV, c.Images)
 	return b, nil
 }
@@ -150,6 +164,11 @@ func bundleBlob(c *index.BundleContent, opts RenderOptions) (*Bundle, error) {
 // gives them: its images once each, sorted by image, named after the CSV's
 // relatedImages (unnamed when the CSV does not name them).
 func relatedImagesOf(csvJSON []byte, images []string) []RelatedImage {
+	return namedImages(csvRelatedImages(csvJSON), images)
+}
+
+// csvRelatedImages is the CSV's spec.relatedImages as written.
+func csvRelatedImages(csvJSON []byte) []RelatedImage {
 	var csv struct {
 		Spec struct {
 			RelatedImages []RelatedImage `json:"relatedImages"`
@@ -158,7 +177,7 @@ func relatedImagesOf(csvJSON []byte, images []string) []RelatedImage {
 	if len(csvJSON) > 0 {
 		_ = json.Unmarshal(csvJSON, &csv) // a CSV that is not JSON names nothing
 	}
-	return namedImages(csv.Spec.RelatedImages, images)
+	return csv.Spec.RelatedImages
 }
 
 // namedImages is relatedImagesOf given the CSV's relatedImages.
@@ -185,6 +204,49 @@ func namedImages(csvImages []RelatedImage, images []string) []RelatedImage {
 		}
 		return x.Name < y.Name
 	})
+	return out
+}
+
+// upstreamPropertyOrder sorts properties by type then value, but for an
+// olm.csv.metadata property, which upstream's migration appends last.
+func upstreamPropertyOrder(ps []Property) []Property {
+	out := make([]Property, 0, len(ps))
+	var meta []Property
+	for _, p := range ps {
+		if p.Type == PropertyCSVMetadata {
+			meta = append(meta, p)
+			continue
+		}
+		out = append(out, p)
+	}
+	sortProperties(out)
+	return append(out, meta...)
+}
+
+// upstreamImageOrder lists related images as upstream renders a bundle
+// image: the CSV's list as written (repeats kept), the bundle image, then
+// the rest of images (sorted) that neither names.
+func upstreamImageOrder(listed []RelatedImage, bundleImage string, images []string) []RelatedImage {
+	out := append([]RelatedImage(nil), listed...)
+	seen := map[string]bool{}
+	for _, ri := range listed {
+		seen[ri.Image] = true
+	}
+	if bundleImage != "" && !seen[bundleImage] {
+		out = append(out, RelatedImage{Image: bundleImage})
+	}
+	seen[bundleImage] = true
+	rest := make([]string, 0, len(images))
+	for _, img := range images {
+		if img != "" && !seen[img] {
+			seen[img] = true
+			rest = append(rest, img)
+		}
+	}
+	sort.Strings(rest)
+	for _, img := range rest {
+		out = append(out, RelatedImage{Image: img})
+	}
 	return out
 }
 

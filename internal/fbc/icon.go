@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// IconMediaType tells the media type of an icon from its first bytes: the
-// raster formats upstream's `opm init` recognises (PNG, JPEG, GIF, WebP,
-// BMP, TIFF, ICO, AVIF, HEIF) and, beyond upstream, SVG (the format most
-// CSV icons use). Anything else is an error saying what was found.
+// IconMediaType tells the media type of an icon from its content, as
+// upstream's `opm init` does: PNG, JPEG, GIF, WebP, BMP, TIFF, ICO, AVIF,
+// HEIF and SVG (an XML document whose root is <svg>), with upstream's media
+// types. Anything else is an error saying what was found.
 func IconMediaType(data []byte) (string, error) {
 	b := data
 	switch {

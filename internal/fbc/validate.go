@@ -52,6 +52,11 @@ func LoadFindings(err error) []validate.Finding {
 
 type checker struct {
 	out []validate.Finding
+	// subs are the bundles' olm.substitutesFor annotations, noted while
+	// their manifests are decoded for the property checks.
+	subs map[[2]string]substitute
+	// pullSpecs caches pullSpecError by image.
+	pullSpecs map[string]string
 }
 
 func (v *checker) report(r *validate.Rule, pos Position, field, hint, format string, args ...any) {
@@ -344,12 +349,16 @@ func (v *checker) properties(b Bundle) {
 			// JSON object that names its kind.
 			if d := bytes.TrimSpace(o.Data); len(d) == 0 || d[0] != '{' || !bytes.Contains(d, []byte(`"kind"`)) {
 				bad(i, "encode the JSON of one Kubernetes object", "olm.bundle.object data is not a Kubernetes object in JSON")
+				continue
 			}
+			v.noteSubstitutes(&b, o.Data, fromObject)
 		case PropertyCSVMetadata:
 			var m map[string]any
 			if err := strict(p.Value, &m); err != nil {
 				bad(i, "", "olm.csv.metadata must be an object: %v", err)
+				continue
 			}
+			v.noteSubstitutes(&b, p.Value, fromCSVMetadata)
 		}
 	}
 	if packages != 1 {

@@ -1,6 +1,7 @@
 package fbc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -62,12 +63,22 @@ func hasBundleObjects(b *Bundle) bool {
 	return false
 }
 
-// pullSpecError says why s is not an image pull spec, or "".
-func pullSpecError(s string) string {
-	if _, err := reference.ParseNormalizedNamed(s); err != nil {
-		return err.Error()
+// pullSpecError says why s is not an image pull spec, or "". Answers are
+// kept for the run: a catalog names most images several times (a bundle's
+// own image is among its related images; operands recur across bundles).
+func (v *checker) pullSpecError(s string) string {
+	if msg, ok := v.pullSpecs[s]; ok {
+		return msg
 	}
-	return ""
+	msg := ""
+	if _, err := reference.ParseNormalizedNamed(s); err != nil {
+		msg = err.Error()
+	}
+	if v.pullSpecs == nil {
+		v.pullSpecs = map[string]string{}
+	}
+	v.pullSpecs[s] = msg
+	return msg
 }
 
 func (v *checker) bundleModel(c *Catalog) {
@@ -97,7 +108,7 @@ func (v *checker) bundleModel(c *Catalog) {
 				"build and push the bundle (opm bundle build -d DIR -t REF) and add the image instead of the directory before publishing the catalog",
 				"bundle %s: image %q is a local directory (the bundle was added from one); OLM cannot pull it", b.Name, b.Image)
 		case b.Image != "":
-			if msg := pullSpecError(b.Image); msg != "" {
+			if msg := v.pullSpecError(b.Image); msg != "" {
 				v.report(validate.RuleCatalogBundleImage, b.Pos, "image", "", "bundle %s: image %q is not a valid pull spec: %s", b.Name, b.Image, msg)
 			}
 		}
@@ -105,7 +116,7 @@ func (v *checker) bundleModel(c *Catalog) {
 			if ri.Image == "" {
 				continue
 			}
-			if msg := pullSpecError(ri.Image); msg != "" {
+			if msg := v.pullSpecError(ri.Image); msg != "" {
 				v.report(validate.RuleCatalogBundleImage, b.Pos, fmt.Sprintf("relatedImages[%d].image", j), "",
 					"bundle %s: related image %q is not a valid pull spec: %s", b.Name, ri.Image, msg)
 			}
@@ -298,57 +309,74 @@ func (v *checker) deprecations(c *Catalog) {
 	}
 }
 
-// substitutesFor reads the olm.substitutesFor annotation of the bundle's
-// CSV: from its CSV field, an olm.bundle.object CSV or olm.csv.metadata.
-func substitutesFor(b *Bundle) string {
-	var meta struct {
-		Kind     string `json:"kind"`
-		Metadata struct {
+const substitutesForKey = "olm.substitutesFor"
+
+// substitute is one bundle's olm.substitutesFor annotation.
+type substitute struct {
+	to  string
+	pos Position
+}
+
+// Where noteSubstitutes reads an annotation from.
+const (
+	fromCSV         = iota // the bundle's CSV field
+	fromObject             // a decoded olm.bundle.object: used if it is a CSV
+	fromCSVMetadata        // an olm.csv.metadata value
+)
+
+// noteSubstitutes records the olm.substitutesFor annotation of a bundle's
+// CSV, given its data and where the data is from.
+// Only data that holds the key is parsed: catalogs carry every CRD of every
+// bundle, and parsing them all again would dominate validation.
+func (v *checker) noteSubstitutes(b *Bundle, data []byte, from int) {
+	if !bytes.Contains(data, []byte(substitutesForKey)) {
+		return
+	}
+	var doc struct {
+		Kind        string            `json:"kind"`
+		Annotations map[string]string `json:"annotations"` // olm.csv.metadata
+		Metadata    struct {
 			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	}
-	const key = "olm.substitutesFor"
-	if len(b.CSV) > 0 && json.Unmarshal(b.CSV, &meta) == nil {
-		return meta.Metadata.Annotations[key]
+	if json.Unmarshal(data, &doc) != nil {
+		return
 	}
-	for _, p := range b.Properties {
-		switch p.Type {
-		case PropertyBundleObject:
-			o, err := decodeBundleObject(p.Value)
-			if err != nil || json.Unmarshal(o.Data, &meta) != nil || meta.Kind != "ClusterServiceVersion" {
-				continue
-			}
-			return meta.Metadata.Annotations[key]
-		case PropertyCSVMetadata:
-			var m struct {
-				Annotations map[string]string `json:"annotations"`
-			}
-			if json.Unmarshal(p.Value, &m) == nil && m.Annotations[key] != "" {
-				return m.Annotations[key]
-			}
-		}
+	to := doc.Metadata.Annotations[substitutesForKey]
+	switch {
+	case from == fromCSVMetadata:
+		to = doc.Annotations[substitutesForKey]
+	case from == fromObject && doc.Kind != "ClusterServiceVersion":
+		return
 	}
-	return ""
+	if to == "" {
+		return
+	}
+	if v.subs == nil {
+		v.subs = map[[2]string]substitute{}
+	}
+	k := [2]string{b.Package, b.Name}
+	if _, seen := v.subs[k]; !seen {
+		v.subs[k] = substitute{to, b.Pos}
+	}
 }
 
+// substitutes reports cycles of olm.substitutesFor within a package. A
+// rendered bundle's CSV field, when set, is read here; manifests were noted
+// by the property checks.
 func (v *checker) substitutes(c *Catalog) {
-	type node struct {
-		to  string
-		pos Position
-	}
-	byPkg := map[string]map[string]node{}
 	for i := range c.Bundles {
 		b := &c.Bundles[i]
-		s := substitutesFor(b)
-		if s == "" {
-			continue
+		if len(b.CSV) > 0 {
+			v.noteSubstitutes(b, b.CSV, fromCSV)
 		}
-		if byPkg[b.Package] == nil {
-			byPkg[b.Package] = map[string]node{}
+	}
+	byPkg := map[string]map[string]substitute{}
+	for k, s := range v.subs {
+		if byPkg[k[0]] == nil {
+			byPkg[k[0]] = map[string]substitute{}
 		}
-		if _, dup := byPkg[b.Package][b.Name]; !dup {
-			byPkg[b.Package][b.Name] = node{s, b.Pos}
-		}
+		byPkg[k[0]][k[1]] = s
 	}
 	pkgs := make([]string, 0, len(byPkg))
 	for p := range byPkg {

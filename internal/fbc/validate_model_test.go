@@ -2,6 +2,7 @@ package fbc
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -164,6 +165,47 @@ func TestValidateLocalBundlePath(t *testing.T) {
 		}
 		if !warned {
 			t.Errorf("%s: no warning that the bundle image is a local directory", path)
+		}
+	}
+}
+
+// TestSubstitutesInManifests: the annotation is found in an
+// olm.bundle.object CSV whatever its place in the manifest, and not taken
+// from objects that are not CSVs.
+func TestSubstitutesInManifests(t *testing.T) {
+	t.Parallel()
+	for pad := 0; pad < 4; pad++ {
+		obj := func(name, kind, to string) Property {
+			csv := fmt.Sprintf(`{"kind":%q,"metadata":{"name":"%s%s","annotations":{"olm.substitutesFor":%q}}}`, kind, name, strings.Repeat("x", pad), to)
+			return mustProperty(PropertyBundleObject, BundleObjectValue{Data: []byte(csv)})
+		}
+		mk := func(name, version string, objs ...Property) Bundle {
+			return Bundle{Schema: SchemaBundle, Name: name, Package: "op", Image: "example.com/op:" + version, Pos: Position{"c.json", 3},
+				Properties: append([]Property{mustProperty(PropertyPackage, PackageValue{PackageName: "op", Version: version})}, objs...)}
+		}
+		c := &Catalog{
+			Packages: []Package{{Schema: SchemaPackage, Name: "op", DefaultChannel: "s", Pos: Position{"c.json", 1}}},
+			Channels: []Channel{{Schema: SchemaChannel, Name: "s", Package: "op", Entries: []ChannelEntry{{Name: "a"}, {Name: "b", Replaces: "a"}}, Pos: Position{"c.json", 2}}},
+			Bundles: []Bundle{
+				mk("a", "1.0.0", obj("crd", "CustomResourceDefinition", "b"), obj("a", "ClusterServiceVersion", "b")),
+				mk("b", "1.1.0", obj("b", "ClusterServiceVersion", "a")),
+			},
+		}
+		var got []string
+		for _, f := range Validate(c) {
+			if f.Rule == validate.RuleCatalogSubstitutesCycle.ID {
+				got = append(got, f.Message)
+			}
+		}
+		if len(got) != 1 || !strings.Contains(got[0], "a → b → a") {
+			t.Errorf("pad %d: %q, want one cycle a → b → a", pad, got)
+		}
+		// A CRD that happens to carry the annotation does not count.
+		c.Bundles[1] = mk("b", "1.1.0", obj("b", "CustomResourceDefinition", "a"))
+		for _, f := range Validate(c) {
+			if f.Rule == validate.RuleCatalogSubstitutesCycle.ID {
+				t.Errorf("pad %d: cycle through a CRD: %s", pad, f.Message)
+			}
 		}
 	}
 }

@@ -1,5 +1,5 @@
-// Package catalogsource is how commands open a catalog named on the command
-// line (render, migrate): a sqlite index database file, a file-based catalog
+// Package catalogsource is how commands (render, migrate, alpha list and
+// render-graph, diff) open a source: a sqlite database file, a file-based catalog
 // directory, a bundle directory, or an image holding any of those (a sqlite
 // index image, an FBC index image, a bundle image).
 package catalogsource
@@ -10,14 +10,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
+	"text/template"
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbcsource"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/indeximage"
 )
@@ -35,6 +35,10 @@ const (
 	BundleImage   Kind = "bundle image"
 )
 
+// Catalogs are the kinds of source that are catalogs rather than bundles:
+// what alpha list, render-graph and diff read, as upstream's list did.
+var Catalogs = []Kind{Database, DatabaseImage, CatalogDir, CatalogImage}
+
 // Catalog is a loaded source.
 type Catalog struct {
 	*fbc.Catalog
@@ -45,26 +49,23 @@ type Catalog struct {
 
 // Opener opens sources through one image client, made on first use.
 type Opener struct {
+	// ImageRefTemplate, when set, names the image of a bundle rendered from
+	// a directory (which has none): executed with the bundle's Package, Name
+	// and Version, as upstream's --alpha-image-ref-template.
+	ImageRefTemplate *template.Template
+
 	f       *factory.Factory
 	opts    image.Options
 	render  fbc.RenderOptions
 	bundles *bundlesource.Opener
+	// each, when set, takes file-based catalogs part by part (OpenEach).
+	each func(*fbc.Catalog) error
 }
 
 // NewOpener opens sources with image options opts, rendering databases and
 // bundles with render.
 func NewOpener(f *factory.Factory, opts image.Options, render fbc.RenderOptions) *Opener {
 	return &Opener{f: f, opts: opts, render: render, bundles: bundlesource.NewOpener(opts, f.ImageClient)}
-}
-
-// IsBundleDir reports whether dir looks like a bundle (manifests/ or
-// metadata/annotations.yaml) rather than a file-based catalog.
-func IsBundleDir(dir string) bool {
-	if st, err := os.Stat(filepath.Join(dir, "metadata", "annotations.yaml")); err == nil && !st.IsDir() {
-		return true
-	}
-	st, err := os.Stat(filepath.Join(dir, "manifests"))
-	return err == nil && st.IsDir()
 }
 
 // Open loads arg, whatever kind of source it is. accept, when not empty,
@@ -74,7 +75,7 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 	st, err := os.Stat(arg)
 	switch {
 	case err == nil && st.IsDir():
-		if IsBundleDir(arg) {
+		if fbcsource.IsBundleDir(arg) {
 			if err := check(arg, BundleDir, accept); err != nil {
 				return nil, err
 			}
@@ -83,7 +84,7 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err := check(arg, CatalogDir, accept); err != nil {
 			return nil, err
 		}
-		c, err := fbc.LoadDir(arg)
+		c, err := fbcsource.Load(os.DirFS(arg), o.render.Migrate, o.each)
 		if err != nil {
 			return nil, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", arg, err, arg)
 		}
@@ -105,6 +106,26 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 	return o.openImage(ctx, arg, accept)
 }
 
+// OpenEach is Open for a reader that takes a catalog part by part (fn):
+// a file-based catalog, in a directory or an image, is read one top-level
+// directory at a time (fbc.LoadEach), so that memory follows the largest
+// package rather than the catalog; any other source is handed over whole.
+// The returned Catalog holds the kind and warnings, not the blobs.
+func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog) error, accept ...Kind) (*Catalog, error) {
+	each := *o
+	each.each = fn
+	c, err := each.Open(ctx, arg, accept...)
+	if err != nil {
+		return nil, err
+	}
+	if c.Kind != CatalogDir && c.Kind != CatalogImage {
+		if err := fn(c.Catalog); err != nil {
+			return nil, err
+		}
+	}
+	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings}, nil
+}
+
 func check(arg string, k Kind, accept []Kind) error {
 	if len(accept) == 0 {
 		return nil
@@ -124,7 +145,16 @@ func (o *Opener) bundleDir(ctx context.Context, arg string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load bundle %s: %w", arg, err)
 	}
-	return renderBundle(ob.Bundle, "", BundleDir, o.render)
+	c, err := renderBundle(ob.Bundle, "", BundleDir, o.render)
+	if err != nil || o.ImageRefTemplate == nil {
+		return c, err
+	}
+	ref, err := fbcsource.ImageRef(o.ImageRefTemplate, &c.Bundles[0])
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %w", arg, err)
+	}
+	// Rendered again as the image the template names.
+	return renderBundle(ob.Bundle, ref, BundleDir, o.render)
 }
 
 func renderBundle(b *bundle.Bundle, ref string, k Kind, opts fbc.RenderOptions) (*Catalog, error) {
@@ -176,7 +206,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 		if err := check(arg, CatalogImage, accept); err != nil {
 			return nil, err
 		}
-		c, err := ImageCatalog(ctx, im)
+		c, err := fbcsource.Image(ctx, im, o.render.Migrate, o.each)
 		if err != nil {
 			return nil, err
 		}
@@ -199,30 +229,4 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 	}
 	return nil, fmt.Errorf("%s is neither an index image (no %s or %s label) nor a bundle image (no %s label)",
 		arg, indeximage.DatabaseLabel, indeximage.ConfigsLabel, bundle.AnnotationMediaType)
-}
-
-// ImageCatalog loads the file-based catalog of an FBC index image: the
-// directory its configs label names, from the flattened image.
-func ImageCatalog(ctx context.Context, im *image.Image) (*fbc.Catalog, error) {
-	dir := strings.Trim(path.Clean("/"+im.Labels()[indeximage.ConfigsLabel]), "/")
-	if dir == "" {
-		return nil, fmt.Errorf("%s: label %s names no directory", im.Ref, indeximage.ConfigsLabel)
-	}
-	fsys, err := im.FS(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = fsys.Close() }()
-	sub, err := fs.Sub(fsys, dir)
-	if err != nil {
-		return nil, err
-	}
-	if st, err := fs.Stat(fsys, dir); err != nil || !st.IsDir() {
-		return nil, fmt.Errorf("%s: label %s=/%s, but the image has no such directory", im.Ref, indeximage.ConfigsLabel, dir)
-	}
-	c, err := fbc.Load(sub)
-	if err != nil {
-		return nil, fmt.Errorf("catalog /%s of %s: %w", dir, im.Ref, err)
-	}
-	return c, nil
 }

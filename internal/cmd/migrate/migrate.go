@@ -43,13 +43,15 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "migrate SOURCE DEST",
-		Short: "Convert a sqlite index to a file-based catalog, or back with --to sqlite",
+		Short: "Convert a sqlite index (or a file-based catalog) to a file-based catalog, or back with --to sqlite",
 		Long: `Convert a catalog between its two formats.
 
 By default SOURCE is a sqlite index database file or sqlite index image (only
-its database layer is fetched) and DEST a directory: each package is written
-to DEST/<package>/catalog.json (or .yaml with -o yaml), as upstream opm
-migrate did.
+its database layer is fetched), or a file-based catalog directory or image,
+and DEST a directory: each package is written to DEST/<package>/catalog.json
+(or .yaml with -o yaml), as upstream opm migrate does. A file-based catalog
+keeps its deprecations and blobs of other schemas; --migrate-level rewrites
+its bundles as it does rendered ones.
 
 With --to sqlite, SOURCE is a file-based catalog directory or FBC index image
 and DEST the index database file to create (schema 13, what opm index and
@@ -65,6 +67,7 @@ DEST is written whole or not at all: the result is built beside it and moved
 into place. An existing non-empty DEST is refused unless --force.`,
 		Example: `  opm migrate index.db catalog/
   opm migrate quay.io/me/index:3 catalog/ -o yaml
+  opm migrate old-catalog/ catalog/ --migrate-level bundle-object-to-csv-metadata
   opm migrate --to sqlite catalog/ index.db`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,7 +103,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
 	switch opts.To {
 	case ToFBC:
-		c, err := o.Open(ctx, opts.Source, catalogsource.Database, catalogsource.DatabaseImage)
+		c, err := o.Open(ctx, opts.Source, catalogsource.Database, catalogsource.DatabaseImage, catalogsource.CatalogDir, catalogsource.CatalogImage)
 		if err != nil {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 		}

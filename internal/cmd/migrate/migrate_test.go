@@ -2,13 +2,18 @@ package migrate_test
 
 import (
 	"database/sql"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
+	"github.com/opmkit/opm/internal/catalogtest"
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/migrate"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/registrytest"
 	"github.com/opmkit/opm/internal/shareddata"
 
 	_ "github.com/mattn/go-sqlite3" // the sqlite driver
@@ -88,9 +93,9 @@ func TestMigrateBothWays(t *testing.T) {
 	if r.Code == 0 || !strings.Contains(r.ErrOut, "is a sqlite database") {
 		t.Errorf("--to sqlite from a database: exit %d: %s", r.Code, r.ErrOut)
 	}
-	r = o.Run("migrate", dir, filepath.Join(tmp, "y"))
-	if r.Code == 0 || !strings.Contains(r.ErrOut, "is a file-based catalog directory") {
-		t.Errorf("to fbc from a catalog: exit %d: %s", r.Code, r.ErrOut)
+	r = o.Run("migrate", "../../../testdata/bundles/valid", filepath.Join(tmp, "y"))
+	if r.Code == 0 || !strings.Contains(r.ErrOut, "is a bundle directory") {
+		t.Errorf("to fbc from a bundle: exit %d: %s", r.Code, r.ErrOut)
 	}
 	if r := o.Run("migrate", src, filepath.Join(tmp, "z"), "--to", "parquet"); r.Code != 2 {
 		t.Errorf("--to parquet: exit %d: %s", r.Code, r.ErrOut)
@@ -107,6 +112,89 @@ func TestMigrateFlags(t *testing.T) {
 	}
 	if _, err := cmdtest.Parse(t, migrate.NewCmd, "a.db"); err == nil {
 		t.Error("one argument: want an error")
+	}
+}
+
+// TestMigrateCatalogToCatalog: a file-based catalog (directory or image)
+// migrates to a directory keeping its deprecations and blobs of other
+// schemas; --migrate-level turns every bundle's manifests into one
+// olm.csv.metadata.
+func TestMigrateCatalogToCatalog(t *testing.T) {
+	t.Parallel()
+	ref := filepath.Join(sharedDir(t), "reference", "index")
+	o := cmdtest.New(t)
+	tmp := t.TempDir()
+	src := filepath.Join(tmp, "src")
+	if r := o.Run("migrate", filepath.Join(ref, "etcd.replaces.db"), src); r.Code != 0 {
+		t.Fatalf("migrate: exit %d: %s", r.Code, r.ErrOut)
+	}
+	extra := `{"schema":"olm.deprecations","package":"etcd","entries":[{"reference":{"schema":"olm.bundle","name":"etcdoperator.v0.6.1"},"message":"old"}]}
+{"schema":"example.com/notes","package":"etcd","name":"n1","note":"kept as is"}
+`
+	if err := os.WriteFile(filepath.Join(src, "etcd", "extra.json"), []byte(extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := o.Run("render", src)
+	if want.Code != 0 {
+		t.Fatalf("render: %s", want.ErrOut)
+	}
+	reg := registrytest.Start(t)
+	catalogtest.PushCatalog(t, src, reg.Ref("etcd-fbc:1"))
+
+	for i, from := range []string{src, reg.Ref("etcd-fbc:1")} {
+		dst := filepath.Join(tmp, fmt.Sprint("dst", i))
+		r := o.Run("migrate", from, dst, "--use-http")
+		if r.Code != 0 {
+			t.Fatalf("migrate %s: exit %d: %s", from, r.Code, r.ErrOut)
+		}
+		got := o.Run("render", dst)
+		if got.Code != 0 || got.Out != want.Out {
+			t.Fatalf("migrated %s renders differently (exit %d): %s", from, got.Code, got.ErrOut)
+		}
+		c, err := fbc.LoadDir(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var schemas []string
+		for _, m := range c.Others {
+			schemas = append(schemas, m.Schema)
+			if m.Schema == "example.com/notes" && !strings.Contains(string(m.Blob), `"note": "kept as is"`) {
+				t.Errorf("custom blob changed: %s", m.Blob)
+			}
+		}
+		sort.Strings(schemas)
+		if strings.Join(schemas, ",") != "example.com/notes,olm.deprecations" {
+			t.Errorf("other blobs after migrate: %v", schemas)
+		}
+	}
+
+	dst := filepath.Join(tmp, "csvmeta")
+	if r := o.Run("migrate", src, dst, "--migrate-level", "bundle-object-to-csv-metadata"); r.Code != 0 {
+		t.Fatalf("migrate --migrate-level: exit %d: %s", r.Code, r.ErrOut)
+	}
+	c, err := fbc.LoadDir(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Bundles) == 0 || len(c.Others) != 2 {
+		t.Fatalf("%d bundles, %d other blobs", len(c.Bundles), len(c.Others))
+	}
+	for _, b := range c.Bundles {
+		n := 0
+		for _, p := range b.Properties {
+			switch p.Type {
+			case fbc.PropertyBundleObject:
+				t.Errorf("%s keeps olm.bundle.object", b.Name)
+			case fbc.PropertyCSVMetadata:
+				n++
+				if !strings.Contains(string(p.Value), `"displayName":"etcd"`) {
+					t.Errorf("%s: csv metadata %.200s", b.Name, p.Value)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s has %d olm.csv.metadata", b.Name, n)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ package render
 import (
 	"context"
 	"fmt"
+	"text/template"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +23,10 @@ type Options struct {
 	Output       string
 	MigrateLevel string
 	Permissive   bool
-	Image        image.Options
+	// MigrateAll is --migrate: every migration (the last level).
+	MigrateAll       bool
+	ImageRefTemplate string
+	Image            image.Options
 }
 
 // NewCmd is `opm render`; runF, when not nil, runs instead of Run.
@@ -42,10 +46,16 @@ oci:, oci-archive:, docker-archive:).
 A sqlite index whose bundles make an invalid catalog (a skipRange that is
 not a semver range, say) is refused, as upstream refuses it, with every
 problem listed at once; --permissive writes the catalog anyway, to fix it
-there.`,
+there.
+
+A bundle directory has no image reference; --alpha-image-ref-template gives
+it one, a Go template over the bundle's {{.Package}}, {{.Name}} (the CSV
+name) and {{.Version}}, so a catalog can be rendered before its bundle images
+are pushed.`,
 		Example: `  opm render index.db > catalog.json
   opm render quay.io/me/index:3 -o yaml
-  opm render ./bundle quay.io/me/op-bundle:v1.2.0 --migrate-level bundle-object-to-csv-metadata`,
+  opm render ./bundle quay.io/me/op-bundle:v1.2.0 --migrate-level bundle-object-to-csv-metadata
+  opm render ./bundle --alpha-image-ref-template 'quay.io/me/{{.Package}}-bundle:v{{.Version}}'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Sources = args
@@ -59,6 +69,9 @@ there.`,
 	cmd.Flags().BoolVar(&opts.Permissive, "permissive", false, catalogsource.PermissiveUsage)
 	cmd.Flags().StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().BoolVar(&opts.MigrateAll, "migrate", false, "run every migration (the same as the last --migrate-level)")
+	cmd.MarkFlagsMutuallyExclusive("migrate", "migrate-level")
+	cmd.Flags().StringVar(&opts.ImageRefTemplate, "alpha-image-ref-template", "", "image reference of bundles rendered from directories: a Go template over {{.Package}}, {{.Name}} and {{.Version}}")
 	opts.Image.AddFlags(cmd.Flags())
 	return cmd
 }
@@ -91,7 +104,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
 	}
+	if opts.MigrateAll {
+		level = fbc.MigrateCSVMetadata
+	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	if opts.ImageRefTemplate != "" {
+		tmpl, err := template.New("image-ref-template").Option("missingkey=error").Parse(opts.ImageRefTemplate)
+		if err != nil {
+			return exit.Usagef("invalid --alpha-image-ref-template%s: %v", f.From("alpha-image-ref-template"), err)
+		}
+		o.ImageRefTemplate = tmpl
+	}
 	all := &fbc.Catalog{}
 	var problems catalogsource.Problems
 	for _, src := range opts.Sources {

@@ -192,3 +192,75 @@ func firstDiff(a, b string) int {
 	}
 	return n
 }
+
+// TestRenderImageRefTemplate: a bundle directory rendered with the image
+// reference upstream's bundle image had gives upstream's blob exactly,
+// related bundle image included; --migrate rewrites it to olm.csv.metadata.
+func TestRenderImageRefTemplate(t *testing.T) {
+	t.Parallel()
+	shared := sharedDir(t)
+	want := &fbc.Catalog{}
+	data, err := os.ReadFile(filepath.Join(shared, "reference", "index", "etcd.replaces.fbc.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := want.LoadFile("etcd.json", data); err != nil {
+		t.Fatal(err)
+	}
+	o := cmdtest.New(t)
+	dir := filepath.Join(shared, "corpus", "real", "etcd", "0.9.4")
+	r := o.Run("render", dir, "--alpha-image-ref-template", "127.0.0.1:5077/{{.Package}}-bundle:{{.Version}}")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.ErrOut)
+	}
+	got := &fbc.Catalog{}
+	if err := got.LoadFile("out.json", []byte(r.Out)); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Bundles) != 1 || got.Bundles[0].Image != "127.0.0.1:5077/etcd-bundle:0.9.4" {
+		t.Fatalf("rendered %+v", got.Bundles)
+	}
+	var up *fbc.Bundle
+	for i := range want.Bundles {
+		if want.Bundles[i].Name == got.Bundles[0].Name {
+			up = &want.Bundles[i]
+		}
+	}
+	if up == nil {
+		t.Fatalf("%s is not in upstream's render", got.Bundles[0].Name)
+	}
+	g, _ := json.Marshal(got.Bundles[0])
+	w, _ := json.Marshal(up)
+	if string(g) != string(w) {
+		t.Errorf("differs from upstream's blob at byte %d", firstDiff(string(g), string(w)))
+	}
+
+	r = o.Run("render", dir, "--alpha-image-ref-template", "r/{{.Name}}:v{{.Version}}", "--migrate")
+	if r.Code != 0 {
+		t.Fatalf("--migrate: exit %d: %s", r.Code, r.ErrOut)
+	}
+	got = &fbc.Catalog{}
+	if err := got.LoadFile("out.json", []byte(r.Out)); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, p := range got.Bundles[0].Properties {
+		types = append(types, p.Type)
+	}
+	if got.Bundles[0].Image != "r/etcdoperator.v0.9.4:v0.9.4" || strings.Contains(strings.Join(types, ","), "olm.bundle.object") || !strings.Contains(strings.Join(types, ","), "olm.csv.metadata") {
+		t.Errorf("--migrate: image %s, properties %v", got.Bundles[0].Image, types)
+	}
+
+	r = o.Run("render", dir, "--migrate", "--migrate-level", "none")
+	if r.Code != 2 || !strings.Contains(r.ErrOut, "migrate") {
+		t.Errorf("--migrate with --migrate-level: exit %d: %s", r.Code, r.ErrOut)
+	}
+	r = o.Run("render", dir, "--alpha-image-ref-template", "{{.Package")
+	if r.Code != 2 || !strings.Contains(r.ErrOut, "--alpha-image-ref-template") {
+		t.Errorf("unparsable template: exit %d: %s", r.Code, r.ErrOut)
+	}
+	r = o.Run("render", dir, "--alpha-image-ref-template", "{{.Tag}}")
+	if r.Code == 0 || !strings.Contains(r.ErrOut, "Tag") || r.Out != "" {
+		t.Errorf("unknown template field: exit %d, stdout %q: %s", r.Code, r.Out, r.ErrOut)
+	}
+}

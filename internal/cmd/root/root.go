@@ -15,6 +15,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/completion"
 	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/csv"
+	catalogdiff "github.com/opmkit/opm/internal/cmd/diff"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/generate"
@@ -92,6 +93,7 @@ config file.`,
 		serve.NewCmd(f, nil),
 		initpackage.NewCmd(f, nil),
 		generate.NewCmd(f),
+		catalogdiff.NewCmd(f, nil),
 	)
 	completion.Register(root)
 	return root

@@ -8,10 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
 )
@@ -61,8 +64,9 @@ func newCmd(f *factory.Factory, runF func(*Options) error, what, use string, arg
 		Use:   use,
 		Short: short,
 		Long: short + `, as upstream opm's
-'alpha list' printed them, on stdout. INDEX is a database file or an index
-image (only the layer holding its database is fetched).`,
+'alpha list' printed them, on stdout. INDEX is a sqlite database file, a
+file-based catalog directory, or an index image of either kind (of a sqlite
+index image only the layer holding its database is fetched).`,
 		Args: args,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Index = args[0]
@@ -84,26 +88,21 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	db, done, err := indexio.Source(ctx, f, opts.Index, opts.Image)
+	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Index, catalogsource.Catalogs...)
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}
-	defer done()
 	switch opts.What {
 	case Packages:
-		rows, err := db.ListPackages(ctx)
-		if err == nil {
-			err = index.WritePackages(f.IO.Out, rows)
-		}
-		return listErr(opts, err)
+		return listErr(opts, index.WritePackages(f.IO.Out, graph.ListPackages(c.Catalog)))
 	case Channels:
-		rows, err := db.ListChannels(ctx, opts.Package)
+		rows, err := graph.ListChannels(c.Catalog, opts.Package)
 		if err == nil {
 			err = index.WriteChannels(f.IO.Out, rows)
 		}
 		return listErr(opts, err)
 	}
-	rows, err := db.ListBundles(ctx, opts.Package)
+	rows, err := graph.ListBundles(c.Catalog, opts.Package)
 	if err == nil {
 		err = index.WriteBundles(f.IO.Out, rows)
 	}

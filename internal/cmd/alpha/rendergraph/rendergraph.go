@@ -5,14 +5,17 @@ package rendergraph
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/image"
-	"github.com/opmkit/opm/internal/index"
 )
 
 // Options are the flags and arguments of opm alpha render-graph.
@@ -20,6 +23,7 @@ type Options struct {
 	Indexes     []string
 	MinimumEdge string
 	Package     string
+	V0Semantics bool
 	Image       image.Options
 }
 
@@ -33,10 +37,16 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		Long: `Print, on stdout, a mermaid flowchart (graph LR) of every package of the index:
 a subgraph per package and channel, bundles from the highest version down,
 with their replaces, skips and skipRange edges, in the form upstream opm
-printed. INDEX is a database file or an index image (only the layer holding
-its database is fetched); several are drawn one after the other.`,
-		Example: `  opm alpha render-graph quay.io/me/index:3 -p etcd > etcd.mermaid`,
-		Args:    cobra.MinimumNArgs(1),
+printed. Deprecated packages and channels are filled grey and lilac,
+deprecated bundles orange (olm.deprecations). With --draw-v0-semantics,
+bundles OLM v0 skips over are outlined red and edges into them dashed.
+
+INDEX is a sqlite database file, a file-based catalog directory or an index
+image of either kind (of a sqlite index image only the layer holding its
+database is fetched); several are drawn as one catalog, as upstream does.`,
+		Example: `  opm alpha render-graph quay.io/me/index:3 -p etcd > etcd.mermaid
+  opm alpha render-graph catalog/ --draw-v0-semantics`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Indexes = args
 			if runF != nil {
@@ -48,6 +58,7 @@ its database is fetched); several are drawn one after the other.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.MinimumEdge, "minimum-edge", "", "bundle name: leave out edges from bundles of lower versions")
 	fl.StringVarP(&opts.Package, "package-name", "p", "", "draw only this package")
+	fl.BoolVar(&opts.V0Semantics, "draw-v0-semantics", false, "mark bundles OLM v0 skips over (red outline) and the edges into them (dashed)")
 	opts.Image.AddFlags(fl)
 	return cmd
 }
@@ -57,20 +68,22 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
+	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	all := &fbc.Catalog{}
 	for _, arg := range opts.Indexes {
-		db, done, err := indexio.Source(ctx, f, arg, opts.Image)
+		c, err := o.Open(ctx, arg, catalogsource.Catalogs...)
 		if err != nil {
 			return indexio.Interrupted(ctx, err)
 		}
-		res, err := db.RenderGraph(ctx, f.IO.Out, index.GraphOptions{Package: opts.Package, MinimumEdge: opts.MinimumEdge})
-		done()
-		if err != nil {
-			return exit.With(exit.Failed, fmt.Errorf("render graph of %s: %w", arg, err))
-		}
-		t := f.IO.ErrTheme()
-		for _, w := range res.Warnings {
-			fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), w)
-		}
+		all.Merge(c.Catalog)
+	}
+	warnings, err := graph.WriteMermaid(f.IO.Out, all, graph.MermaidOptions{Package: opts.Package, MinimumEdge: opts.MinimumEdge, V0Semantics: opts.V0Semantics})
+	if err != nil {
+		return exit.With(exit.Failed, fmt.Errorf("render graph of %s: %w", strings.Join(opts.Indexes, ", "), err))
+	}
+	t := f.IO.ErrTheme()
+	for _, w := range warnings {
+		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), w)
 	}
 	return nil
 }

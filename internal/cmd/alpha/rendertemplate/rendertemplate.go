@@ -167,7 +167,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// The progress line counts the bytes of clients made from opts from
 	// now on: make the run's one client after it.
 	progress := indexio.StartPull(f, output.Text, bundleimages.Distinct(images), &opts.Image)
-	b := bundleimages.New(func() (*image.Client, error) { return f.ImageClient(opts.Image) }, fbc.RenderOptions{Migrate: level})
+	// Related images in upstream's order: the catalog is compared with
+	// upstream's byte for byte.
+	b := bundleimages.New(func() (*image.Client, error) { return f.ImageClient(opts.Image) }, fbc.RenderOptions{Migrate: level, ImageOrder: true})
 	b.OnDone = progress.Step
 	b.Prefetch(ctx, images)
 	progress.Finish()

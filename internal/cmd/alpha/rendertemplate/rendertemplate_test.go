@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
+	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendertemplate"
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
@@ -28,13 +30,14 @@ import (
 type fixture struct {
 	reg  *registrytest.Registry
 	refs map[string]string // by bundle name
+	dirs map[string]string // the bundle directories, by bundle name
 }
 
 // bundles starts a registry for one test and pushes the bundle images.
 func bundles(t *testing.T) *fixture {
 	t.Helper()
 	reg := registrytest.Start(t)
-	f := &fixture{reg: reg, refs: map[string]string{}}
+	f := &fixture{reg: reg, refs: map[string]string{}, dirs: map[string]string{}}
 	for _, b := range []struct{ name, version, release, replaces string }{
 		{"example-operator.v0.1.0", "0.1.0", "", ""},
 		{"example-operator.v0.2.0", "0.2.0", "", "example-operator.v0.1.0"},
@@ -42,6 +45,7 @@ func bundles(t *testing.T) *fixture {
 		{"example-operator.v0.3.0", "0.3.0", "", "example-operator.v0.2.0"},
 	} {
 		dir := templatetest.Version(t, b.name, b.version, b.release, b.replaces)
+		f.dirs[b.name] = dir
 		f.refs[b.name] = templatetest.Push(t, dir, reg.Ref("example-operator-bundle:"+strings.Trim(strings.TrimPrefix(b.name, "example-operator"), ".-")))
 	}
 	return f
@@ -52,7 +56,8 @@ func (f *fixture) run(t *testing.T, args ...string) cmdtest.Result {
 	return cmdtest.New(t).Run(append(args, "--use-http")...)
 }
 
-// rendered is opm render of each image, as one catalog.
+// rendered is opm render of each image, as one catalog, each blob in the
+// order upstream's render of a bundle image gives (upstreamOrder).
 func (f *fixture) rendered(t *testing.T, level string, names ...string) *fbc.Catalog {
 	t.Helper()
 	out := &fbc.Catalog{}
@@ -63,9 +68,61 @@ func (f *fixture) rendered(t *testing.T, level string, names ...string) *fbc.Cat
 		}
 		r := f.run(t, args...)
 		require.Equal(t, 0, r.Code, r.ErrOut)
-		require.NoError(t, out.LoadFile(n+".json", []byte(r.Out)))
+		one := &fbc.Catalog{}
+		require.NoError(t, one.LoadFile(n+".json", []byte(r.Out)))
+		require.Len(t, one.Bundles, 1)
+		upstreamOrder(t, &one.Bundles[0], f.dirs[n])
+		out.Merge(one)
 	}
 	return out
+}
+
+// upstreamOrder orders a bundle image's blob as upstream's render does
+// (opm render orders it as a rendered index does): properties by type then
+// value, olm.csv.metadata last; related images as the CSV in dir lists
+// them, then the bundle image, then the others by image.
+func upstreamOrder(t *testing.T, b *fbc.Bundle, dir string) {
+	t.Helper()
+	var props, meta []fbc.Property
+	for _, p := range b.Properties {
+		if p.Type == "olm.csv.metadata" {
+			meta = append(meta, p)
+		} else {
+			props = append(props, p)
+		}
+	}
+	sort.SliceStable(props, func(i, j int) bool {
+		if props[i].Type != props[j].Type {
+			return props[i].Type < props[j].Type
+		}
+		return string(props[i].Value) < string(props[j].Value)
+	})
+	b.Properties = append(props, meta...)
+
+	lb, err := bundle.LoadDir(dir)
+	require.NoError(t, err)
+	var related []fbc.RelatedImage
+	seen := map[string]bool{}
+	for _, ri := range lb.CSV.Spec.RelatedImages {
+		related = append(related, fbc.RelatedImage{Name: ri.Name, Image: ri.Image})
+		seen[ri.Image] = true
+	}
+	if !seen[b.Image] {
+		related = append(related, fbc.RelatedImage{Image: b.Image})
+		seen[b.Image] = true
+	}
+	var rest []string
+	for _, ri := range b.RelatedImages {
+		if !seen[ri.Image] {
+			seen[ri.Image] = true
+			rest = append(rest, ri.Image)
+		}
+	}
+	sort.Strings(rest)
+	for _, img := range rest {
+		related = append(related, fbc.RelatedImage{Image: img})
+	}
+	b.RelatedImages = related
 }
 
 func writeCatalog(t *testing.T, c *fbc.Catalog, format fbc.Format) string {
@@ -340,6 +397,7 @@ func TestRenderTemplateCorpus(t *testing.T) {
 	for _, v := range []string{"0.9.0", "0.9.2", "0.9.4"} {
 		ref := templatetest.Push(t, shareddata.Path("corpus", "real", "etcd", v), f.reg.Ref("etcd-bundle:"+v))
 		f.refs["etcd "+v] = ref
+		f.dirs["etcd "+v] = shareddata.Path("corpus", "real", "etcd", v)
 		names = append(names, "etcd "+v)
 		fmt.Fprintf(&tmpl, "- {schema: olm.bundle, image: %q}\n", ref)
 	}

@@ -1,0 +1,84 @@
+package alpha_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/opmkit/opm/internal/catalogtest"
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/registrytest"
+	"github.com/opmkit/opm/internal/shareddata"
+)
+
+const deprecatedDir = "testdata/deprecated"
+
+// TestListAndGraphOfCatalogDir: alpha list and render-graph read a
+// file-based catalog directory, with its deprecations styled.
+func TestListAndGraphOfCatalogDir(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	r := o.Run("alpha", "list", "packages", deprecatedDir)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Equal(t, "NAME  DISPLAY NAME  DEFAULT CHANNEL\np                   stable\n", r.Out)
+	r = o.Run("alpha", "list", "channels", deprecatedDir, "p")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Equal(t, "PACKAGE  CHANNEL  HEAD\np        old      p.v1.0.0\np        stable   p.v1.1.0\n", r.Out)
+	r = o.Run("alpha", "list", "bundles", deprecatedDir)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, "p        stable   p.v1.1.0  p.v1.0.0  p.v1.0.1              r/p:1.1.0\n")
+	r = o.Run("alpha", "list", "bundles", deprecatedDir, "nope")
+	assert.Equal(t, exit.Failed, r.Code)
+	assert.Contains(t, r.ErrOut, `package "nope" not found`)
+
+	r = o.Run("alpha", "render-graph", deprecatedDir)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, "style p fill:#989695\nstyle p-old fill:#DCD0FF\nclass p-stable-p.v1.0.1,p-stable-p.v1.1.0 deprecated\n")
+	assert.NotContains(t, r.Out, "linkStyle", "skipped edges are drawn only with --draw-v0-semantics")
+	r = o.Run("alpha", "render-graph", deprecatedDir, "--draw-v0-semantics")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, "class p-stable-p.v1.0.1 deprecatedskipped\nlinkStyle 2 ")
+
+	// A bundle is not an index, as upstream.
+	r = o.Run("alpha", "list", "packages", validBundle)
+	assert.NotEqual(t, exit.OK, r.Code)
+	assert.Contains(t, r.ErrOut, "is a bundle directory; this command takes a sqlite database or sqlite index image or file-based catalog directory or file-based catalog image")
+}
+
+// TestListAndGraphOfImages: the same commands over a sqlite index image and
+// a file-based catalog image of the same catalog (a reference database and
+// upstream's render of it) print the same as over the database file.
+func TestListAndGraphOfImages(t *testing.T) {
+	t.Parallel()
+	ref := shareddata.Require(t, "reference", "index")
+	reg := registrytest.Start(t)
+	o := cmdtest.New(t)
+	db := filepath.Join(ref, "etcd.replaces.db")
+	dir := filepath.Join(t.TempDir(), "catalog")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "etcd"), 0o755))
+	data, err := os.ReadFile(filepath.Join(ref, "etcd.replaces.fbc.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "etcd", "catalog.json"), data, 0o644))
+	catalogtest.PushDatabase(t, db, reg.Ref("etcd-sqlite:1"))
+	catalogtest.PushCatalog(t, dir, reg.Ref("etcd-fbc:1"))
+
+	for _, args := range [][]string{
+		{"alpha", "list", "packages"},
+		{"alpha", "list", "channels"},
+		{"alpha", "list", "bundles"},
+		{"alpha", "render-graph", "--draw-v0-semantics"},
+	} {
+		want := o.Run(append(args, db)...)
+		require.Equal(t, exit.OK, want.Code, want.ErrOut)
+		for _, src := range []string{dir, reg.Ref("etcd-sqlite:1"), reg.Ref("etcd-fbc:1")} {
+			got := o.Run(append(args, src, "--use-http")...)
+			require.Equal(t, exit.OK, got.Code, "%s %s: %s", strings.Join(args, " "), src, got.ErrOut)
+			assert.Equal(t, want.Out, got.Out, "%s %s", strings.Join(args, " "), src)
+		}
+	}
+}

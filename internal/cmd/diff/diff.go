@@ -1,0 +1,162 @@
+// Package diff is `opm diff OLD NEW`: what changed between two catalogs,
+// for a pull-request review.
+package diff
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/catalogdiff"
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/image"
+)
+
+// Markdown is the -o format for a pull-request comment.
+const Markdown = "markdown"
+
+// Options are the flags and arguments of opm diff.
+type Options struct {
+	Old, New string
+	Output   string
+	Packages []string
+	ExitCode bool
+	Image    image.Options
+}
+
+// NewCmd is `opm diff`; runF, when not nil, runs instead of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "diff OLD NEW",
+		Short: "Show what changed between two catalogs: packages, bundles, channel heads, upgrade edges, deprecations",
+		Long: `Compare two catalogs package by package and print what changed from OLD to
+NEW: packages, channels and bundles added or removed, bundles whose blob
+changed (image, properties, related images), default channels and channel
+heads that moved, upgrade edges added or lost (replaces, skips, and the
+edges a skipRange gives), bundles no upgrade path leads out of any more
+(unreachable), and deprecations added, removed or reworded.
+
+OLD and NEW are each a sqlite index database file, a file-based catalog
+directory, or an index image of either kind (of a sqlite index image only the
+layer holding its database is fetched); the two may be of different kinds.
+
+-o text prints a tree on stdout, -o markdown a summary and sections for a
+pull-request comment, -o json a document whose schema docs/diff.md
+describes. With --exit-code the exit status is 1 when the catalogs differ
+and 0 when they are equal, as git diff --exit-code.`,
+		Example: `  opm diff quay.io/me/index:3 catalog/
+  opm diff index.db catalog/ --package etcd -o json | jq .summary
+  opm diff origin-catalog/ catalog/ -o markdown > comment.md
+  opm diff quay.io/me/index:3 quay.io/me/index:4 --exit-code >/dev/null || echo changed`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Old, opts.New = args[0], args[1]
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	output.AddFlag(cmd, &opts.Output, output.Text, output.JSON, Markdown)
+	fl := cmd.Flags()
+	fl.StringSliceVar(&opts.Packages, "package", nil, "compare only these packages (repeat, or separate with commas)")
+	fl.BoolVar(&opts.ExitCode, "exit-code", false, "exit 1 when the catalogs differ, 0 when they are equal")
+	opts.Image.AddFlags(fl)
+	return cmd
+}
+
+// Run loads both catalogs, compares them and prints the result.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	if err := output.CheckOneOf(opts.Output, f.From(output.FlagName), output.Text, output.JSON, Markdown); err != nil {
+		return err
+	}
+	if err := opts.Image.Validate(); err != nil {
+		return exit.Usagef("%v", err)
+	}
+	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	oldC, err := open(ctx, f, o, opts.Old)
+	if err != nil {
+		return err
+	}
+	newC, err := open(ctx, f, o, opts.New)
+	if err != nil {
+		return err
+	}
+	res := catalogdiff.Compare(oldC, newC, catalogdiff.Options{Packages: opts.Packages})
+	res.Old, res.New = opts.Old, opts.New
+	if missing := missingPackages(opts.Packages, oldC, newC); len(missing) > 0 {
+		fmt.Fprintf(f.IO.ErrOut, "%s --package %s: in neither catalog\n", f.IO.ErrTheme().WarningPrefix(), strings.Join(missing, ", "))
+	}
+	switch opts.Output {
+	case output.JSON:
+		err = output.WriteJSON(f.IO.Out, res)
+	case Markdown:
+		err = catalogdiff.WriteMarkdown(f.IO.Out, res)
+	default:
+		err = catalogdiff.WriteText(f.IO.Out, res, newStyles(f.IO.Out, f.IO.ColorEnabled(f.IO.OutTTY)))
+	}
+	if err != nil {
+		return exit.With(exit.Usage, err)
+	}
+	if opts.ExitCode && !res.Equal {
+		return &exit.Error{Code: exit.Failed}
+	}
+	return nil
+}
+
+// open reads a catalog part by part into one side of the diff.
+func open(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, arg string) (*catalogdiff.Catalog, error) {
+	side := catalogdiff.NewCatalog()
+	c, err := o.OpenEach(ctx, arg, side.Add, catalogsource.Catalogs...)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			return nil, exit.Interrupt()
+		}
+		// Not 1: with --exit-code that says "the catalogs differ".
+		return nil, exit.With(exit.Usage, fmt.Errorf("read %s: %w", arg, err))
+	}
+	for _, w := range c.Warnings {
+		fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), arg, w)
+	}
+	return side, nil
+}
+
+func missingPackages(want []string, old, new *catalogdiff.Catalog) []string {
+	var out []string
+	for _, p := range want {
+		if !old.Has(p) && !new.Has(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// newStyles colours the text tree on w when color is true (a terminal, no
+// NO_COLOR).
+func newStyles(w io.Writer, color bool) catalogdiff.Styles {
+	if !color {
+		return catalogdiff.PlainStyles()
+	}
+	r := lipgloss.NewRenderer(w)
+	r.SetColorProfile(termenv.ANSI256)
+	st := func(s lipgloss.Style) func(string) string { return func(x string) string { return s.Render(x) } }
+	return catalogdiff.Styles{
+		Added:   st(r.NewStyle().Foreground(lipgloss.Color("10"))),
+		Removed: st(r.NewStyle().Foreground(lipgloss.Color("9"))),
+		Changed: st(r.NewStyle().Foreground(lipgloss.Color("11"))),
+		Warn:    st(r.NewStyle().Foreground(lipgloss.Color("9")).Bold(true)),
+		Name:    st(r.NewStyle().Bold(true)),
+		Dim:     st(r.NewStyle().Faint(true)),
+	}
+}

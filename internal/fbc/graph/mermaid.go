@@ -1,0 +1,247 @@
+package graph
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/opmkit/opm/internal/fbc"
+)
+
+// MermaidOptions are the flags of upstream `opm alpha render-graph`.
+type MermaidOptions struct {
+	// Package keeps only this package (-p/--package-name).
+	Package string
+	// MinimumEdge is a bundle name: edges from bundles below its version are
+	// left out (--minimum-edge).
+	MinimumEdge string
+	// V0Semantics marks bundles OLM v0 skips over, and the edges into them
+	// (--draw-v0-semantics).
+	V0Semantics bool
+}
+
+// WriteMermaid writes the upgrade graphs of c as a mermaid flowchart, in
+// the form upstream opm v1.73.0 `alpha render-graph` prints: packages by
+// name, each a subgraph of its channels, each channel's bundles from the
+// highest version down with their skip, skipRange and replace edges; then
+// styles for deprecated packages and channels and classes for deprecated
+// and skipped bundles. The returned warnings name skipRanges that do not
+// parse (their edges are left out, as upstream).
+func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, error) {
+	versions, err := Versions(c)
+	if err != nil {
+		return nil, err
+	}
+	var floor semver.Version
+	floorPkg := ""
+	if opts.MinimumEdge != "" {
+		v, ok := versions[opts.MinimumEdge]
+		if !ok {
+			return nil, fmt.Errorf("unknown minimum edge name: %q", opts.MinimumEdge)
+		}
+		floor = v
+		for _, ch := range c.Channels {
+			for _, e := range ch.Entries {
+				if floorPkg == "" && e.Name == opts.MinimumEdge {
+					floorPkg = ch.Package
+				}
+			}
+		}
+	}
+	deps, err := Deprecations(c)
+	if err != nil {
+		return nil, err
+	}
+	// Deprecated channels and bundles are matched by name across packages,
+	// as upstream does.
+	depPkg, depCh, depBundle := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for pkg, ds := range deps {
+		for _, d := range ds {
+			switch d.Schema {
+			case fbc.SchemaPackage:
+				depPkg[pkg] = true
+			case fbc.SchemaChannel:
+				depCh[d.Name] = true
+			case fbc.SchemaBundle:
+				depBundle[d.Name] = true
+			}
+		}
+	}
+
+	channels := make([]*fbc.Channel, len(c.Channels))
+	for i := range c.Channels {
+		channels[i] = &c.Channels[i]
+	}
+	// Edge numbers (for linkStyle) run over channels in name order across
+	// packages, although the text is grouped by package.
+	sort.SliceStable(channels, func(i, j int) bool {
+		if channels[i].Name != channels[j].Name {
+			return channels[i].Name < channels[j].Name
+		}
+		return channels[i].Package < channels[j].Package
+	})
+
+	var warnings []string
+	pkgText := map[string]*strings.Builder{}
+	deprecatedPackage := ""
+	var deprecatedChannels []string
+	classes := map[string][]string{}
+	var skippedLinks []string
+	link := 0
+	for _, ch := range channels {
+		entries := filterChannel(ch, versions, opts, floor, floorPkg)
+		if entries == nil {
+			continue
+		}
+		b := pkgText[ch.Package]
+		if b == nil {
+			b = &strings.Builder{}
+			pkgText[ch.Package] = b
+		}
+		chID := ch.Package + "-" + ch.Name
+		fmt.Fprintf(b, "    %%%% channel %q\n", ch.Name)
+		fmt.Fprintf(b, "    subgraph %s[%q]\n", chID, ch.Name)
+		if depPkg[ch.Package] {
+			deprecatedPackage = ch.Package
+		}
+		if depCh[ch.Name] {
+			deprecatedChannels = append(deprecatedChannels, chID)
+		}
+
+		ordered := append([]fbc.ChannelEntry(nil), entries...)
+		sort.SliceStable(ordered, func(i, j int) bool { return versions[ordered[i].Name].GT(versions[ordered[j].Name]) })
+		// Walking down from the head, the first skip of a bundle marks it
+		// skipped; a later edge into a skipped bundle is a skipped link.
+		skipped := map[string]bool{}
+		mark := func(name string, capture bool) {
+			if !opts.V0Semantics {
+				return
+			}
+			switch {
+			case skipped[name]:
+				skippedLinks = append(skippedLinks, fmt.Sprint(link))
+			case capture:
+				skipped[name] = true
+			}
+		}
+		for _, e := range ordered {
+			id := chID + "-" + e.Name
+			fmt.Fprintf(b, "      %s[%q]\n", id, e.Name)
+			switch {
+			case depBundle[e.Name] && skipped[e.Name]:
+				classes["deprecatedskipped"] = append(classes["deprecatedskipped"], id)
+			case depBundle[e.Name]:
+				classes["deprecated"] = append(classes["deprecated"], id)
+			case skipped[e.Name]:
+				classes["skipped"] = append(classes["skipped"], id)
+			}
+			for _, s := range e.Skips {
+				fmt.Fprintf(b, "      %s[%q]-- skip --> %s[%q]\n", chID+"-"+s, s, id, e.Name)
+				mark(s, true)
+				link++
+			}
+			if e.SkipRange != "" {
+				inRange, err := semver.ParseRange(e.SkipRange)
+				if err != nil {
+					warnings = append(warnings, fmt.Sprintf("ignoring invalid skipRange %q of %s/%s: %v", e.SkipRange, ch.Package, e.Name, err))
+				} else {
+					for _, o := range entries {
+						if !inRange(versions[o.Name]) {
+							continue
+						}
+						fmt.Fprintf(b, "      %s[%q]-- \"skipRange(%s)\" --> %s[%q]\n", chID+"-"+o.Name, o.Name, e.SkipRange, id, e.Name)
+						mark(e.Name, false)
+						link++
+					}
+				}
+			}
+			if e.Replaces != "" {
+				fmt.Fprintf(b, "      %s[%q]-- replace --> %s[%q]\n", chID+"-"+e.Replaces, e.Replaces, id, e.Name)
+				mark(e.Name, false)
+				link++
+			}
+		}
+		b.WriteString("    end\n")
+	}
+
+	var out strings.Builder
+	out.WriteString("graph LR\n")
+	out.WriteString("  classDef deprecated fill:#E8960F\n")
+	out.WriteString("  classDef skipped stroke:#FF0000,stroke-width:4px\n")
+	out.WriteString("  classDef deprecatedskipped fill:#E8960F,stroke:#FF0000,stroke-width:4px\n")
+	pkgs := make([]string, 0, len(pkgText))
+	for p := range pkgText {
+		pkgs = append(pkgs, p)
+	}
+	sort.Strings(pkgs)
+	for _, p := range pkgs {
+		fmt.Fprintf(&out, "  %%%% package %q\n", p)
+		fmt.Fprintf(&out, "  subgraph %q\n", p)
+		out.WriteString(pkgText[p].String())
+		out.WriteString("  end\n")
+	}
+	if deprecatedPackage != "" {
+		fmt.Fprintf(&out, "style %s fill:#989695\n", deprecatedPackage)
+	}
+	for _, id := range deprecatedChannels {
+		fmt.Fprintf(&out, "style %s fill:#DCD0FF\n", id)
+	}
+	for _, class := range []string{"deprecated", "deprecatedskipped", "skipped"} {
+		if ids := classes[class]; len(ids) > 0 {
+			sort.Strings(ids)
+			fmt.Fprintf(&out, "class %s %s\n", strings.Join(ids, ","), class)
+		}
+	}
+	if len(skippedLinks) > 0 {
+		fmt.Fprintf(&out, "linkStyle %s stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;\n", strings.Join(skippedLinks, ","))
+	}
+	_, err = io.WriteString(w, out.String())
+	return warnings, err
+}
+
+// filterChannel applies --package-name and --minimum-edge; nil drops the
+// channel. Edges from below the floor go; the floor bundle keeps none.
+func filterChannel(ch *fbc.Channel, versions map[string]semver.Version, opts MermaidOptions, floor semver.Version, floorPkg string) []fbc.ChannelEntry {
+	if opts.Package == "" && opts.MinimumEdge == "" {
+		return ch.Entries
+	}
+	if opts.Package != "" && ch.Package != opts.Package {
+		return nil
+	}
+	if floorPkg != "" && ch.Package != floorPkg {
+		return nil
+	}
+	var out []fbc.ChannelEntry
+	for _, e := range ch.Entries {
+		had := e.Replaces != "" || len(e.Skips) > 0 || e.SkipRange != ""
+		if opts.MinimumEdge == "" {
+			out = append(out, e)
+			continue
+		}
+		if e.Name == opts.MinimumEdge {
+			out = append(out, fbc.ChannelEntry{Name: e.Name})
+			continue
+		}
+		f := fbc.ChannelEntry{Name: e.Name}
+		if e.Replaces != "" && versions[e.Replaces].GTE(floor) {
+			f.Replaces = e.Replaces
+		}
+		for _, s := range e.Skips {
+			if versions[s].GTE(floor) {
+				f.Skips = append(f.Skips, s)
+			}
+		}
+		if e.SkipRange != "" {
+			if r, err := semver.ParseRange(e.SkipRange); err == nil && r(floor) {
+				f.SkipRange = e.SkipRange
+			}
+		}
+		if f.Replaces != "" || len(f.Skips) > 0 || f.SkipRange != "" || (!had && versions[e.Name].GTE(floor)) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+// Package fbcsource reads file-based catalogs from where they live — a
+// file system (a directory) or the directory an FBC index image's configs
+// label names — whole or part by part, with upstream's migrations applied
+// as read; and names the image of a bundle rendered from a directory with
+// upstream's --alpha-image-ref-template.
+package fbcsource
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"text/template"
+
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/indeximage"
+)
+
+// Load reads the catalog under fsys and migrates it to level (migrations
+// apply to a catalog as read, whatever its source). With each set, the
+// catalog is handed to each part by part (fbc.LoadEach: memory follows the
+// largest part) and Load returns an empty catalog.
+func Load(fsys fs.FS, level fbc.MigrateLevel, each func(*fbc.Catalog) error) (*fbc.Catalog, error) {
+	if each != nil {
+		return &fbc.Catalog{}, fbc.LoadEach(fsys, func(c *fbc.Catalog) error {
+			if err := fbc.Migrate(c, level); err != nil {
+				return err
+			}
+			return each(c)
+		})
+	}
+	c, err := fbc.Load(fsys)
+	if err != nil {
+		return nil, err
+	}
+	return c, fbc.Migrate(c, level)
+}
+
+// Image is Load on the directory an FBC index image's configs label names,
+// in the flattened image.
+func Image(ctx context.Context, im *image.Image, level fbc.MigrateLevel, each func(*fbc.Catalog) error) (*fbc.Catalog, error) {
+	dir := strings.Trim(path.Clean("/"+im.Labels()[indeximage.ConfigsLabel]), "/")
+	if dir == "" {
+		return nil, fmt.Errorf("%s: label %s names no directory", im.Ref, indeximage.ConfigsLabel)
+	}
+	fsys, err := im.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = fsys.Close() }()
+	sub, err := fs.Sub(fsys, dir)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := fs.Stat(fsys, dir); err != nil || !st.IsDir() {
+		return nil, fmt.Errorf("%s: label %s=/%s, but the image has no such directory", im.Ref, indeximage.ConfigsLabel, dir)
+	}
+	c, err := Load(sub, level, each)
+	if err != nil {
+		return nil, fmt.Errorf("catalog /%s of %s: %w", dir, im.Ref, err)
+	}
+	return c, nil
+}
+
+// ImageRef executes an image reference template (upstream's
+// --alpha-image-ref-template) for a rendered bundle blob: the template sees
+// its {{.Package}}, {{.Name}} and {{.Version}} (of its olm.package
+// property).
+func ImageRef(tmpl *template.Template, b *fbc.Bundle) (string, error) {
+	data := struct{ Package, Name, Version string }{Package: b.Package, Name: b.Name}
+	for _, p := range b.Properties {
+		var v fbc.PackageValue
+		if p.Type == fbc.PropertyPackage && json.Unmarshal(p.Value, &v) == nil {
+			data.Version = v.Version
+			break
+		}
+	}
+	var ref strings.Builder
+	if err := tmpl.Execute(&ref, data); err != nil {
+		return "", fmt.Errorf("image reference template: %w", err)
+	}
+	return ref.String(), nil
+}
+
+// IsBundleDir reports whether dir looks like a bundle (manifests/ or
+// metadata/annotations.yaml) rather than a file-based catalog.
+func IsBundleDir(dir string) bool {
+	if st, err := os.Stat(filepath.Join(dir, "metadata", "annotations.yaml")); err == nil && !st.IsDir() {
+		return true
+	}
+	st, err := os.Stat(filepath.Join(dir, "manifests"))
+	return err == nil && st.IsDir()
+}
