@@ -194,7 +194,7 @@ func BenchmarkDirToIndex5000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		n, err := DirToIndex(context.Background(), dir, filepath.Join(out, fmt.Sprintf("index-%d.db", i)), ToIndexOptions{})
+		n, err := DirToIndex(context.Background(), dir, filepath.Join(out, fmt.Sprintf("index-%d.db", i)), ToIndexOptions{}, LoadOptions{})
 		if err != nil || n.Bundles != len(cat.Bundles) {
 			b.Fatalf("converted %d bundles: %v", n.Bundles, err)
 		}
@@ -208,7 +208,7 @@ func BenchmarkValidateDir5000(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		fs, err := ValidateDir(context.Background(), dir, false)
+		fs, err := ValidateDir(context.Background(), dir, false, LoadOptions{})
 		if err != nil || hasErrors(fs) {
 			b.Fatalf("findings: %v, %v", fs, err)
 		}

@@ -81,7 +81,7 @@ func FuzzScan(f *testing.F) {
 		}
 		fsys := fstest.MapFS{name: {Data: data}}
 		whole, loadErr := Load(fsys)
-		s, err := Scan(fsys)
+		s, err := Scan(fsys, LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

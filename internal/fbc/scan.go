@@ -1,7 +1,6 @@
 package fbc
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,6 +37,10 @@ type Scanned struct {
 	// olm.bundle blobs.
 	Entries, Bundles int
 
+	root *os.Root // of ScanDir, closed by Close
+	lim  Limits
+	mem  *budget
+
 	spool   *os.File // YAML documents, converted to JSON
 	spoolMu sync.Mutex
 	spoolAt int64
@@ -65,9 +68,9 @@ type keyedErr struct {
 	err       error
 }
 
-// ScanDir scans the catalog in directory dir (see Scanned); Close it when
-// done.
-func ScanDir(dir string) (*Scanned, error) {
+// ScanDir scans the catalog in directory dir (see Scanned), read through
+// an os.Root as LoadDirWith reads it; Close it when done.
+func ScanDir(dir string, opts LoadOptions) (*Scanned, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
@@ -75,15 +78,25 @@ func ScanDir(dir string) (*Scanned, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("load catalog %s: not a directory (give the catalog's root directory)", dir)
 	}
-	return Scan(os.DirFS(dir))
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	s, err := Scan(root.FS(), opts)
+	if err != nil {
+		_ = root.Close() // read-only
+		return nil, err
+	}
+	s.root = root
+	return s, nil
 }
 
-// Scan reads the files of the catalog in fsys, as Load does, keeping only
-// where each blob is and which package it belongs to. Problems are kept
-// for Err. The error returned is one of the scan itself (a temporary
-// file that cannot be made).
-func Scan(fsys fs.FS) (*Scanned, error) {
-	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}}
+// Scan reads the files of the catalog in fsys, as LoadWith does (within
+// opts' limits), keeping only where each blob is and which package it
+// belongs to. Problems are kept for Err. The error returned is one of the
+// scan itself (a temporary file that cannot be made).
+func Scan(fsys fs.FS, opts LoadOptions) (*Scanned, error) {
+	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}, lim: opts.Limits, mem: newBudget(opts.Limits.file())}
 	ign := &ignorer{}
 	walkSeq := 0
 	walkErr := func(err error) {
@@ -109,6 +122,20 @@ func Scan(fsys fs.FS) (*Scanned, error) {
 		}
 		if d.Name() == IgnoreFile || ign.match(p, false) {
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := fs.Stat(fsys, p)
+			switch {
+			case err != nil && strings.Contains(err.Error(), "escapes"):
+				walkErr(&LoadError{File: p, Msg: "a symbolic link that leads out of the catalog directory (or is absolute), which opm does not follow: copy its target into the catalog, or make the link relative within it"})
+				return nil
+			case err != nil:
+				walkErr(&LoadError{File: p, Msg: err.Error()})
+				return nil
+			case st.IsDir():
+				walkErr(&LoadError{File: p, Msg: "a symbolic link to a directory, which opm does not follow (nor does upstream opm): copy the directory into the catalog, or give its target"})
+				return nil
+			}
 		}
 		switch strings.ToLower(path.Ext(p)) {
 		case ".json", ".yaml", ".yml":
@@ -174,11 +201,12 @@ type fileScan struct {
 func (s *Scanned) scanFile(i int) fileScan {
 	name := s.files[i]
 	var out fileScan
-	data, err := fs.ReadFile(s.fsys, name)
+	data, held, err := readFile(s.fsys, name, s.lim, s.mem)
 	if err != nil {
-		out.errs = append(out.errs, keyedErr{file: i, err: &LoadError{File: name, Msg: err.Error()}})
+		out.errs = append(out.errs, keyedErr{file: i, err: err})
 		return out
 	}
+	defer s.mem.release(held)
 	seq := 0
 	add := func(line int, off int64, raw []byte, spool bool) {
 		defer func() { seq++ }()
@@ -214,19 +242,14 @@ func (s *Scanned) scanFile(i int) fileScan {
 		out.refs = append(out.refs, r)
 	}
 	if strings.EqualFold(path.Ext(name), ".json") {
-		if spans, ok := splitObjects(data); ok {
-			line, counted := 1, 0
-			for _, sp := range spans {
-				line += bytes.Count(data[counted:sp[0]], []byte("\n"))
-				counted = sp[0]
-				add(line, int64(sp[0]), data[sp[0]:sp[1]], false)
-			}
-			return out
-		}
-		err := splitJSON(name, data, func(line int, off int64, raw []byte) { add(line, off, raw, false) })
+		err := splitJSON(name, data, s.lim, func(line int, off int64, raw []byte) { add(line, off, raw, false) })
 		if err != nil {
 			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: err})
 		}
+		return out
+	}
+	if err := yamlDocsFit(name, data, s.lim); err != nil {
+		out.errs = append(out.errs, keyedErr{file: i, err: err})
 		return out
 	}
 	docs, err := bundle.DecodeDocuments(name, data)
@@ -274,8 +297,12 @@ func (s *Scanned) spoolWrite(raw []byte) (int64, error) {
 	return at, nil
 }
 
-// Close releases the spool.
+// Close releases the spool and the directory.
 func (s *Scanned) Close() error {
+	if s.root != nil {
+		_ = s.root.Close() // read-only
+		s.root = nil
+	}
 	if s.spool != nil {
 		err := s.spool.Close()
 		s.spool = nil
@@ -459,50 +486,4 @@ func eachPrepared[T any](ctx context.Context, src packageSource, prepare func(na
 	}
 	wg.Wait()
 	return err
-}
-
-// splitObjects finds the top-level values of a JSON file that holds only
-// valid objects separated by whitespace (every catalog file opm or
-// upstream writes): their [start, end) offsets. ok is false for anything
-// else, which splitJSON then reads, for its errors. It scans each object
-// once (json.Valid), where a json.Decoder scans it twice.
-func splitObjects(data []byte) (spans [][2]int, ok bool) {
-	i := 0
-	for {
-		for i < len(data) && isSpace(data[i]) {
-			i++
-		}
-		if i == len(data) {
-			return spans, true
-		}
-		if data[i] != '{' {
-			return nil, false
-		}
-		start, depth := i, 0
-		for ; i < len(data); i++ {
-			switch data[i] {
-			case '"':
-				for i++; i < len(data) && data[i] != '"'; i++ {
-					if data[i] == '\\' {
-						i++
-					}
-				}
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-			}
-			if depth == 0 {
-				break
-			}
-		}
-		if i >= len(data) {
-			return nil, false
-		}
-		i++
-		if !json.Valid(data[start:i]) {
-			return nil, false
-		}
-		spans = append(spans, [2]int{start, i})
-	}
 }

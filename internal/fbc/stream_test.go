@@ -143,7 +143,7 @@ func TestStreamMultiPackageDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	streamDB := filepath.Join(t.TempDir(), "stream.db")
-	n, err := DirToIndex(ctx, streamDir, streamDB, ToIndexOptions{})
+	n, err := DirToIndex(ctx, streamDir, streamDB, ToIndexOptions{}, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestScannedMatchesLoad(t *testing.T) {
 	for _, withErrors := range []bool{false, true} {
 		dir := messyCatalog(t, withErrors)
 		whole, loadErr := LoadDir(dir)
-		s, err := ScanDir(dir)
+		s, err := ScanDir(dir, LoadOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +316,7 @@ func TestScannedMatchesLoad(t *testing.T) {
 		}
 
 		for _, olmv1 := range []bool{false, true} {
-			findings, err := ValidateDir(ctx, dir, olmv1)
+			findings, err := ValidateDir(ctx, dir, olmv1, LoadOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,7 +339,7 @@ func TestScannedMatchesLoad(t *testing.T) {
 		} else {
 			wholeErr = ToIndex(ctx, whole, out, ToIndexOptions{})
 		}
-		_, streamErr := DirToIndex(ctx, dir, out, ToIndexOptions{Force: true})
+		_, streamErr := DirToIndex(ctx, dir, out, ToIndexOptions{Force: true}, LoadOptions{})
 		if fmt.Sprint(streamErr) != fmt.Sprint(wholeErr) {
 			t.Errorf("DirToIndex (withErrors=%v):\n got %v\nwant %v", withErrors, streamErr, wholeErr)
 		}
@@ -388,7 +388,7 @@ func TestDirToIndexRefusesAsToIndex(t *testing.T) {
 		}
 		out := filepath.Join(t.TempDir(), "x.db")
 		wholeErr := ToIndex(ctx, whole, out, ToIndexOptions{})
-		_, streamErr := DirToIndex(ctx, dir, out, ToIndexOptions{})
+		_, streamErr := DirToIndex(ctx, dir, out, ToIndexOptions{}, LoadOptions{})
 		if wholeErr == nil || fmt.Sprint(streamErr) != fmt.Sprint(wholeErr) {
 			t.Errorf("DirToIndex:\n got %v\nwant %v", streamErr, wholeErr)
 		}
@@ -458,7 +458,7 @@ func TestStreamKeptBlobs(t *testing.T) {
 		}
 	}
 	db := filepath.Join(t.TempDir(), "kept.db")
-	if _, err := DirToIndex(ctx, dir, db, ToIndexOptions{}); err != nil {
+	if _, err := DirToIndex(ctx, dir, db, ToIndexOptions{}, LoadOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	c, warns := renderDB(t, db, RenderOptions{})
@@ -475,5 +475,36 @@ func TestStreamKeptBlobs(t *testing.T) {
 	}
 	if len(gotWarns) != len(warns) {
 		t.Errorf("warnings %q, want %q", gotWarns, warns)
+	}
+}
+
+// TestScannedKeepsLoadLimits: with limits small enough to refuse blobs and
+// files, the scan refuses what LoadDirWith refuses, with the same errors.
+func TestScannedKeepsLoadLimits(t *testing.T) {
+	ctx := context.Background()
+	dir := messyCatalog(t, false)
+	for _, lim := range []Limits{{MaxBlobBytes: 100}, {MaxFileBytes: 300}, {MaxBlobBytes: 150, MaxFileBytes: 1500}} {
+		opts := LoadOptions{Limits: lim}
+		whole, loadErr := LoadDirWith(dir, opts)
+		if loadErr == nil {
+			t.Fatalf("limits %+v refused nothing: the test needs smaller limits", lim)
+		}
+		s, err := ScanDir(dir, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = s.Each(ctx, func(name string, c *Catalog) error {
+			if want := whole.Package(name); !reflect.DeepEqual(c, want) {
+				t.Errorf("limits %+v, package %q differs from LoadDirWith's", lim, name)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(s.Err()) != fmt.Sprint(loadErr) {
+			t.Errorf("limits %+v:\n got %v\nwant %v", lim, s.Err(), loadErr)
+		}
+		_ = s.Close()
 	}
 }

@@ -48,8 +48,8 @@ func sortFindings(fs []validate.Finding) {
 // with memory for a few packages rather than the catalog. The error is one
 // that stopped the check (the directory cannot be read, ctx ended), not a
 // finding.
-func ValidateDir(ctx context.Context, dir string, olmv1 bool) ([]validate.Finding, error) {
-	s, err := ScanDir(dir)
+func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions) ([]validate.Finding, error) {
+	s, err := ScanDir(dir, load)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/internal/atomicfile"
 )
 
 // Format is a catalog file format.
@@ -211,9 +213,11 @@ type WriteDirOptions struct {
 // WriteDir writes the catalog the way upstream `opm migrate` lays it out:
 // DIR/<package>/catalog.json (or .yaml), one file per package; blobs of no
 // package go to DIR/catalog.json. The tree is written to a temporary
-// directory beside DIR and renamed into place, so DIR holds either its old
-// content or the whole new catalog. A DIR that exists and is not empty is
-// refused unless opts.Force.
+// directory beside DIR and moved into place (an existing DIR is exchanged
+// with it in one step, see atomicfile.ReplaceDir), so DIR holds either its
+// old content or the whole new catalog. A DIR that exists and is not empty
+// is refused unless opts.Force. What killed earlier runs left beside DIR is
+// cleaned up first.
 func WriteDir(dir string, c *Catalog, opts WriteDirOptions) error {
 	dw, err := NewDirWriter(dir, opts)
 	if err != nil {
@@ -246,6 +250,11 @@ func NewDirWriter(dir string, opts WriteDirOptions) (*DirWriter, error) {
 		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
 	dir = filepath.Clean(dir)
+	// What killed writers of dir left: their temporary trees, and the old
+	// catalog if one was killed between the two renames of the fallback.
+	if _, err := atomicfile.CleanStale(dir); err != nil {
+		return nil, fmt.Errorf("write catalog %s: clean up after an earlier run: %w", dir, err)
+	}
 	exists := false
 	if st, err := os.Stat(dir); err == nil {
 		if !st.IsDir() {
@@ -266,7 +275,7 @@ func NewDirWriter(dir string, opts WriteDirOptions) (*DirWriter, error) {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".opm-tmp-*")
+	tmp, err := os.MkdirTemp(parent, atomicfile.TempPattern(dir, atomicfile.KindTmp))
 	if err != nil {
 		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
@@ -311,7 +320,7 @@ func (dw *DirWriter) Commit() error {
 		return fmt.Errorf("write catalog %s: already committed or aborted", dw.dir)
 	}
 	defer dw.Abort()
-	dir, tmp, parent := dw.dir, dw.tmp, filepath.Dir(dw.dir)
+	dir, tmp := dw.dir, dw.tmp
 	if !dw.exists {
 		if err := os.Rename(tmp, dir); err != nil {
 			return fmt.Errorf("write catalog %s: %w", dir, err)
@@ -319,25 +328,11 @@ func (dw *DirWriter) Commit() error {
 		dw.done = true
 		return nil
 	}
-	// Swap: move the old tree aside, the new one in, then drop the old.
-	old, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".opm-old-*")
-	if err != nil {
-		return fmt.Errorf("write catalog %s: %w", dir, err)
-	}
-	if err := os.Remove(old); err != nil {
-		return fmt.Errorf("write catalog %s: %w", dir, err)
-	}
-	if err := os.Rename(dir, old); err != nil {
-		return fmt.Errorf("write catalog %s: move the old catalog aside: %w", dir, err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if rerr := os.Rename(old, dir); rerr != nil {
-			return fmt.Errorf("write catalog %s: %w (and restoring the old catalog from %s failed: %v)", dir, err, old, rerr)
-		}
+	if err := atomicfile.ReplaceDir(tmp, dir); err != nil {
 		return fmt.Errorf("write catalog %s: %w", dir, err)
 	}
 	dw.done = true
-	return os.RemoveAll(old)
+	return nil
 }
 
 func writeFile(name string, c *Catalog, format Format) error {

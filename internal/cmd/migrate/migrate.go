@@ -14,6 +14,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/render"
 	"github.com/opmkit/opm/internal/fbc"
@@ -39,6 +40,7 @@ type Options struct {
 	Force        bool
 	Permissive   bool
 	Image        image.Options
+	Limits       fbc.Limits
 }
 
 // NewCmd is `opm migrate`; runF, when not nil, runs instead of Run.
@@ -90,6 +92,7 @@ into place. An existing non-empty DEST is refused unless --force.`,
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{ToFBC, ToSQLite}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
 	opts.Image.AddFlags(fl)
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	return cmd
 }
 
@@ -105,6 +108,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	defer gcbudget.Batch()()
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	o.Limits = opts.Limits
 	switch opts.To {
 	case ToFBC:
 		// A package at a time into a temporary tree, moved into place once
@@ -112,7 +116,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		// a package, not the catalog.
 		dw, err := fbc.NewDirWriter(opts.Dest, fbc.WriteDirOptions{Format: format, Force: opts.Force})
 		if err != nil {
-			return exit.With(exit.Failed, withForceHint(err))
+			return exit.With(exit.Failed, withForceHint(err, opts.Force))
 		}
 		defer dw.Abort()
 		packages := 0
@@ -131,7 +135,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return writeErr
 		})
 		if writeErr != nil {
-			return exit.With(exit.Failed, withForceHint(writeErr))
+			return exit.With(exit.Failed, withForceHint(writeErr, opts.Force))
 		}
 		if err != nil {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
@@ -142,14 +146,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 		if err := dw.Commit(); err != nil {
-			return exit.With(exit.Failed, withForceHint(err))
+			return exit.With(exit.Failed, withForceHint(err, opts.Force))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", packages, opts.Source, opts.Dest)
 	case ToSQLite:
 		var packages, bundles int
 		if st, serr := os.Stat(opts.Source); serr == nil && st.IsDir() && !fbcsource.IsBundleDir(opts.Source) {
 			// A catalog directory is converted a package at a time.
-			n, err := fbc.DirToIndex(ctx, opts.Source, opts.Dest, fbc.ToIndexOptions{Force: opts.Force})
+			n, err := fbc.DirToIndex(ctx, opts.Source, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}, fbc.LoadOptions{Limits: opts.Limits})
 			var le *fbc.CatalogLoadError
 			if errors.As(err, &le) {
 				return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: load catalog %s: %w\n(`opm validate %s` lists every problem)", opts.Source, opts.Source, le.Err, opts.Source))
@@ -184,12 +188,13 @@ func toSQLiteError(ctx context.Context, f *factory.Factory, opts *Options, err e
 		_ = validate.WriteText(f.IO.ErrOut, res, validate.TextOptions{Styles: f.IO.ErrTheme().ValidateStyles(), Noun: "catalog"})
 		return exit.With(exit.Failed, fmt.Errorf("migrate %s: the catalog does not validate (%d problem(s) above); nothing was written", opts.Source, len(ie.Findings)))
 	}
-	return indexio.Interrupted(ctx, withForceHint(err))
+	return indexio.Interrupted(ctx, withForceHint(err, opts.Force))
 }
 
-// withForceHint says how to replace a destination that was refused.
-func withForceHint(err error) error {
-	if errors.Is(err, os.ErrExist) || strings.Contains(err.Error(), "not empty") {
+// withForceHint says how to replace a destination that was refused, unless
+// --force was given already (then another process won a race to it).
+func withForceHint(err error, force bool) error {
+	if !force && (errors.Is(err, os.ErrExist) || strings.Contains(err.Error(), "not empty")) {
 		return fmt.Errorf("%w (or replace it with --force)", err)
 	}
 	return err

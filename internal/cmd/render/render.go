@@ -14,6 +14,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
@@ -31,6 +32,7 @@ type Options struct {
 	MigrateAll       bool
 	ImageRefTemplate string
 	Image            image.Options
+	Limits           fbc.Limits
 }
 
 // NewCmd is `opm render`; runF, when not nil, runs instead of Run.
@@ -77,6 +79,7 @@ are pushed.`,
 	cmd.MarkFlagsMutuallyExclusive("migrate", "migrate-level")
 	cmd.Flags().StringVar(&opts.ImageRefTemplate, "alpha-image-ref-template", "", "image reference of bundles rendered from directories: a Go template over {{.Package}}, {{.Name}} and {{.Version}}")
 	opts.Image.AddFlags(cmd.Flags())
+	fbcflags.AddLimitFlags(cmd.Flags(), &opts.Limits)
 	return cmd
 }
 
@@ -113,6 +116,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	defer gcbudget.Batch()()
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	o.Limits = opts.Limits
 	if opts.ImageRefTemplate != "" {
 		tmpl, err := template.New("image-ref-template").Option("missingkey=error").Parse(opts.ImageRefTemplate)
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/lintflags"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
@@ -43,6 +44,7 @@ var formats = []string{output.Text, output.JSON, YAML, SARIF, UpstreamJSON, Upst
 type Options struct {
 	Dir string
 	lintflags.Flags
+	Limits fbc.Limits
 }
 
 // NewCmd is `opm validate`; runF, when not nil, runs instead of Run.
@@ -89,6 +91,7 @@ findings, one a line).`,
 	fl.StringVar(&opts.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	return cmd
 }
 
@@ -130,7 +133,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	defer gcbudget.Batch()()
-	findings, err := fbc.ValidateDir(ctx, opts.Dir, olmv1)
+	findings, err := fbc.ValidateDir(ctx, opts.Dir, olmv1, fbc.LoadOptions{Limits: opts.Limits})
 	if err := exit.IfInterrupted(ctx); err != nil {
 		return err
 	}
