@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbcsource"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
 )
 
@@ -45,6 +47,10 @@ type Catalog struct {
 	Kind Kind
 	// Warnings say what rendering filled in (see fbc.FromIndex).
 	Warnings []string
+	// RolledBack: the database file had a killed writer's journal, and
+	// what was read is a rolled-back private copy (its warning is among
+	// Warnings: index.RolledBackWarning).
+	RolledBack bool
 }
 
 // Opener opens sources through one image client, made on first use.
@@ -98,7 +104,7 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err != nil {
 			return nil, err
 		}
-		return &Catalog{Catalog: c, Kind: Database, Warnings: warns}, nil
+		return &Catalog{Catalog: c, Kind: Database, Warnings: warns, RolledBack: slices.Contains(warns, index.RolledBackWarning(arg))}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	case !image.LooksLikeReference(arg):

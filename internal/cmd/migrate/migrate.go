@@ -18,6 +18,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/render"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -112,7 +113,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 		}
 		for _, w := range c.Warnings {
-			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
+			// Warnings quote names from the index: escaped.
+			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), printable.Name(opts.Source), printable.Text(w))
 		}
 		var problems catalogsource.Problems
 		problems.Add(opts.Source, c)

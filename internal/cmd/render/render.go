@@ -16,6 +16,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags and arguments of opm render.
@@ -127,7 +128,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return indexio.Interrupted(ctx, fmt.Errorf("render %s: %w", src, err))
 		}
 		for _, w := range c.Warnings {
-			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
+			// Warnings quote names from the index: escaped.
+			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), printable.Name(src), printable.Text(w))
 		}
 		problems.Add(src, c)
 		all.Merge(c.Catalog)

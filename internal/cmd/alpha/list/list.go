@@ -92,6 +92,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}
+	if c.RolledBack {
+		// As render and migrate say it; list's other warnings (what
+		// rendering filled in) stay unsaid, as upstream's list.
+		indexio.WarnRolledBack(f, opts.Index)
+	}
 	switch opts.What {
 	case Packages:
 		return listErr(opts, index.WritePackages(f.IO.Out, graph.ListPackages(c.Catalog)))
