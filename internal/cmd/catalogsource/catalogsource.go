@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"slices"
 	"strings"
 	"text/template"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbcsource"
 	"github.com/opmkit/opm/internal/image"
-	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
 )
 
@@ -47,10 +45,7 @@ type Catalog struct {
 	Kind Kind
 	// Warnings say what rendering filled in (see fbc.FromIndex).
 	Warnings []string
-	// RolledBack: the database file had a killed writer's journal, and
-	// what was read is a rolled-back private copy (its warning is among
-	// Warnings: index.RolledBackWarning).
-	RolledBack bool
+	Labels   map[string]string // of an index image: what catalogd reads first
 }
 
 // Opener opens sources through one image client, made on first use.
@@ -60,6 +55,7 @@ type Opener struct {
 	// and Version, as upstream's --alpha-image-ref-template.
 	ImageRefTemplate *template.Template
 	Limits           fbc.Limits // on what is read from catalog directories
+	PreferCatalog    bool       // open an image holding both by its FBC, as catalogd does
 
 	f       *factory.Factory
 	opts    image.Options
@@ -104,7 +100,7 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err != nil {
 			return nil, err
 		}
-		return &Catalog{Catalog: c, Kind: Database, Warnings: warns, RolledBack: slices.Contains(warns, index.RolledBackWarning(arg))}, nil
+		return &Catalog{Catalog: c, Kind: Database, Warnings: warns}, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	case !image.LooksLikeReference(arg):
@@ -130,7 +126,7 @@ func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog)
 			return nil, err
 		}
 	}
-	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings}, nil
+	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings, Labels: c.Labels}, nil
 }
 
 func check(arg string, k Kind, accept []Kind) error {
@@ -191,7 +187,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 	defer func() { _ = im.Close() }()
 	labels := im.Labels()
 	switch {
-	case labels[indeximage.DatabaseLabel] != "":
+	case labels[indeximage.DatabaseLabel] != "" && (!o.PreferCatalog || labels[indeximage.ConfigsLabel] == ""):
 		if err := check(arg, DatabaseImage, accept); err != nil {
 			return nil, err
 		}
@@ -208,7 +204,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 		if err != nil {
 			return nil, fmt.Errorf("database of %s: %w", arg, err)
 		}
-		return &Catalog{Catalog: c, Kind: DatabaseImage, Warnings: warns}, nil
+		return &Catalog{Catalog: c, Kind: DatabaseImage, Warnings: warns, Labels: labels}, nil
 	case labels[indeximage.ConfigsLabel] != "":
 		if err := check(arg, CatalogImage, accept); err != nil {
 			return nil, err
@@ -217,7 +213,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 		if err != nil {
 			return nil, err
 		}
-		return &Catalog{Catalog: c, Kind: CatalogImage}, nil
+		return &Catalog{Catalog: c, Kind: CatalogImage, Labels: labels}, nil
 	case labels[bundle.AnnotationMediaType] != "":
 		if err := check(arg, BundleImage, accept); err != nil {
 			return nil, err

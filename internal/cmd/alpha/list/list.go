@@ -5,6 +5,7 @@ package list
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -92,7 +93,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}
-	if c.RolledBack {
+	if slices.Contains(c.Warnings, index.RolledBackWarning(opts.Index)) {
 		// As render and migrate say it; list's other warnings (what
 		// rendering filled in) stay unsaid, as upstream's list.
 		indexio.WarnRolledBack(f, opts.Index)
