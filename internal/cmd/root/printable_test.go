@@ -170,6 +170,11 @@ func TestNamesWithControlCharactersAreShownEscaped(t *testing.T) {
 	assert.Equal(t, exit.Failed, r.Code)
 	noRawEscape(t, "alpha list bundles (not found)", r.Out+r.ErrOut)
 
+	r = o.Run("index", "prune", "--database", db, "--packages", "p"+evil)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	noRawEscape(t, "index prune", r.Out+r.ErrOut)
+	assert.Contains(t, r.ErrOut, "kept p"+shown+" in ")
+
 	r = o.Run("index", "rm", "--database", db, "--operators", "p"+evil)
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	noRawEscape(t, "index rm", r.Out+r.ErrOut)
