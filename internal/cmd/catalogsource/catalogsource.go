@@ -45,6 +45,9 @@ type Catalog struct {
 	Kind Kind
 	// Warnings say what rendering filled in (see fbc.FromIndex).
 	Warnings []string
+	// Labels are the image's labels, for the image kinds: what decides
+	// which runtime can take the image (opm validate's olmv1-catalog-image).
+	Labels map[string]string
 }
 
 // Opener opens sources through one image client, made on first use.
@@ -58,6 +61,11 @@ type Opener struct {
 	opts    image.Options
 	render  fbc.RenderOptions
 	bundles *bundlesource.Opener
+	// PreferCatalog opens an index image that holds both a database and a
+	// file-based catalog by its catalog (what OLM v1's catalogd reads);
+	// otherwise by its database, as upstream's render does.
+	PreferCatalog bool
+
 	// each, when set, takes file-based catalogs part by part (OpenEach).
 	each func(*fbc.Catalog) error
 }
@@ -123,7 +131,7 @@ func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog)
 			return nil, err
 		}
 	}
-	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings}, nil
+	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings, Labels: c.Labels}, nil
 }
 
 func check(arg string, k Kind, accept []Kind) error {
@@ -183,8 +191,9 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 	}
 	defer func() { _ = im.Close() }()
 	labels := im.Labels()
+	both := labels[indeximage.DatabaseLabel] != "" && labels[indeximage.ConfigsLabel] != ""
 	switch {
-	case labels[indeximage.DatabaseLabel] != "":
+	case labels[indeximage.DatabaseLabel] != "" && !(both && o.PreferCatalog):
 		if err := check(arg, DatabaseImage, accept); err != nil {
 			return nil, err
 		}
@@ -201,7 +210,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 		if err != nil {
 			return nil, fmt.Errorf("database of %s: %w", arg, err)
 		}
-		return &Catalog{Catalog: c, Kind: DatabaseImage, Warnings: warns}, nil
+		return &Catalog{Catalog: c, Kind: DatabaseImage, Warnings: warns, Labels: labels}, nil
 	case labels[indeximage.ConfigsLabel] != "":
 		if err := check(arg, CatalogImage, accept); err != nil {
 			return nil, err
@@ -210,7 +219,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 		if err != nil {
 			return nil, err
 		}
-		return &Catalog{Catalog: c, Kind: CatalogImage}, nil
+		return &Catalog{Catalog: c, Kind: CatalogImage, Labels: labels}, nil
 	case labels[bundle.AnnotationMediaType] != "":
 		if err := check(arg, BundleImage, accept); err != nil {
 			return nil, err
