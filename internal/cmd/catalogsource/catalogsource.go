@@ -45,9 +45,7 @@ type Catalog struct {
 	Kind Kind
 	// Warnings say what rendering filled in (see fbc.FromIndex).
 	Warnings []string
-	// Labels are the image's labels, for the image kinds: what decides
-	// which runtime can take the image (opm validate's olmv1-catalog-image).
-	Labels map[string]string
+	Labels   map[string]string // of an index image: what catalogd reads first
 }
 
 // Opener opens sources through one image client, made on first use.
@@ -61,11 +59,8 @@ type Opener struct {
 	opts    image.Options
 	render  fbc.RenderOptions
 	bundles *bundlesource.Opener
-	// PreferCatalog opens an index image that holds both a database and a
-	// file-based catalog by its catalog (what OLM v1's catalogd reads);
-	// otherwise by its database, as upstream's render does.
+	// PreferCatalog opens an image holding both by its FBC (as catalogd).
 	PreferCatalog bool
-
 	// each, when set, takes file-based catalogs part by part (OpenEach).
 	each func(*fbc.Catalog) error
 }
@@ -191,9 +186,8 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 	}
 	defer func() { _ = im.Close() }()
 	labels := im.Labels()
-	both := labels[indeximage.DatabaseLabel] != "" && labels[indeximage.ConfigsLabel] != ""
 	switch {
-	case labels[indeximage.DatabaseLabel] != "" && !(both && o.PreferCatalog):
+	case labels[indeximage.DatabaseLabel] != "" && (!o.PreferCatalog || labels[indeximage.ConfigsLabel] == ""):
 		if err := check(arg, DatabaseImage, accept); err != nil {
 			return nil, err
 		}

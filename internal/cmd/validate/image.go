@@ -15,24 +15,20 @@ import (
 	"github.com/opmkit/opm/internal/validate"
 )
 
-// isImage says whether arg names an image rather than a directory: it is
-// no path on disk and reads as an image reference.
+// isImage: arg is no path on disk and reads as an image reference.
 func isImage(arg string) bool {
-	if _, err := os.Lstat(arg); err == nil {
-		return false
-	}
-	return image.LooksLikeReference(arg)
+	_, err := os.Lstat(arg)
+	return err != nil && image.LooksLikeReference(arg)
 }
 
-// imageFindings opens the index image opts.Dir (a file-based catalog, the
-// catalog of an image holding both, or a sqlite database rendered) and
-// checks its catalog and, with the olmv1 set, its labels as catalogd does.
+// imageFindings checks the catalog of index image opts.Dir as catalogd
+// reads it (its FBC, even beside a database; else the database rendered)
+// and, with the olmv1 set, its labels.
 func imageFindings(ctx context.Context, f *factory.Factory, opts *Options, vopts validate.Options) ([]validate.Finding, error) {
 	if err := opts.Image.Validate(); err != nil {
 		return nil, exit.Usagef("%v", err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
-	// catalogd reads the file-based catalog of an image that has both.
 	o.PreferCatalog = true
 	c, err := o.Open(ctx, opts.Dir, catalogsource.CatalogImage, catalogsource.DatabaseImage)
 	if err != nil {
@@ -41,14 +37,9 @@ func imageFindings(ctx context.Context, f *factory.Factory, opts *Options, vopts
 		}
 		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
 	}
-	olmv1 := false
-	for _, r := range validate.Rules() {
-		olmv1 = olmv1 || (r.Set == validate.SetOLMv1 && vopts.Enabled(r.ID))
+	findings := fbc.Validate(c.Catalog)
+	if vopts.EnabledSet(validate.SetOLMv1) {
+		findings = append(append(findings, indeximage.OLMv1Findings(opts.Dir, c.Labels)...), fbc.ValidateOLMv1(c.Catalog)...)
 	}
-	var findings []validate.Finding
-	if olmv1 {
-		findings = indeximage.OLMv1Findings(opts.Dir, c.Labels)
-		findings = append(findings, fbc.ValidateOLMv1(c.Catalog)...)
-	}
-	return append(findings, fbc.Validate(c.Catalog)...), nil
+	return findings, nil
 }
