@@ -18,8 +18,14 @@ import (
 // so then the catalog is read whole, as one part. Errors are collected as
 // Load collects them; fn's error stops the walk.
 func LoadEach(fsys fs.FS, fn func(*Catalog) error) error {
+	return LoadEachWith(fsys, LoadOptions{}, fn)
+}
+
+// LoadEachWith is LoadEach with options (the limits hold for every part).
+func LoadEachWith(fsys fs.FS, opts LoadOptions, fn func(*Catalog) error) error {
+	mem := newBudget(opts.Limits.file())
 	if _, err := fs.Stat(fsys, IgnoreFile); err == nil {
-		c, err := Load(fsys)
+		c, err := LoadWith(fsys, opts)
 		if err != nil {
 			return err
 		}
@@ -56,12 +62,13 @@ func LoadEach(fsys fs.FS, fn func(*Catalog) error) error {
 			c := &Catalog{Ignored: ignored}
 			var errs []error
 			for _, f := range p.files {
-				data, err := fs.ReadFile(fsys, f)
+				data, held, err := readFile(fsys, f, opts.Limits, mem)
 				if err != nil {
-					errs = append(errs, &LoadError{File: f, Msg: err.Error()})
+					errs = append(errs, err)
 					continue
 				}
-				errs = append(errs, c.loadFile(f, data)...)
+				errs = append(errs, c.loadFileWithin(f, data, opts.Limits)...)
+				mem.release(held)
 			}
 			return c, errors.Join(errs...)
 		}
@@ -69,7 +76,7 @@ func LoadEach(fsys fs.FS, fn func(*Catalog) error) error {
 		if err != nil {
 			return nil, &LoadError{File: p.dir, Msg: err.Error()}
 		}
-		c, err := Load(sub)
+		c, err := LoadWith(sub, opts)
 		c.prefix(p.dir)
 		for _, e := range LoadErrors(err) {
 			var le *LoadError

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/opmkit/opm/internal/atomicfile"
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
 )
@@ -356,7 +357,11 @@ func RenderIndexFile(ctx context.Context, path string, opts RenderOptions) (*Cat
 		return nil, nil, err
 	}
 	defer func() { _ = db.Close() }() // read-only: nothing to lose
-	return FromIndex(ctx, db, opts)
+	c, warnings, err := FromIndex(ctx, db, opts)
+	if db.RolledBack() {
+		warnings = append(warnings, fmt.Sprintf("%s has the journal of a write that never committed (a killed writer); read the committed content from a private copy with that write rolled back (open the file once with write access to roll it back in place)", path))
+	}
+	return c, warnings, err
 }
 
 // ToIndex writes the catalog as a new index database at path (schema 13, as
@@ -372,7 +377,10 @@ func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) 
 	if err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".opm-tmp-*")
+	if _, err := atomicfile.CleanStale(path); err != nil {
+		return fmt.Errorf("write index %s: clean up after an earlier run: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), atomicfile.TempPattern(path, atomicfile.KindTmp))
 	if err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}

@@ -46,8 +46,11 @@ func LoadErrors(err error) []error {
 	return []error{err}
 }
 
-// LoadDir loads the catalog in directory dir.
-func LoadDir(dir string) (*Catalog, error) {
+// LoadDir loads the catalog in directory dir, within the default Limits.
+func LoadDir(dir string) (*Catalog, error) { return LoadDirWith(dir, LoadOptions{}) }
+
+// LoadDirWith is LoadDir with options.
+func LoadDirWith(dir string, opts LoadOptions) (*Catalog, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
@@ -55,7 +58,14 @@ func LoadDir(dir string) (*Catalog, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("load catalog %s: not a directory (give the catalog's root directory)", dir)
 	}
-	return Load(os.DirFS(dir))
+	// Through an os.Root: a symbolic link that leads out of dir is refused
+	// (a finding), as bundle directories refuse it, instead of followed.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	defer func() { _ = root.Close() }() // read-only
+	return LoadWith(root.FS(), opts)
 }
 
 // Load reads every JSON (.json: objects back to back) and YAML (.yaml, .yml:
@@ -63,8 +73,14 @@ func LoadDir(dir string) (*Catalog, error) {
 // matched by .indexignore patterns. Each object is one blob. Problems are
 // collected, each a *LoadError naming the file and line, and returned
 // joined together with the blobs that could be read: a caller that needs a
-// whole catalog must treat any error as fatal.
-func Load(fsys fs.FS) (*Catalog, error) {
+// whole catalog must treat any error as fatal. Files and blobs over the
+// default Limits are such problems.
+func Load(fsys fs.FS) (*Catalog, error) { return LoadWith(fsys, LoadOptions{}) }
+
+// LoadWith is Load with options.
+func LoadWith(fsys fs.FS, opts LoadOptions) (*Catalog, error) {
+	lim := opts.Limits
+	mem := newBudget(lim.file())
 	c := &Catalog{}
 	var errs []error
 	ign := &ignorer{}
@@ -88,6 +104,22 @@ func Load(fsys fs.FS) (*Catalog, error) {
 		}
 		if d.Name() == IgnoreFile || ign.match(p, false) {
 			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			// WalkDir does not enter linked directories: say so rather
+			// than skip a catalog silently.
+			st, err := fs.Stat(fsys, p)
+			switch {
+			case err != nil && strings.Contains(err.Error(), "escapes"):
+				errs = append(errs, &LoadError{File: p, Msg: "a symbolic link that leads out of the catalog directory (or is absolute), which opm does not follow: copy its target into the catalog, or make the link relative within it"})
+				return nil
+			case err != nil:
+				errs = append(errs, &LoadError{File: p, Msg: err.Error()})
+				return nil
+			case st.IsDir():
+				errs = append(errs, &LoadError{File: p, Msg: "a symbolic link to a directory, which opm does not follow (nor does upstream opm): copy the directory into the catalog, or give its target"})
+				return nil
+			}
 		}
 		switch strings.ToLower(path.Ext(p)) {
 		case ".json", ".yaml", ".yml":
@@ -116,11 +148,12 @@ func Load(fsys fs.FS) (*Catalog, error) {
 			defer wg.Done()
 			for i := range next {
 				part := &Catalog{}
-				data, err := fs.ReadFile(fsys, files[i])
+				data, held, err := readFile(fsys, files[i], lim, mem)
 				if err != nil {
-					partErrs[i] = []error{&LoadError{File: files[i], Msg: err.Error()}}
+					partErrs[i] = []error{err}
 				} else {
-					partErrs[i] = part.loadFile(files[i], data)
+					partErrs[i] = part.loadFileWithin(files[i], data, lim)
+					mem.release(held)
 				}
 				parts[i] = part
 			}
@@ -145,6 +178,10 @@ func (c *Catalog) LoadFile(name string, data []byte) error {
 }
 
 func (c *Catalog) loadFile(name string, data []byte) []error {
+	return c.loadFileWithin(name, data, Limits{})
+}
+
+func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits) []error {
 	var errs []error
 	add := func(line int, raw []byte) {
 		if err := c.addBlob(Position{File: name, Line: line}, raw); err != nil {
@@ -152,10 +189,13 @@ func (c *Catalog) loadFile(name string, data []byte) []error {
 		}
 	}
 	if strings.EqualFold(path.Ext(name), ".json") {
-		if err := splitJSON(name, data, add); err != nil {
+		if err := splitJSON(name, data, lim, add); err != nil {
 			errs = append(errs, err)
 		}
 		return errs
+	}
+	if err := yamlDocsFit(name, data, lim); err != nil {
+		return []error{err}
 	}
 	docs, err := bundle.DecodeDocuments(name, data)
 	if err != nil {
@@ -176,8 +216,11 @@ func (c *Catalog) loadFile(name string, data []byte) []error {
 	return errs
 }
 
-// splitJSON calls f with each top-level JSON value of data and its line.
-func splitJSON(name string, data []byte, f func(line int, raw []byte)) error {
+// splitJSON calls f with each top-level JSON value of data and its line. A
+// value over the blob limit, or more blobs than the file limit allows, end
+// the file with a *LoadError before the value is decoded.
+func splitJSON(name string, data []byte, lim Limits, f func(line int, raw []byte)) error {
+	cost, blobs := int64(0), 0
 	dec := json.NewDecoder(bytes.NewReader(data))
 	line, counted := 1, int64(0)
 	lineAt := func(off int64) int {
@@ -195,6 +238,16 @@ func splitJSON(name string, data []byte, f func(line int, raw []byte)) error {
 		start := dec.InputOffset()
 		for start < int64(len(data)) && isSpace(data[start]) {
 			start++
+		}
+		if start < int64(len(data)) {
+			end, too := valueEnd(data, int(start), lim.blob())
+			if too {
+				return blobTooBig(name, lineAt(start), lim)
+			}
+			blobs++
+			if cost += max(int64(end)-start, minBlobCost); cost > lim.file() {
+				return fileCostTooBig(name, lineAt(start), blobs, lim)
+			}
 		}
 		var raw json.RawMessage
 		err := dec.Decode(&raw)

@@ -45,27 +45,34 @@ func WalkBlobs(fsys fs.FS, fn func(file string, line int, raw json.RawMessage) e
 	if err != nil {
 		return err
 	}
+	var lim Limits // the defaults, as for catalogs in images
+	mem := newBudget(lim.file())
 	for _, name := range files {
-		data, err := fs.ReadFile(fsys, name)
+		data, held, err := readFile(fsys, name, lim, mem)
 		if err != nil {
-			return &LoadError{File: name, Msg: err.Error()}
+			return err
 		}
-		if err := walkFile(name, data, fn); err != nil {
+		err = walkFile(name, data, lim, fn)
+		mem.release(held)
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func walkFile(name string, data []byte, fn func(file string, line int, raw json.RawMessage) error) error {
+func walkFile(name string, data []byte, lim Limits, fn func(file string, line int, raw json.RawMessage) error) error {
 	if strings.EqualFold(path.Ext(name), ".json") {
 		var fnErr error
-		err := splitJSON(name, data, func(line int, raw []byte) {
+		err := splitJSON(name, data, lim, func(line int, raw []byte) {
 			if fnErr == nil {
 				fnErr = fn(name, line, raw)
 			}
 		})
 		return errors.Join(fnErr, err)
+	}
+	if err := yamlDocsFit(name, data, lim); err != nil {
+		return err
 	}
 	docs, err := bundle.DecodeDocuments(name, data)
 	if err != nil {

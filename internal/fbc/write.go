@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/internal/atomicfile"
 )
 
 // Format is a catalog file format.
@@ -172,9 +174,11 @@ type WriteDirOptions struct {
 // WriteDir writes the catalog the way upstream `opm migrate` lays it out:
 // DIR/<package>/catalog.json (or .yaml), one file per package; blobs of no
 // package go to DIR/catalog.json. The tree is written to a temporary
-// directory beside DIR and renamed into place, so DIR holds either its old
-// content or the whole new catalog. A DIR that exists and is not empty is
-// refused unless opts.Force.
+// directory beside DIR and moved into place (an existing DIR is exchanged
+// with it in one step, see atomicfile.ReplaceDir), so DIR holds either its
+// old content or the whole new catalog. A DIR that exists and is not empty
+// is refused unless opts.Force. What killed earlier runs left beside DIR is
+// cleaned up first.
 func WriteDir(dir string, c *Catalog, opts WriteDirOptions) error {
 	format := opts.Format
 	if format == "" {
@@ -184,6 +188,11 @@ func WriteDir(dir string, c *Catalog, opts WriteDirOptions) error {
 		return fmt.Errorf("write catalog %s: %w", dir, err)
 	}
 	dir = filepath.Clean(dir)
+	// What killed writers of dir left: their temporary trees, and the old
+	// catalog if one was killed between the two renames of the fallback.
+	if _, err := atomicfile.CleanStale(dir); err != nil {
+		return fmt.Errorf("write catalog %s: clean up after an earlier run: %w", dir, err)
+	}
 	exists := false
 	if st, err := os.Stat(dir); err == nil {
 		if !st.IsDir() {
@@ -204,7 +213,7 @@ func WriteDir(dir string, c *Catalog, opts WriteDirOptions) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("write catalog %s: %w", dir, err)
 	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".opm-tmp-*")
+	tmp, err := os.MkdirTemp(parent, atomicfile.TempPattern(dir, atomicfile.KindTmp))
 	if err != nil {
 		return fmt.Errorf("write catalog %s: %w", dir, err)
 	}
@@ -232,24 +241,10 @@ func WriteDir(dir string, c *Catalog, opts WriteDirOptions) error {
 		}
 		return nil
 	}
-	// Swap: move the old tree aside, the new one in, then drop the old.
-	old, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".opm-old-*")
-	if err != nil {
+	if err := atomicfile.ReplaceDir(tmp, dir); err != nil {
 		return fmt.Errorf("write catalog %s: %w", dir, err)
 	}
-	if err := os.Remove(old); err != nil {
-		return fmt.Errorf("write catalog %s: %w", dir, err)
-	}
-	if err := os.Rename(dir, old); err != nil {
-		return fmt.Errorf("write catalog %s: move the old catalog aside: %w", dir, err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if rerr := os.Rename(old, dir); rerr != nil {
-			return fmt.Errorf("write catalog %s: %w (and restoring the old catalog from %s failed: %v)", dir, err, old, rerr)
-		}
-		return fmt.Errorf("write catalog %s: %w", dir, err)
-	}
-	return os.RemoveAll(old)
+	return nil
 }
 
 func writeFile(name string, c *Catalog, format Format) error {

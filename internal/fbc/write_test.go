@@ -3,7 +3,9 @@ package fbc
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -129,5 +131,37 @@ func smallCatalog() *Catalog {
 					mustProperty(PropertyGVK, GVKValue{Group: "x.io", Kind: "Thing", Version: "v1"})},
 				RelatedImages: []RelatedImage{{Name: "op", Image: "quay.io/x/op:1.1.0"}}},
 		},
+	}
+}
+
+// TestWriteDirCleansUpKilledRuns: a migrate killed between moving the old
+// catalog aside and the new one in (the fallback without an exchange) left
+// no DIR, the old catalog and a half-written one beside it; the next run
+// restores, then replaces, and leaves nothing of either behind.
+func TestWriteDirCleansUpKilledRuns(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "out")
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := strconv.Itoa(cmd.Process.Pid)
+	for _, d := range []string{".out.opm-old-" + dead + "-1/p", ".out.opm-tmp-" + dead + "-2/p"} {
+		if err := os.MkdirAll(filepath.Join(parent, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := WriteDir(dir, &Catalog{}, WriteDirOptions{}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("the restored old catalog is not empty: want a refusal without --force, got %v", err)
+	}
+	if err := WriteDir(dir, &Catalog{}, WriteDirOptions{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(parent, ".out.opm-*"))
+	if len(left) != 0 {
+		t.Errorf("left beside the catalog: %v", left)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the new (empty) catalog has %d entries", len(entries))
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -41,6 +42,8 @@ type Options struct {
 	// EnforceIntegrity fails when CacheDir holds no database for the
 	// catalog's current content instead of rebuilding it.
 	EnforceIntegrity bool
+	// Load bounds what is read from the catalog.
+	Load fbc.LoadOptions
 }
 
 // Result says what Prepare did.
@@ -57,6 +60,73 @@ type Result struct {
 type meta struct {
 	Format string `json:"format"`
 	Digest string `json:"digest"`
+	// Cache holds the sha256 of every other file of the cache directory
+	// (the database): a cache whose files were edited or swapped is not
+	// trusted, and one with files it did not write is not either.
+	Cache map[string]string `json:"cache"`
+}
+
+// cacheFiles hashes every file of cacheDir but MetaFile.
+func cacheFiles(cacheDir string) (map[string]string, error) {
+	entries, err := os.ReadDir(cacheDir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		if e.Name() == MetaFile {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			out[e.Name()] = "not a regular file"
+			continue
+		}
+		f, err := os.Open(filepath.Join(cacheDir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		h := sha256.New()
+		_, err = io.Copy(h, f)
+		_ = f.Close() // read-only
+		if err != nil {
+			return nil, err
+		}
+		out[e.Name()] = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	}
+	return out, nil
+}
+
+// mismatch says how the cache's files differ from what m recorded; "" when
+// they do not.
+func (m meta) mismatch(cacheDir string) (string, error) {
+	got, err := cacheFiles(cacheDir)
+	if err != nil {
+		return "", err
+	}
+	if len(m.Cache) == 0 {
+		return "it records no digest of its own files (built by an older opm)", nil
+	}
+	var names []string
+	for n := range got {
+		names = append(names, n)
+	}
+	for n := range m.Cache {
+		if _, ok := got[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		switch want, have := m.Cache[n], got[n]; {
+		case want == "":
+			return fmt.Sprintf("%s in the cache was not written by the cache build", n), nil
+		case have == "":
+			return fmt.Sprintf("%s is missing from the cache", n), nil
+		case want != have:
+			return fmt.Sprintf("%s in the cache changed since the cache was built (%s, recorded %s)", n, have, want), nil
+		}
+	}
+	return "", nil
 }
 
 // Digest hashes every regular file under dir (names, sizes and contents,
@@ -134,24 +204,35 @@ func fileLine(fsys fs.FS, p string) (string, error) {
 }
 
 // Check reports whether cacheDir holds a database for the catalog whose
-// digest is digest.
+// digest is digest, and its files are the ones the build wrote.
 func Check(cacheDir, digest string) (bool, error) {
+	why, err := check(cacheDir, digest)
+	return why == "", err
+}
+
+// check says why cacheDir cannot be used for the catalog ("" when it can).
+func check(cacheDir, digest string) (string, error) {
 	data, err := os.ReadFile(filepath.Join(cacheDir, MetaFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return "it is missing or was not finished", nil
 	}
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	var m meta
-	if json.Unmarshal(data, &m) != nil || m.Format != format || m.Digest != digest {
-		return false, nil
+	switch {
+	case json.Unmarshal(data, &m) != nil:
+		return MetaFile + " is not valid JSON", nil
+	case m.Format != format:
+		return "it was built by another opm version", nil
+	case m.Digest != digest:
+		return "it was built from other catalog content", nil
 	}
 	st, err := os.Stat(filepath.Join(cacheDir, DatabaseFile))
 	if err != nil || !st.Mode().IsRegular() {
-		return false, nil
+		return DatabaseFile + " is missing from the cache", nil
 	}
-	return true, nil
+	return m.mismatch(cacheDir)
 }
 
 // Prepare returns the database to serve for the catalog in dir: the cached
@@ -165,20 +246,20 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 	}
 	res = &Result{Digest: digest}
 	if opts.CacheDir != "" {
-		ok, err := Check(opts.CacheDir, digest)
+		why, err := check(opts.CacheDir, digest)
 		if err != nil {
 			return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
 		}
-		if ok {
+		if why == "" {
 			res.Database = filepath.Join(opts.CacheDir, DatabaseFile)
 			return res, cleanup, nil
 		}
 		if opts.EnforceIntegrity {
-			return nil, cleanup, fmt.Errorf("cache %s does not match the catalog %s (missing, built from other content or by another opm version); build it with `opm serve %s --cache-dir %s --cache-only`, or serve without enforcing it (--cache-enforce-integrity=false)",
-				opts.CacheDir, dir, dir, opts.CacheDir)
+			return nil, cleanup, fmt.Errorf("cache %s does not match the catalog %s: %s; build it again with `opm serve %s --cache-dir %s --cache-only`, or serve without enforcing it (--cache-enforce-integrity=false)",
+				opts.CacheDir, dir, why, dir, opts.CacheDir)
 		}
 	}
-	c, err := fbc.LoadDir(dir)
+	c, err := fbc.LoadDirWith(dir, opts.Load)
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", dir, err, dir)
 	}
@@ -208,7 +289,11 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 	if err := fbc.ToIndex(ctx, c, res.Database, fbc.ToIndexOptions{Force: true}); err != nil {
 		return nil, cleanup, err
 	}
-	data, _ := json.Marshal(meta{Format: format, Digest: digest})
+	files, err := cacheFiles(opts.CacheDir)
+	if err != nil {
+		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
+	}
+	data, _ := json.Marshal(meta{Format: format, Digest: digest, Cache: files})
 	tmp, err := os.CreateTemp(opts.CacheDir, "."+MetaFile+"-*")
 	if err != nil {
 		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)

@@ -2,9 +2,13 @@ package fbccache
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	_ "github.com/mattn/go-sqlite3"
 )
 
 const catalog = `{"schema":"olm.package","name":"p","defaultChannel":"stable"}
@@ -88,5 +92,74 @@ func TestPrepareCache(t *testing.T) {
 	cleanup()
 	if _, err := os.Stat(res.Database); !os.IsNotExist(err) {
 		t.Errorf("cleanup left %s", res.Database)
+	}
+}
+
+// TestEnforcedCacheCoversItsOwnFiles: the digest of the catalog is not
+// enough; a cache whose database was edited, swapped for another catalog's,
+// or joined by a file the build did not write is refused under
+// --cache-enforce-integrity (saying which file), and rebuilt without it.
+func TestEnforcedCacheCoversItsOwnFiles(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "p", "catalog.json"), catalog)
+	other := t.TempDir()
+	write(t, filepath.Join(other, "q", "catalog.json"), strings.NewReplacer(`"p"`, `"q"`, `"p.v1`, `"q.v1`).Replace(catalog))
+	otherCache := filepath.Join(t.TempDir(), "cache")
+	if _, _, err := Prepare(ctx, other, Options{CacheDir: otherCache}); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		tamper func(cache string)
+		want   string
+	}{
+		"edited database": {func(cache string) {
+			db, err := sql.Open("sqlite3", filepath.Join(cache, DatabaseFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.Exec(`UPDATE package SET default_channel = 'beta'`); err != nil {
+				t.Fatal(err)
+			}
+		}, "index.db in the cache changed since the cache was built"},
+		"another catalog's database": {func(cache string) {
+			data, err := os.ReadFile(filepath.Join(otherCache, DatabaseFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			write(t, filepath.Join(cache, DatabaseFile), string(data))
+		}, "index.db in the cache changed"},
+		"extra file": {func(cache string) {
+			write(t, filepath.Join(cache, "index.db-journal"), "x")
+		}, "index.db-journal in the cache was not written by the cache build"},
+		"database removed": {func(cache string) {
+			if err := os.Remove(filepath.Join(cache, DatabaseFile)); err != nil {
+				t.Fatal(err)
+			}
+		}, "index.db is missing"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cache := filepath.Join(t.TempDir(), "cache")
+			if _, _, err := Prepare(ctx, dir, Options{CacheDir: cache}); err != nil {
+				t.Fatal(err)
+			}
+			tc.tamper(cache)
+			_, _, err := Prepare(ctx, dir, Options{CacheDir: cache, EnforceIntegrity: true})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "--cache-only") {
+				t.Fatalf("tampered cache under enforcement: %v, want a refusal saying %q and how to rebuild", err, tc.want)
+			}
+			res, _, err := Prepare(ctx, dir, Options{CacheDir: cache})
+			if err != nil || !res.Built {
+				t.Fatalf("without enforcement: %+v, %v; want it rebuilt", res, err)
+			}
+			os.Remove(filepath.Join(cache, "index.db-journal"))
+			if _, _, err := Prepare(ctx, dir, Options{CacheDir: cache}); err != nil {
+				t.Fatal(err)
+			}
+			if res, _, err := Prepare(ctx, dir, Options{CacheDir: cache, EnforceIntegrity: true}); err != nil || res.Built {
+				t.Fatalf("rebuilt cache: %+v, %v", res, err)
+			}
+		})
 	}
 }

@@ -26,15 +26,31 @@ import (
 // catalog is handed to each part by part (fbc.LoadEach: memory follows the
 // largest part) and Load returns an empty catalog.
 func Load(fsys fs.FS, level fbc.MigrateLevel, each func(*fbc.Catalog) error) (*fbc.Catalog, error) {
+	return LoadWith(fsys, level, fbc.LoadOptions{}, each)
+}
+
+// Dir is LoadWith on the directory dir, read through an os.Root: a link
+// that leads out of it is a finding, not followed.
+func Dir(dir string, level fbc.MigrateLevel, opts fbc.LoadOptions, each func(*fbc.Catalog) error) (*fbc.Catalog, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = root.Close() }() // read-only
+	return LoadWith(root.FS(), level, opts, each)
+}
+
+// LoadWith is Load with load options (the limits on what is read).
+func LoadWith(fsys fs.FS, level fbc.MigrateLevel, opts fbc.LoadOptions, each func(*fbc.Catalog) error) (*fbc.Catalog, error) {
 	if each != nil {
-		return &fbc.Catalog{}, fbc.LoadEach(fsys, func(c *fbc.Catalog) error {
+		return &fbc.Catalog{}, fbc.LoadEachWith(fsys, opts, func(c *fbc.Catalog) error {
 			if err := fbc.Migrate(c, level); err != nil {
 				return err
 			}
 			return each(c)
 		})
 	}
-	c, err := fbc.Load(fsys)
+	c, err := fbc.LoadWith(fsys, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -224,7 +224,16 @@ func pickPlatform(idx *v1.IndexManifest, want Platform) (v1.Descriptor, error) {
 		return idx.Manifests[0], nil // a one-image index without platforms
 	}
 	return v1.Descriptor{}, fmt.Errorf("no image for platform %s in the manifest list (has: %s); choose one with --%s",
-		want, strings.Join(seen, ", "), FlagPlatform)
+		want, listSome(seen, 10), FlagPlatform)
+}
+
+// listSome joins the first n items and says how many more there are: a
+// hostile list of thousands must not make a message of thousands.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
 // Labels returns the image config's labels (never nil).

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/mattn/go-sqlite3" // the sqlite driver (cgo)
+
+	"github.com/opmkit/opm/internal/atomicfile"
 )
 
 // SchemaVersion is the schema_migrations version opm reads and writes: the
@@ -155,7 +157,16 @@ type DB struct {
 	// verifiedLog is set when the file was verified on open (checked, or
 	// recorded as opm left it): Close records the file as opm leaves it.
 	verifiedLog string
+	// rolledBack is set when a read-only open found a hot journal and
+	// reads a private rolled-back copy; cleanup removes that copy.
+	rolledBack bool
+	cleanup    func()
 }
+
+// RolledBack reports whether the file had the journal of a write that never
+// committed, so that what is read is a private copy with the write rolled
+// back (the file itself is untouched).
+func (d *DB) RolledBack() bool { return d.rolledBack }
 
 // Path is the file the database was opened from.
 func (d *DB) Path() string { return d.path }
@@ -167,6 +178,10 @@ func (d *DB) Close() error {
 	}
 	err := d.sql.Close()
 	d.sql = nil
+	if d.cleanup != nil {
+		d.cleanup()
+		d.cleanup = nil
+	}
 	if err == nil && d.verifiedLog != "" {
 		setVerified(d.verifiedLog, d.path, true)
 	}
@@ -212,21 +227,35 @@ func OpenWith(path string, opts OpenOptions) (*DB, error) { return open(path, fa
 
 // OpenReadOnly opens an existing index database for reading only (inspect,
 // export); it never writes, so it works on read-only files and directories.
+// A database left with the journal of a write that never committed (a
+// killed writer) is read from a private copy with that write rolled back
+// (see RolledBack); one being written now is refused with ErrHotJournal.
 func OpenReadOnly(path string) (*DB, error) { return open(path, true, OpenOptions{}) }
 
 func open(path string, readOnly bool, opts OpenOptions) (*DB, error) {
 	if err := checkFile(path); err != nil {
 		return nil, err
 	}
-	sdb, err := sql.Open("sqlite3", dsn(path, readOnly))
+	file, rolledBack, cleanup := path, false, func() {}
+	if readOnly {
+		// A read-only connection cannot play a hot journal back: sqlite
+		// fails with "attempt to write a readonly database".
+		var err error
+		if file, rolledBack, cleanup, err = Committed(path); err != nil {
+			return nil, err
+		}
+	}
+	sdb, err := sql.Open("sqlite3", dsn(file, readOnly))
 	if err != nil {
+		cleanup()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
 	// One connection: sqlite has one writer, and transactions stay on it.
 	sdb.SetMaxOpenConns(1)
-	d := &DB{path: path, sql: sdb, readOnly: readOnly}
+	d := &DB{path: path, sql: sdb, readOnly: readOnly, rolledBack: rolledBack, cleanup: cleanup}
 	if err := d.checkSchema(context.Background()); err != nil {
 		sdb.Close()
+		cleanup()
 		return nil, corruptErr(path, err)
 	}
 	if !readOnly && !opts.SkipQuickCheck {
@@ -235,6 +264,7 @@ func open(path string, readOnly bool, opts OpenOptions) (*DB, error) {
 		if opts.VerifiedLog == "" || !isVerified(opts.VerifiedLog, path) {
 			if err := d.QuickCheck(context.Background()); err != nil {
 				sdb.Close()
+				cleanup()
 				if opts.VerifiedLog != "" {
 					setVerified(opts.VerifiedLog, path, false)
 				}
@@ -382,7 +412,10 @@ func Create(path string) (*DB, error) {
 		return nil, fmt.Errorf("create index %s: %w", path, os.ErrExist)
 	}
 	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".opm-tmp-*")
+	if _, err := atomicfile.CleanStale(path); err != nil {
+		return nil, fmt.Errorf("create index %s: clean up after an earlier run: %w", path, err)
+	}
+	tmp, err := os.CreateTemp(dir, atomicfile.TempPattern(path, atomicfile.KindTmp))
 	if err != nil {
 		return nil, fmt.Errorf("create index %s: %w", path, err)
 	}
@@ -406,6 +439,9 @@ func Create(path string) (*DB, error) {
 	}
 	// Link, not rename: never replace a file that appeared meanwhile.
 	if err := os.Link(tmpName, path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("create index %s: another process created it meanwhile (two commands creating the same new database at once); run again to add to it: %w", path, os.ErrExist)
+		}
 		return nil, fmt.Errorf("create index %s: %w", path, err)
 	}
 	syncDir(dir)

@@ -33,7 +33,9 @@ type verifiedEntry struct {
 }
 
 // fileIdentity is what changes whenever a database file changes: device,
-// inode, size, modification time, and sqlite's own change counter and
+// inode, size, modification time, status-change time (which no one can set
+// back: a file damaged in place with its size, mtime and header restored
+// still has a new ctime), and sqlite's own change counter and
 // version-valid-for number from the file header.
 func fileIdentity(path string) (string, error) {
 	f, err := os.Open(path)
@@ -50,10 +52,12 @@ func fileIdentity(path string) (string, error) {
 		return "", err
 	}
 	var dev, ino uint64
+	var ctime int64
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		dev, ino = uint64(sys.Dev), sys.Ino
+		ctime = sys.Ctim.Nano()
 	}
-	return fmt.Sprintf("%d:%d:%d:%d:%s:%s", dev, ino, st.Size(), st.ModTime().UnixNano(),
+	return fmt.Sprintf("%d:%d:%d:%d:%d:%s:%s", dev, ino, st.Size(), st.ModTime().UnixNano(), ctime,
 		hex.EncodeToString(hdr[24:28]), hex.EncodeToString(hdr[92:96])), nil
 }
 
@@ -101,6 +105,13 @@ func setVerified(log, path string, verified bool) {
 			return
 		}
 		delete(m, abs)
+	}
+	// Entries of files that are gone (temporary databases) only fill the
+	// log.
+	for k := range m {
+		if _, err := os.Lstat(k); errors.Is(err, fs.ErrNotExist) {
+			delete(m, k)
+		}
 	}
 	if len(m) > maxVerified {
 		keys := make([]string, 0, len(m))

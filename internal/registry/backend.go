@@ -13,7 +13,7 @@ import (
 
 // Backend answers the queries of the ten api.Registry methods. Streaming
 // queries call send once per message, in order, and stop at its first error;
-// they never collect the whole answer first. Not-found answers are
+// they hold no database connection while send waits for a slow client. Not-found answers are
 // *NotFoundError, whose text clients see (upstream's wording).
 type Backend interface {
 	ListPackages(ctx context.Context, send func(name string) error) error

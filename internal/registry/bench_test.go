@@ -35,7 +35,7 @@ var (
 
 const benchTarget = 5000
 
-func benchDB(b *testing.B) string {
+func benchDB(b testing.TB) string {
 	benchOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "opm-registry-bench-")
 		if err != nil {

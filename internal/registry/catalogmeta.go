@@ -177,18 +177,25 @@ func (s *SQLite) ListCustomSchemas(ctx context.Context, schema, pkg string, send
 	if err != nil {
 		return s.wrap("custom schema "+schema, err)
 	}
-	defer rows.Close()
+	// Read all, then send: no connection is held while a client is slow
+	// to read (the pool is capped).
+	var blobs []string
 	for rows.Next() {
 		var blob string
 		if err := rows.Scan(&blob); err != nil {
+			rows.Close()
 			return s.wrap("custom schema "+schema, err)
 		}
-		if err := send([]byte(blob)); err != nil {
-			return err
-		}
+		blobs = append(blobs, blob)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return s.wrap("custom schema "+schema, err)
+	}
+	for _, b := range blobs {
+		if err := send([]byte(b)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

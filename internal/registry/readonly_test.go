@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -159,6 +161,10 @@ func TestServesReadOnlyDirectoryAsOtherUser(t *testing.T) {
 func serveHelper(db string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	if addr := os.Getenv("OPM_REGISTRY_SERVE_PPROF"); addr != "" {
+		// Profiling the helper while a benchmark drives it (debugging aid).
+		go func() { _ = http.ListenAndServe(addr, nil) }() //nolint:gosec // loopback, test only
+	}
 	err := Serve(ctx, Options{DB: db, Addr: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 		OnServing: func(a net.Addr) { fmt.Println(a.String()) }})
 	if err != nil {

@@ -36,9 +36,13 @@ type Options struct {
 	// Timeout stops serving (gracefully, returning nil) after this long;
 	// 0 serves until ctx ends.
 	Timeout time.Duration
-	// StopTimeout bounds the graceful stop: calls still running after it
-	// are cancelled. 0 waits for every call to finish.
-	StopTimeout time.Duration
+	// StopGrace bounds the graceful stop: calls still running after it are
+	// cancelled and Serve returns, whatever the clients do (a client that
+	// stops reading a stream must not keep a pod alive until SIGKILL).
+	// 0 means DefaultStopGrace; negative waits for every call to finish.
+	StopGrace time.Duration
+	// Limits bound what clients can make the server hold.
+	Limits Limits
 	// Debug logs every call (method, duration, status code) at debug level.
 	Debug bool
 	// Logger receives the start and stop lines (default: slog.Default()).
@@ -56,7 +60,7 @@ type Options struct {
 // Serve serves the api.Registry service, health and reflection until ctx is
 // cancelled (SIGTERM in a pod) or Timeout passes, then stops gracefully:
 // new calls are refused, health answers NOT_SERVING, and calls in flight
-// finish. It returns nil after a graceful stop and an error when the
+// finish, or are cancelled once StopGrace has passed. It returns nil after a graceful stop and an error when the
 // database cannot be served or the listener fails. It logs one line when it
 // starts serving (database, address, package and bundle counts) and one when
 // it stops.
@@ -85,6 +89,10 @@ func Serve(ctx context.Context, opts Options) (err error) {
 		}
 		defer func() { _ = s.Close() }() // read-only: closing loses nothing
 		b, source = s, opts.DB
+		if s.RolledBack() {
+			log.Warn("the database has the journal of a write that never committed (a killed writer): serving the committed content from a private rolled-back copy; open it once with write access to roll the file itself back",
+				"database", opts.DB, "journal", opts.DB+"-journal")
+		}
 	}
 	stats, err := b.Stats(ctx)
 	if err != nil {
@@ -101,7 +109,7 @@ func Serve(ctx context.Context, opts Options) (err error) {
 			return fmt.Errorf("serve: listen on %s: %w", addr, err)
 		}
 	}
-	var sopts []grpc.ServerOption
+	sopts := opts.Limits.serverOptions()
 	if opts.Debug {
 		sopts = append(sopts, grpc.ChainUnaryInterceptor(logUnary(log)), grpc.ChainStreamInterceptor(logStream(log)))
 	}
@@ -136,15 +144,27 @@ func Serve(ctx context.Context, opts Options) (err error) {
 	health.Shutdown()
 	stopped := make(chan struct{})
 	go func() { srv.GracefulStop(); close(stopped) }()
-	if opts.StopTimeout > 0 {
+	grace, cancelled := opts.StopGrace, false
+	if grace == 0 {
+		grace = DefaultStopGrace
+	}
+	if grace > 0 {
+		t := time.NewTimer(grace)
+		defer t.Stop()
 		select {
 		case <-stopped:
-		case <-time.After(opts.StopTimeout):
+		case <-t.C:
+			// Stop closes every connection, which cancels the calls'
+			// contexts and releases sends waiting for a client.
+			cancelled = true
 			srv.Stop()
 			<-stopped
 		}
 	} else {
 		<-stopped
+	}
+	if cancelled {
+		log.Warn("calls still running after the stop grace were cancelled", "grace", grace.String())
 	}
 	log.Info("stopped serving registry", "database", source, "address", lis.Addr().String(), "reason", reason)
 	return nil

@@ -3,6 +3,8 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
+	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -73,7 +75,22 @@ func answer(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
-	return status.Error(codes.Unknown, err.Error())
+	return status.Error(codes.Unknown, bounded(err.Error()))
+}
+
+// maxAnswerText bounds an error's text: the not-found answers quote the
+// request, and a 4 MB name must not come back as a 4 MB error.
+const maxAnswerText = 1024
+
+func bounded(msg string) string {
+	if len(msg) <= maxAnswerText {
+		return msg
+	}
+	cut := maxAnswerText
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all)", msg[:cut], len(msg))
 }
 
 func gvkOf(group, version, kind string) GVK { return GVK{Group: group, Version: version, Kind: kind} }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -53,7 +54,12 @@ type SQLite struct {
 	metas        bool
 	deprecations map[string]*packageDeprecations
 	// packages are the kept package blobs, by name.
-	packages map[string]*packageMeta
+	packages   map[string]*packageMeta
+	rolledBack bool
+	cleanup    func()
+	// list holds ListBundles' rows once read (see listRows).
+	listMu sync.Mutex
+	list   []listRow
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -74,47 +80,70 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 			return err
 		}})
 	})
-	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
+	// immutable=1 makes sqlite ignore journals: a database with the
+	// journal of a write that never committed would be served half
+	// written. Serve the committed content (a rolled-back private copy).
+	file, rolledBack, cleanup, err := index.Committed(path)
+	if err != nil {
+		return nil, err
+	}
+	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(file)
 	db, err := sql.Open(readOnlyDriver, "file:"+p+"?mode=ro&immutable=1&_query_only=1")
 	if err != nil {
+		cleanup()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
 	}
-	// Streams hold a connection while their per-bundle lookups use others:
-	// the pool is not capped, so concurrent streams cannot starve each other.
-	db.SetMaxIdleConns(8)
-	s := &SQLite{path: path, db: db}
-	if err := s.check(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if s.props, err = s.rowidsByBundle(ctx, "properties"); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if s.deps, err = s.rowidsByBundle(ctx, "dependencies"); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if s.providers, err = s.providersByAPI(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.readEntries(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	if err := s.readMetas(ctx); err != nil {
-		db.Close()
+	// No call holds a connection while it waits for its client (streams
+	// read, then send), so a small pool serves any number of streams; each
+	// connection has its own page cache, and an uncapped pool grew one per
+	// concurrent stream.
+	conns := max(4, 2*runtime.GOMAXPROCS(0))
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	s := &SQLite{path: path, db: db, rolledBack: rolledBack, cleanup: cleanup}
+	if err := s.open(ctx); err != nil {
+		_ = s.Close() // read-only; the open error is what matters
 		return nil, err
 	}
 	return s, nil
 }
 
+func (s *SQLite) open(ctx context.Context) error {
+	var err error
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	if s.props, err = s.rowidsByBundle(ctx, "properties"); err != nil {
+		return err
+	}
+	if s.deps, err = s.rowidsByBundle(ctx, "dependencies"); err != nil {
+		return err
+	}
+	if s.providers, err = s.providersByAPI(ctx); err != nil {
+		return err
+	}
+	if err := s.readEntries(ctx); err != nil {
+		return err
+	}
+	return s.readMetas(ctx)
+}
+
+// RolledBack reports whether the file had the journal of a write that never
+// committed: what is served is a private copy with that write rolled back.
+func (s *SQLite) RolledBack() bool { return s.rolledBack }
+
 // Path is the database file.
 func (s *SQLite) Path() string { return s.path }
 
-// Close closes the database.
-func (s *SQLite) Close() error { return s.db.Close() }
+// Close closes the database (and removes a rolled-back copy).
+func (s *SQLite) Close() error {
+	err := s.db.Close()
+	if s.cleanup != nil {
+		s.cleanup()
+		s.cleanup = nil
+	}
+	return err
+}
 
 func (s *SQLite) check(ctx context.Context) error {
 	tables := map[string]bool{}
@@ -282,24 +311,30 @@ func (s *SQLite) wrap(what string, err error) error {
 	return fmt.Errorf("read index %s: %s: %w", s.path, what, err)
 }
 
-// ListPackages sends every package name, sorted.
+// ListPackages sends every package name, sorted. The names are read first
+// and sent after: no connection is held while a client is slow to read.
 func (s *SQLite) ListPackages(ctx context.Context, send func(string) error) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT name FROM package WHERE name IS NOT NULL ORDER BY name`)
 	if err != nil {
 		return s.wrap("list packages", err)
 	}
-	defer rows.Close()
+	var names []string
 	for rows.Next() {
 		var n string
 		if err := rows.Scan(&n); err != nil {
+			rows.Close()
 			return s.wrap("list packages", err)
 		}
+		names = append(names, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return s.wrap("list packages", err)
+	}
+	for _, n := range names {
 		if err := send(n); err != nil {
 			return err
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return s.wrap("list packages", err)
 	}
 	return nil
 }
@@ -565,26 +600,31 @@ func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (
 }
 
 func (s *SQLite) sendEntries(ctx context.Context, what string, send func(*api.ChannelEntry) error, replaces func(sql.NullString) string, q string, args ...any) (int, error) {
+	// Read all, then send: no connection is held while a client is slow to
+	// read (the pool is capped). These answers are a few entries.
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return 0, s.wrap(what, err)
 	}
-	defer rows.Close()
-	n := 0
+	var out []*api.ChannelEntry
 	for rows.Next() {
 		var pkg, ch, b, r sql.NullString
 		if err := rows.Scan(&pkg, &ch, &b, &r); err != nil {
-			return n, s.wrap(what, err)
+			rows.Close()
+			return 0, s.wrap(what, err)
 		}
-		if err := send(&api.ChannelEntry{PackageName: pkg.String, ChannelName: ch.String, BundleName: b.String, Replaces: replaces(r)}); err != nil {
-			return n, err
-		}
-		n++
+		out = append(out, &api.ChannelEntry{PackageName: pkg.String, ChannelName: ch.String, BundleName: b.String, Replaces: replaces(r)})
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
-		return n, s.wrap(what, err)
+		return 0, s.wrap(what, err)
 	}
-	return n, nil
+	for i, e := range out {
+		if err := send(e); err != nil {
+			return i, err
+		}
+	}
+	return len(out), nil
 }
 
 // GetChannelEntriesThatReplace sends the entries whose bundle replaces (or
@@ -765,50 +805,39 @@ WHERE ob.version IS NOT NULL AND ob.bundlepath IS NOT NULL AND m.channel_name IS
 ORDER BY ob.name, m.package_name, m.channel_name`
 
 // ListBundles sends one message per bundle and channel, ordered by bundle
-// name, package and channel, without manifests. It reads three cursors side
-// by side (bundles, properties and dependencies, each ordered by bundle
-// name) and holds only the current bundle's rows.
+// name, package and channel, without manifests. The rows of the answer are
+// read once and shared by every stream (the file never changes); each
+// message's properties and dependencies are read when it is sent. So a
+// stream holds no cursor and no sorted copy of a table while it waits for
+// its client: a client that opens streams and never reads them costs the
+// server little beyond gRPC's own per-stream buffer.
 func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) error {
-	rows, err := s.db.QueryContext(ctx, listBundlesQuery)
-	if err != nil {
-		return s.wrap("list bundles", err)
-	}
-	defer rows.Close()
-	props, err := s.openByBundle(ctx, "properties")
+	rows, err := s.listRows(ctx)
 	if err != nil {
 		return err
 	}
-	defer props.close()
-	deps, err := s.openByBundle(ctx, "dependencies")
-	if err != nil {
-		return err
-	}
-	defer deps.close()
-
 	var cur string
 	var curProps, curDeps []typedRow
-	for rows.Next() {
-		var pkg, ch, name, path, version, skipRange, replaces, skips sql.NullString
-		if err := rows.Scan(&pkg, &ch, &name, &path, &version, &skipRange, &replaces, &skips); err != nil {
-			return s.wrap("list bundles", err)
-		}
-		if name.String != cur || curProps == nil {
-			cur = name.String
-			if curProps, err = props.rowsOf(cur); err != nil {
+	loaded := false
+	for i := range rows {
+		r := &rows[i]
+		if !loaded || r.name != cur {
+			cur, loaded = r.name, true
+			if curProps, err = s.typedRows(ctx, "properties", s.props[cur], "", "", false); err != nil {
 				return err
 			}
-			if curDeps, err = deps.rowsOf(cur); err != nil {
+			if curDeps, err = s.typedRows(ctx, "dependencies", s.deps[cur], "", "", false); err != nil {
 				return err
 			}
 			curProps, curDeps = distinct(curProps), distinct(curDeps)
 		}
 		b := &api.Bundle{
-			CsvName: name.String, PackageName: pkg.String, ChannelName: ch.String,
-			BundlePath: path.String, Version: version.String, SkipRange: skipRange.String, Replaces: replaces.String,
-			Deprecation: s.bundleDeprecation(pkg.String, name.String),
+			CsvName: r.name, PackageName: r.pkg, ChannelName: r.ch,
+			BundlePath: r.path, Version: r.version, SkipRange: r.skipRange, Replaces: r.replaces,
+			Deprecation: s.bundleDeprecation(r.pkg, r.name),
 		}
-		if skips.Valid {
-			b.Skips = strings.Split(skips.String, ",")
+		if r.hasSkips {
+			b.Skips = strings.Split(r.skips, ",")
 		}
 		for _, p := range curProps {
 			if servedProperty(p.typ) {
@@ -824,82 +853,42 @@ func (s *SQLite) ListBundles(ctx context.Context, send func(*api.Bundle) error) 
 			return err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return s.wrap("list bundles", err)
-	}
-	if err := props.err(); err != nil {
-		return err
-	}
-	return deps.err()
-}
-
-// byBundle walks the (type, value) rows of properties or dependencies in
-// bundle name order, rowid order within a bundle.
-type byBundle struct {
-	s     *SQLite
-	table string
-	rows  *sql.Rows
-	// next is the row read ahead, valid while more.
-	next struct {
-		name string
-		row  typedRow
-		ok   bool // type and value not NULL
-	}
-	more bool
-	fail error
-}
-
-func (s *SQLite) openByBundle(ctx context.Context, table string) (*byBundle, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT operatorbundle_name, type, value FROM `+table+`
-		WHERE operatorbundle_name IS NOT NULL ORDER BY operatorbundle_name, rowid`)
-	if err != nil {
-		return nil, s.wrap("read "+table, err)
-	}
-	c := &byBundle{s: s, table: table, rows: rows}
-	c.advance()
-	return c, nil
-}
-
-func (c *byBundle) advance() {
-	c.more = c.fail == nil && c.rows.Next()
-	if !c.more {
-		return
-	}
-	var name, typ, value sql.NullString
-	if err := c.rows.Scan(&name, &typ, &value); err != nil {
-		c.fail, c.more = c.s.wrap("read "+c.table, err), false
-		return
-	}
-	c.next.name, c.next.row, c.next.ok = name.String, typedRow{typ.String, value.String}, typ.Valid && value.Valid
-}
-
-// rowsOf returns the rows of bundle name, skipping those of names before
-// it. Names must be asked for in ascending order. Never nil on success.
-func (c *byBundle) rowsOf(name string) ([]typedRow, error) {
-	out := []typedRow{}
-	for c.more && c.next.name < name {
-		c.advance()
-	}
-	for c.more && c.next.name == name {
-		if c.next.ok {
-			out = append(out, c.next.row)
-		}
-		c.advance()
-	}
-	return out, c.err()
-}
-
-func (c *byBundle) err() error {
-	if c.fail != nil {
-		return c.fail
-	}
-	if err := c.rows.Err(); err != nil {
-		return c.s.wrap("read "+c.table, err)
-	}
 	return nil
 }
 
-func (c *byBundle) close() { c.rows.Close() }
+// listRow is one row of listBundlesQuery.
+type listRow struct {
+	pkg, ch, name, path, version, skipRange, replaces, skips string
+	hasSkips                                                 bool
+}
+
+// listRows runs listBundlesQuery once and keeps its rows. A failed or
+// cancelled read is not kept: the next call tries again.
+func (s *SQLite) listRows(ctx context.Context) ([]listRow, error) {
+	s.listMu.Lock()
+	defer s.listMu.Unlock()
+	if s.list != nil {
+		return s.list, nil
+	}
+	rows, err := s.db.QueryContext(ctx, listBundlesQuery)
+	if err != nil {
+		return nil, s.wrap("list bundles", err)
+	}
+	defer rows.Close()
+	out := []listRow{}
+	for rows.Next() {
+		var pkg, ch, name, path, version, skipRange, replaces, skips sql.NullString
+		if err := rows.Scan(&pkg, &ch, &name, &path, &version, &skipRange, &replaces, &skips); err != nil {
+			return nil, s.wrap("list bundles", err)
+		}
+		out = append(out, listRow{pkg.String, ch.String, name.String, path.String, version.String, skipRange.String, replaces.String, skips.String, skips.Valid})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap("list bundles", err)
+	}
+	s.list = out
+	return out, nil
+}
 
 func distinct(rows []typedRow) []typedRow {
 	seen := map[typedRow]bool{}

@@ -24,6 +24,28 @@ type Styles struct {
 	Dim                  func(string) string // secondary text (csv names, file headers)
 }
 
+// printable shows control characters (ANSI escape sequences and the like,
+// from names in the input) as \xNN, so that input cannot move the cursor,
+// recolour or clear the terminal it is reported on. Newlines and tabs stay.
+func printable(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool {
+	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
+}
+
 func apply(f func(string) string, s string) string {
 	if f == nil {
 		return s
@@ -129,6 +151,7 @@ func (t *TextWriter) Close() error {
 // writeReport writes one bundle's block of the text report.
 func writeReport(b *strings.Builder, rep BundleReport, opts TextOptions) {
 	st := opts.Styles
+	rep.Path, rep.Name = printable(rep.Path), printable(rep.Name)
 	if len(rep.Findings) == 0 {
 		if !opts.Quiet {
 			b.WriteString(apply(st.Passed, "✓") + " " + apply(st.Header, rep.Path) + nameSuffix(st, rep.Name) + "\n")
@@ -150,7 +173,7 @@ func writeReport(b *strings.Builder, rep BundleReport, opts TextOptions) {
 			file, first = f.File, false
 			// csv lint names the file itself: no header needed.
 			if file != "" && file != rep.Path {
-				b.WriteString("  " + apply(st.Dim, file) + "\n")
+				b.WriteString("  " + apply(st.Dim, printable(file)) + "\n")
 			}
 		}
 		indent := "    "
@@ -169,6 +192,7 @@ func nameSuffix(st Styles, name string) string {
 }
 
 func writeFinding(b *strings.Builder, st Styles, indent string, f Finding) {
+	f.File, f.Field, f.Rule, f.Message, f.Hint = printable(f.File), printable(f.Field), printable(f.Rule), printable(f.Message), printable(f.Hint)
 	loc := f.File
 	if loc != "" && f.Line > 0 {
 		loc += fmt.Sprintf(":%d", f.Line)

@@ -54,13 +54,13 @@ type Opener struct {
 	// a directory (which has none): executed with the bundle's Package, Name
 	// and Version, as upstream's --alpha-image-ref-template.
 	ImageRefTemplate *template.Template
+	Limits           fbc.Limits // on what is read from catalog directories
+	PreferCatalog    bool       // open an image holding both by its FBC, as catalogd does
 
 	f       *factory.Factory
 	opts    image.Options
 	render  fbc.RenderOptions
 	bundles *bundlesource.Opener
-	// PreferCatalog opens an image holding both by its FBC (as catalogd).
-	PreferCatalog bool
 	// each, when set, takes file-based catalogs part by part (OpenEach).
 	each func(*fbc.Catalog) error
 }
@@ -87,7 +87,7 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err := check(arg, CatalogDir, accept); err != nil {
 			return nil, err
 		}
-		c, err := fbcsource.Load(os.DirFS(arg), o.render.Migrate, o.each)
+		c, err := fbcsource.Dir(arg, o.render.Migrate, fbc.LoadOptions{Limits: o.Limits}, o.each)
 		if err != nil {
 			return nil, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", arg, err, arg)
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/render"
 	"github.com/opmkit/opm/internal/fbc"
@@ -36,6 +37,7 @@ type Options struct {
 	Force        bool
 	Permissive   bool
 	Image        image.Options
+	Limits       fbc.Limits
 }
 
 // NewCmd is `opm migrate`; runF, when not nil, runs instead of Run.
@@ -87,6 +89,7 @@ into place. An existing non-empty DEST is refused unless --force.`,
 	_ = cmd.RegisterFlagCompletionFunc("to", cobra.FixedCompletions([]string{ToFBC, ToSQLite}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
 	opts.Image.AddFlags(fl)
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	return cmd
 }
 
@@ -101,6 +104,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("--migrate-level%s: %v", f.From("migrate-level"), err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	o.Limits = opts.Limits
 	switch opts.To {
 	case ToFBC:
 		c, err := o.Open(ctx, opts.Source, catalogsource.Database, catalogsource.DatabaseImage, catalogsource.CatalogDir, catalogsource.CatalogImage)
@@ -116,7 +120,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 		if err := fbc.WriteDir(opts.Dest, c.Catalog, fbc.WriteDirOptions{Format: format, Force: opts.Force}); err != nil {
-			return exit.With(exit.Failed, withForceHint(err))
+			return exit.With(exit.Failed, withForceHint(err, opts.Force))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s) of %s to %s\n", len(c.PackageNames()), opts.Source, opts.Dest)
 	case ToSQLite:
@@ -132,7 +136,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 				_ = validate.WriteText(f.IO.ErrOut, res, validate.TextOptions{Styles: f.IO.ErrTheme().ValidateStyles(), Noun: "catalog"})
 				return exit.With(exit.Failed, fmt.Errorf("migrate %s: the catalog does not validate (%d problem(s) above); nothing was written", opts.Source, len(ie.Findings)))
 			}
-			return indexio.Interrupted(ctx, withForceHint(err))
+			return indexio.Interrupted(ctx, withForceHint(err, opts.Force))
 		}
 		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", len(c.PackageNames()), len(c.Bundles), opts.Source, opts.Dest)
 	default:
@@ -141,9 +145,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-// withForceHint says how to replace a destination that was refused.
-func withForceHint(err error) error {
-	if errors.Is(err, os.ErrExist) || strings.Contains(err.Error(), "not empty") {
+// withForceHint says how to replace a destination that was refused, unless
+// --force was given already (then another process won a race to it).
+func withForceHint(err error, force bool) error {
+	if !force && (errors.Is(err, os.ErrExist) || strings.Contains(err.Error(), "not empty")) {
 		return fmt.Errorf("%w (or replace it with --force)", err)
 	}
 	return err

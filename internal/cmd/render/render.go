@@ -11,6 +11,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
@@ -27,6 +28,7 @@ type Options struct {
 	MigrateAll       bool
 	ImageRefTemplate string
 	Image            image.Options
+	Limits           fbc.Limits
 }
 
 // NewCmd is `opm render`; runF, when not nil, runs instead of Run.
@@ -73,6 +75,7 @@ are pushed.`,
 	cmd.MarkFlagsMutuallyExclusive("migrate", "migrate-level")
 	cmd.Flags().StringVar(&opts.ImageRefTemplate, "alpha-image-ref-template", "", "image reference of bundles rendered from directories: a Go template over {{.Package}}, {{.Name}} and {{.Version}}")
 	opts.Image.AddFlags(cmd.Flags())
+	fbcflags.AddLimitFlags(cmd.Flags(), &opts.Limits)
 	return cmd
 }
 
@@ -108,6 +111,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		level = fbc.MigrateCSVMetadata
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{Migrate: level})
+	o.Limits = opts.Limits
 	if opts.ImageRefTemplate != "" {
 		tmpl, err := template.New("image-ref-template").Option("missingkey=error").Parse(opts.ImageRefTemplate)
 		if err != nil {

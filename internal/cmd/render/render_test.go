@@ -264,3 +264,31 @@ func TestRenderImageRefTemplate(t *testing.T) {
 		t.Errorf("unknown template field: exit %d, stdout %q: %s", r.Code, r.Out, r.ErrOut)
 	}
 }
+
+// TestRenderLimitsAndLinks: render reads catalog directories within
+// --max-blob-size, and does not follow a link out of the directory.
+func TestRenderLimitsAndLinks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blob := `{"schema":"example.com/big","value":"` + strings.Repeat("a", 2<<20) + `"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(blob), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := cmdtest.New(t)
+	if r := o.Run("render", dir, "--max-blob-size", "1MiB"); r.Code == 0 || !strings.Contains(r.ErrOut, "--max-blob-size") {
+		t.Errorf("blob over the limit: exit %d: %.300s", r.Code, r.ErrOut)
+	}
+	if r := o.Run("render", dir); r.Code != 0 {
+		t.Errorf("default limits: exit %d: %.300s", r.Code, r.ErrOut)
+	}
+	outside := filepath.Join(t.TempDir(), "secret.json")
+	if err := os.WriteFile(outside, []byte(`{"schema":"example.com/secret"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	if r := o.Run("render", dir); r.Code == 0 || strings.Contains(r.Out, "example.com/secret") || !strings.Contains(r.ErrOut, "leads out of the catalog") {
+		t.Errorf("link out of the catalog: exit %d: %.300s", r.Code, r.ErrOut)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
+	registryserve "github.com/opmkit/opm/internal/cmd/registry/serve"
+	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/httpcatalog"
 	"github.com/opmkit/opm/internal/registry"
@@ -38,6 +42,8 @@ type Options struct {
 	TerminationLog string
 	Debug          bool
 	PprofAddr      string
+	Server         registryserve.ServerFlags
+	Limits         fbc.Limits
 	// Listener, when set, is served instead of --port, and OnServing is
 	// called with its address once the catalog answers (tests).
 	Listener  net.Listener
@@ -106,6 +112,8 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.StringVarP(&opts.TerminationLog, "termination-log", "t", "/dev/termination-log", "file that receives the error when serving fails (Kubernetes' terminationMessagePath)")
 	fl.BoolVar(&opts.Debug, "debug", false, "log every call")
 	fl.StringVar(&opts.PprofAddr, "pprof-addr", "", "serve Go's pprof HTTP endpoints on this address (host:port)")
+	opts.Server.AddFlags(fl)
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	fl.StringVar(&opts.HTTP, "http", "", "also serve OLM v1's catalogd HTTP API (/api/v1/all) on this address (host:port)")
 	fl.BoolVar(&opts.HTTPMetas, "http-metas", false, "serve /api/v1/metas too (catalogd's APIV1MetasHandler feature gate)")
 	fl.StringVar(&opts.HTTPCatalogName, "http-catalog-name", "", "answer /catalogs/NAME/api/v1/... only for this name (default: any name)")
@@ -152,6 +160,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	} else if !st.IsDir() {
 		return exit.Usagef("serve %s: not a directory (give the catalog's root directory)", opts.Dir)
 	}
+	lis := opts.Listener
+	if lis == nil && !opts.CacheOnly && !opts.NoGRPC {
+		// Refuse a bad or busy port before converting the catalog, which
+		// can take minutes.
+		port, err := strconv.ParseUint(opts.Port, 10, 16)
+		if err != nil {
+			return exit.Usagef("--port %q%s: want a TCP port number (0 to 65535)", opts.Port, f.From("port"))
+		}
+		if lis, err = net.Listen("tcp", net.JoinHostPort("", strconv.FormatUint(port, 10))); err != nil {
+			return fail(fmt.Errorf("serve: %w", err))
+		}
+		defer func() { _ = lis.Close() }() // closed already once served
+	}
 	if opts.PprofAddr != "" {
 		stop, err := servePprof(opts.PprofAddr, log)
 		if err != nil {
@@ -166,7 +187,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return serveHTTP(ctx, opts, log, fail, nil)
 	}
 	start := time.Now()
-	res, cleanup, err := fbccache.Prepare(ctx, opts.Dir, fbccache.Options{CacheDir: opts.CacheDir, EnforceIntegrity: enforce})
+	res, cleanup, err := fbccache.Prepare(ctx, opts.Dir, fbccache.Options{CacheDir: opts.CacheDir, EnforceIntegrity: enforce, Load: fbc.LoadOptions{Limits: opts.Limits}})
 	defer cleanup()
 	if err != nil {
 		return fail(fmt.Errorf("serve %s: %w", opts.Dir, err))
@@ -182,9 +203,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	grpcServe := func(ctx context.Context) error {
 		return registry.Serve(ctx, registry.Options{
 			DB:             res.Database,
-			Addr:           ":" + opts.Port,
-			Listener:       opts.Listener,
+			Listener:       lis,
 			TerminationLog: opts.TerminationLog,
+			StopGrace:      opts.Server.Grace(),
+			Limits:         opts.Server.Limits(),
 			Debug:          opts.Debug,
 			Logger:         log,
 			OnServing:      opts.OnServing,

@@ -29,7 +29,7 @@ func imageFindings(ctx context.Context, f *factory.Factory, opts *Options, vopts
 		return nil, exit.Usagef("%v", err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
-	o.PreferCatalog = true
+	o.PreferCatalog, o.Limits = true, opts.Limits
 	c, err := o.Open(ctx, opts.Dir, catalogsource.CatalogImage, catalogsource.DatabaseImage)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/lintflags"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
@@ -43,6 +44,7 @@ var formats = []string{output.Text, output.JSON, YAML, SARIF, UpstreamJSON, Upst
 type Options struct {
 	Dir string
 	lintflags.Flags
+	Limits fbc.Limits
 	// Image is how an index image given instead of DIR is pulled.
 	Image image.Options
 }
@@ -100,6 +102,7 @@ findings, one a line).`,
 	opts.Image.AddFlags(fl)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	return cmd
 }
 
@@ -140,18 +143,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if _, err := os.ReadDir(opts.Dir); err != nil {
 		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
 	}
-	c, loadErr := fbc.LoadDir(opts.Dir)
+	c, loadErr := fbc.LoadDirWith(opts.Dir, fbc.LoadOptions{Limits: opts.Limits})
 	var findings []validate.Finding
 	if loadErr != nil {
 		findings = fbc.LoadFindings(loadErr)
 	}
 	if c != nil {
 		findings = append(findings, fbc.Validate(c)...)
-		for _, r := range validate.Rules() {
-			if r.Set == validate.SetOLMv1 && vopts.Enabled(r.ID) {
-				findings = append(findings, fbc.ValidateOLMv1(c)...)
-				break
-			}
+		if vopts.EnabledSet(validate.SetOLMv1) {
+			findings = append(findings, fbc.ValidateOLMv1(c)...)
 		}
 	}
 	return report(ctx, f, opts, vopts, format, findings)

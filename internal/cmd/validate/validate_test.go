@@ -154,3 +154,25 @@ func TestValidateMachineFormats(t *testing.T) {
 		t.Errorf("yaml, good: exit %d, stdout %s", r.Code, r.Out)
 	}
 }
+
+// TestValidateLimits: a blob over --max-blob-size is a finding naming file
+// and line (exit 1), not a crash; within the limit the catalog is checked.
+func TestValidateLimits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	big := `{"schema":"example.com/big","value":"` + strings.Repeat("a", 2<<20) + `"}`
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte("{\"schema\":\"example.com/small\"}\n"+big+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := cmdtest.New(t)
+	r := o.Run("validate", dir, "--max-blob-size", "1MiB")
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "catalog.json") || !strings.Contains(r.ErrOut, "--max-blob-size") || !strings.Contains(r.ErrOut, ":2") {
+		t.Errorf("blob over the limit: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if r := o.Run("validate", dir, "--max-blob-size", "4MiB"); r.Code != 0 {
+		t.Errorf("within the limit: exit %d: %s", r.Code, r.ErrOut)
+	}
+	if r := o.Run("validate", dir, "--max-file-size", "lots"); r.Code != 2 || !strings.Contains(r.ErrOut, "want a size") {
+		t.Errorf("bad size: exit %d: %s", r.Code, r.ErrOut)
+	}
+}

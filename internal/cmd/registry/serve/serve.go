@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -28,6 +29,7 @@ type Options struct {
 	TimeoutSeconds string
 	SkipMigrate    bool
 	Debug          bool
+	Server         ServerFlags
 	// OnServing, when set (tests), is called once the server answers.
 	OnServing func(net.Addr)
 }
@@ -52,7 +54,9 @@ message saying how to convert them, so --skip-migrate changes nothing.
 On start it logs one line (database, address, package and bundle counts)
 to stderr. SIGTERM or SIGINT (or --timeout-seconds passing) stops it
 gracefully: health turns NOT_SERVING, calls in flight finish, it logs one
-line and exits 0. When the database cannot be served, the error also goes
+line and exits 0. Calls still running --stop-grace after the signal are
+cancelled, so a client that never reads its stream cannot hold the pod
+until SIGKILL. When the database cannot be served, the error also goes
 to --termination-log, which Kubernetes shows in the pod's status.`,
 		Example: `  opm registry serve -d database/index.db -p 50051
   opm registry health --addr localhost:50051`,
@@ -71,6 +75,7 @@ to --termination-log, which Kubernetes shows in the pod's status.`,
 	fl.StringVar(&opts.TimeoutSeconds, "timeout-seconds", Infinite, "stop serving gracefully after this many seconds, or "+Infinite)
 	fl.BoolVar(&opts.SkipMigrate, "skip-migrate", false, "accepted for compatibility with upstream opm: opm never migrates, it serves the database read-only")
 	fl.BoolVar(&opts.Debug, "debug", false, "log every gRPC call (method, duration, status code)")
+	opts.Server.AddFlags(fl)
 	return cmd
 }
 
@@ -97,6 +102,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		Addr:           net.JoinHostPort("", strconv.FormatUint(port, 10)),
 		TerminationLog: opts.TerminationLog,
 		Timeout:        timeout,
+		StopGrace:      opts.Server.Grace(),
+		Limits:         opts.Server.Limits(),
 		Debug:          opts.Debug,
 		Logger:         log,
 		OnServing:      opts.OnServing,
@@ -118,4 +125,43 @@ func ParseTimeout(s string) (time.Duration, error) {
 		return 0, errors.New("want a positive whole number of seconds, or " + Infinite)
 	}
 	return time.Duration(n) * time.Second, nil
+}
+
+// ServerFlags bound what clients can make a server hold and how long a stop
+// may take; opm serve has them too. Zero turns a limit off.
+type ServerFlags struct {
+	StopGrace            time.Duration
+	MaxConcurrentStreams int
+	KeepaliveTime        time.Duration
+	IdleTimeout          time.Duration
+	StallTimeout         time.Duration
+}
+
+// AddFlags adds the server flags to fl.
+func (s *ServerFlags) AddFlags(fl *pflag.FlagSet) {
+	fl.DurationVar(&s.StopGrace, "stop-grace", registry.DefaultStopGrace, "after SIGTERM or the timeout, wait this long for calls in flight, then cancel them and exit (0: wait for every call)")
+	fl.IntVar(&s.MaxConcurrentStreams, "max-concurrent-streams", registry.DefaultMaxConcurrentStreams, "calls one client connection may have open at once; more wait in the client (0: no limit)")
+	fl.DurationVar(&s.KeepaliveTime, "keepalive-time", registry.DefaultKeepaliveTime, "ping a connection silent this long, and close it when the ping is not answered (0: never)")
+	fl.DurationVar(&s.IdleTimeout, "idle-timeout", registry.DefaultIdleTimeout, "close connections without a call for this long; clients reconnect when they next call (0: never)")
+	fl.DurationVar(&s.StallTimeout, "stall-timeout", registry.DefaultStallTimeout, "end a stream whose client has read nothing for this long (0: never)")
+}
+
+// off maps a flag's 0 (off) to the library's negative (off; 0 is default).
+func off(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
+}
+
+// Grace is --stop-grace as registry.Options.StopGrace.
+func (s ServerFlags) Grace() time.Duration { return off(s.StopGrace) }
+
+// Limits are the limit flags as registry.Options.Limits.
+func (s ServerFlags) Limits() registry.Limits {
+	n := s.MaxConcurrentStreams
+	if n <= 0 {
+		n = -1
+	}
+	return registry.Limits{MaxConcurrentStreams: n, KeepaliveTime: off(s.KeepaliveTime), IdleTimeout: off(s.IdleTimeout), StallTimeout: off(s.StallTimeout)}
 }

@@ -1,0 +1,131 @@
+package serve_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	registryserve "github.com/opmkit/opm/internal/cmd/registry/serve"
+	"github.com/opmkit/opm/internal/cmd/serve"
+	"github.com/opmkit/opm/internal/iostreams"
+	"github.com/opmkit/opm/internal/registry/api"
+)
+
+// bigCatalog writes a catalog of one package with n bundles, each with a
+// 1 KiB property: a ListBundles answer far larger than a client's window.
+func bigCatalog(t *testing.T, n int) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"schema":"olm.package","name":"p","defaultChannel":"stable"}` + "\n")
+	b.WriteString(`{"schema":"olm.channel","name":"stable","package":"p","entries":[`)
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		if i == 0 {
+			fmt.Fprintf(&b, `{"name":"p.v0.0.%d"}`, i)
+		} else {
+			fmt.Fprintf(&b, `{"name":"p.v0.0.%d","replaces":"p.v0.0.%d"}`, i, i-1)
+		}
+	}
+	b.WriteString("]}\n")
+	pad := strings.Repeat("x", 1024)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `{"schema":"olm.bundle","name":"p.v0.0.%d","package":"p","image":"example.com/p:%d","properties":[{"type":"olm.package","value":{"packageName":"p","version":"0.0.%d"}},{"type":"example.com/pad","value":%q}]}`+"\n", i, i, i, pad)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "p"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "p", "catalog.json"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestStopEndsDespiteStalledClient: opm serve, told to stop while a client
+// holds a ListBundles stream unread, exits 0 within its grace and removes
+// the database it converted into a temporary directory.
+func TestStopEndsDespiteStalledClient(t *testing.T) {
+	dir := bigCatalog(t, 2000)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := make(chan net.Addr, 1)
+	s, _, _, errOut := iostreams.Test()
+	f := factory.NewWithEnv(s, map[string]string{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	opts := &serve.Options{Dir: dir, Listener: lis, OnServing: func(a net.Addr) { ready <- a },
+		Server: registryserve.ServerFlags{StopGrace: 300 * time.Millisecond}}
+	go func() { done <- serve.Run(ctx, f, opts) }()
+	var addr net.Addr
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	conn, err := grpc.NewClient(addr.String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stream, err := api.NewRegistryClient(conn).ListBundles(context.Background(), &api.ListBundlesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stream.Header(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) == 0 {
+		t.Fatal("no temporary database while serving: the test does not test the cleanup")
+	}
+	cancel() // SIGTERM
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v, want nil (exit 0)", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("opm serve still running 30 s after the stop, held by a stalled client")
+	}
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("temporary files left after the stop: %v", entries)
+	}
+	if !strings.Contains(errOut.String(), "cancelled") {
+		t.Errorf("log does not say calls were cancelled:\n%s", errOut.String())
+	}
+}
+
+// TestServeRefusesBadPortBeforeConverting: a port that cannot be served is
+// refused at once (a usage error), before the catalog is read.
+func TestServeRefusesBadPortBeforeConverting(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "p")
+	if err := os.MkdirAll(missing, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Not a catalog at all: reading it would fail differently.
+	if err := os.WriteFile(filepath.Join(missing, "catalog.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := cmdtest.New(t)
+	r := o.Run("serve", filepath.Dir(missing), "-p", "99999", "-t", "")
+	if r.Code != exit.Usage || !strings.Contains(r.ErrOut, `--port "99999"`) {
+		t.Errorf("opm serve -p 99999: exit %d: %s", r.Code, r.ErrOut)
+	}
+}

@@ -1,0 +1,238 @@
+package fbc
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+)
+
+// Defaults of Limits. Real catalogs stay far below them: the largest bundle
+// blob of the public indexes (olm.bundle.object properties holding every
+// CRD) is a few tens of MiB, and opm migrate writes one file per package.
+const (
+	DefaultMaxBlobBytes int64 = 128 << 20
+	DefaultMaxFileBytes int64 = 1 << 30
+)
+
+// minBlobCost is what a blob counts against MaxFileBytes at least: the model
+// spends about that much on even the smallest blob, so a file of millions of
+// tiny blobs is refused like a file of their real cost.
+const minBlobCost = 1 << 10
+
+// Limits bound what Load accepts, checked while reading: a file or blob
+// over its limit is a *LoadError naming the file and line, never a runtime
+// out-of-memory crash, and the memory loading takes follows the limits. A
+// zero field takes its default; a negative one means no limit.
+type Limits struct {
+	// MaxBlobBytes is the largest blob (one JSON value, one YAML document).
+	MaxBlobBytes int64
+	// MaxFileBytes is the largest catalog file; each blob in it counts at
+	// least 1 KiB. Files are read at most this many bytes at a time
+	// altogether, whatever the number of files read in parallel.
+	MaxFileBytes int64
+}
+
+func (l Limits) blob() int64 { return limitOf(l.MaxBlobBytes, DefaultMaxBlobBytes) }
+func (l Limits) file() int64 { return limitOf(l.MaxFileBytes, DefaultMaxFileBytes) }
+
+func limitOf(v, def int64) int64 {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 1<<63 - 1
+	}
+	return v
+}
+
+// LoadOptions tune LoadWith.
+type LoadOptions struct {
+	Limits Limits
+}
+
+// size renders a byte count for messages.
+func size(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func fileTooBig(name string, got string, l Limits) error {
+	return &LoadError{File: name, Msg: fmt.Sprintf("the file is %s, more than the %s a catalog file may hold (--max-file-size): split it, one file per package as opm migrate writes them, or raise the limit", got, size(l.file()))}
+}
+
+func blobTooBig(name string, line int, l Limits) error {
+	return &LoadError{File: name, Line: line, Msg: fmt.Sprintf("the blob starting here is more than the %s a catalog blob may hold (--max-blob-size): a real bundle blob is a few MiB at most; check what wrote it, or raise the limit", size(l.blob()))}
+}
+
+func fileCostTooBig(name string, line, blobs int, l Limits) error {
+	return &LoadError{File: name, Line: line, Msg: fmt.Sprintf("the file's first %d blobs, counting each at least 1 KiB, already take more than the %s a catalog file may hold (--max-file-size): split it or raise the limit", blobs, size(l.file()))}
+}
+
+// budget lets readers hold at most max bytes of file data at once: with N
+// files read in parallel, memory follows the file limit, not N times it.
+type budget struct {
+	mu   sync.Mutex
+	cond *sync.Cond
+	max  int64
+	used int64
+}
+
+func newBudget(max int64) *budget {
+	b := &budget{max: max}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+func (b *budget) acquire(n int64) {
+	n = min(n, b.max)
+	b.mu.Lock()
+	for b.used > 0 && b.used+n > b.max {
+		b.cond.Wait()
+	}
+	b.used += n
+	b.mu.Unlock()
+}
+
+func (b *budget) release(n int64) {
+	n = min(n, b.max)
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+	b.cond.Broadcast()
+}
+
+// readFile reads a catalog file of at most the file limit, refusing a
+// larger one before reading it (by its size) or while reading it (a file
+// that grows, or is no regular file). It returns the bytes held against
+// the budget; the caller releases them once done with the data.
+func readFile(fsys fs.FS, name string, l Limits, b *budget) ([]byte, int64, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, 0, &LoadError{File: name, Msg: err.Error()}
+	}
+	defer func() { _ = f.Close() }() // read-only
+	want := int64(0)
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > l.file() {
+			return nil, 0, fileTooBig(name, size(st.Size()), l)
+		}
+		want = st.Size()
+	}
+	if want == 0 {
+		want = l.file()
+	}
+	b.acquire(want)
+	// One buffer of the file's size (+1 to see that it grew); a
+	// bytes.Buffer would double itself at the end of the file.
+	buf := make([]byte, 0, min(want, l.file())+1)
+	r := io.LimitReader(f, l.file()+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grows only for files whose size was unknown or changed
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			b.release(want)
+			return nil, 0, &LoadError{File: name, Msg: err.Error()}
+		}
+	}
+	if int64(len(buf)) > l.file() {
+		b.release(want)
+		return nil, 0, fileTooBig(name, "larger than that", l)
+	}
+	return buf, want, nil
+}
+
+// valueEnd returns the offset just past the JSON value starting at data[i]
+// (after white space), scanning at most max bytes of it; too is true when
+// the value is longer. An unterminated value ends at len(data) (the decoder
+// reports the syntax error).
+func valueEnd(data []byte, i int, max int64) (end int, too bool) {
+	start := i
+	depth, inString, escaped := 0, false, false
+	for ; i < len(data); i++ {
+		if int64(i-start) >= max {
+			return i, true
+		}
+		c := data[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+				if depth == 0 {
+					return i + 1, false
+				}
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth <= 0 {
+				return i + 1, false
+			}
+		case depth == 0 && (isSpace(c) || c == ',' || c == ':'):
+			return i, false
+		}
+	}
+	return len(data), false
+}
+
+// yamlDocsFit checks the size of each YAML document (separated by lines
+// starting with ---) before the file is decoded, and the file's cost; it
+// returns the first problem.
+func yamlDocsFit(name string, data []byte, l Limits) error {
+	docStart, docLine, line, docs := 0, 1, 1, 0
+	cost := int64(0)
+	check := func(end int) error {
+		n := int64(end - docStart)
+		if n > l.blob() {
+			return blobTooBig(name, docLine, l)
+		}
+		if len(bytes.TrimSpace(data[docStart:end])) > 0 {
+			docs++
+			cost += max(n, minBlobCost)
+			if cost > l.file() {
+				return fileCostTooBig(name, docLine, docs, l)
+			}
+		}
+		return nil
+	}
+	for i := 0; i < len(data); {
+		nl := bytes.IndexByte(data[i:], '\n')
+		next := len(data)
+		if nl >= 0 {
+			next = i + nl + 1
+		}
+		if bytes.HasPrefix(data[i:], []byte("---")) {
+			if err := check(i); err != nil {
+				return err
+			}
+			docStart, docLine = i, line
+		} else if int64(next-docStart) > l.blob() {
+			return blobTooBig(name, docLine, l)
+		}
+		i = next
+		line++
+	}
+	return check(len(data))
+}

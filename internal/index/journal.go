@@ -1,0 +1,158 @@
+package index
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrHotJournal means a database has the rollback journal of a write that
+// never committed: the file holds some of that write's pages, and only a
+// rollback restores the committed content.
+var ErrHotJournal = errors.New("the database has the journal of an unfinished write")
+
+// journalMagic starts the header of a rollback journal that still has to be
+// played back (sqlite zeroes or deletes it once the write commits).
+var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
+
+// JournalState is what JournalOf found beside a database.
+type JournalState int
+
+// States of a database's rollback journal.
+const (
+	// NoJournal: no journal to play back; the file is what was committed.
+	NoJournal JournalState = iota
+	// HotJournal: a writer stopped (killed, crashed, power lost) before
+	// committing; its journal must be played back first.
+	HotJournal
+	// LiveWriter: a process is writing the database now.
+	LiveWriter
+)
+
+// JournalOf looks at path's rollback journal. A journal with its header
+// intact is hot unless a process holds the database's write lock (then a
+// write is in progress; writerPID is that process where the system says).
+func JournalOf(path string) (state JournalState, writerPID int, err error) {
+	f, err := os.Open(path + "-journal")
+	if errors.Is(err, os.ErrNotExist) {
+		return NoJournal, 0, nil
+	}
+	if err != nil {
+		return NoJournal, 0, fmt.Errorf("open index %s: read its journal: %w", path, err)
+	}
+	defer f.Close()
+	head := make([]byte, len(journalMagic))
+	if _, err := io.ReadFull(f, head); err != nil || !bytes.Equal(head, journalMagic) {
+		return NoJournal, 0, nil // empty or zeroed: committed
+	}
+	if pid, held := writeLockHolder(path); held {
+		return LiveWriter, pid, nil
+	}
+	return HotJournal, 0, nil
+}
+
+// hotJournalError says what happened to path and how to recover.
+func hotJournalError(path string, cause error) error {
+	msg := fmt.Sprintf("open index %s: %v: %s-journal is left by a write that stopped before committing (a killed or crashed opm, sqlite3 or upstream opm)", path, ErrHotJournal, path)
+	if cause != nil {
+		msg += fmt.Sprintf(", and rolling it back in a private copy failed (%v)", cause)
+	}
+	return fmt.Errorf("%s; roll it back by opening the database once with write access, e.g. `sqlite3 %s 'PRAGMA quick_check'` as a user who can write its directory (keep the journal until then: it holds the committed pages), or restore the database from a backup: %w",
+		msg, path, ErrHotJournal)
+}
+
+// liveWriterError says that a process is writing path now.
+func liveWriterError(path string, pid int) error {
+	who := "another process"
+	if pid > 0 {
+		who = fmt.Sprintf("process %d", pid)
+	}
+	return fmt.Errorf("open index %s: %s is writing it now (%s-journal is open); read it once the write has finished: %w", path, who, path, ErrHotJournal)
+}
+
+// RolledBackCopy copies path and its hot journal into a new temporary
+// directory and lets sqlite play the journal back there: the copy holds the
+// database as last committed, and the original is not touched (readers may
+// have no write access to it). cleanup removes the copy.
+func RolledBackCopy(path string) (copyPath string, cleanup func(), err error) {
+	dir, err := os.MkdirTemp("", "opm-rollback-")
+	if err != nil {
+		return "", nil, hotJournalError(path, err)
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	copyPath = filepath.Join(dir, "index.db")
+	if err := copyPrivate(path, copyPath); err != nil {
+		cleanup()
+		return "", nil, hotJournalError(path, err)
+	}
+	if err := copyPrivate(path+"-journal", copyPath+"-journal"); err != nil {
+		cleanup()
+		return "", nil, hotJournalError(path, err)
+	}
+	// The first read of a database with a hot journal and no lock holder
+	// rolls the journal back (sqlite's own recovery).
+	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(copyPath)
+	db, err := sql.Open("sqlite3", "file:"+p+"?mode=rw")
+	if err == nil {
+		var n int
+		err = db.QueryRow(`SELECT COUNT(*) FROM sqlite_master`).Scan(&n)
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		var st JournalState
+		if st, _, err = JournalOf(copyPath); err == nil && st != NoJournal {
+			err = errors.New("the journal is still there after the rollback")
+		}
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, hotJournalError(path, err)
+	}
+	return copyPath, cleanup, nil
+}
+
+// Committed returns a path holding path's committed content for a reader
+// that opens files read-only: path itself when it has no hot journal, else
+// a rolled-back private copy (rolledBack true; cleanup removes it). A
+// database being written now is refused with ErrHotJournal.
+func Committed(path string) (committed string, rolledBack bool, cleanup func(), err error) {
+	state, pid, err := JournalOf(path)
+	if err != nil {
+		return "", false, nil, err
+	}
+	switch state {
+	case HotJournal:
+		c, cleanup, err := RolledBackCopy(path)
+		if err != nil {
+			return "", false, nil, err
+		}
+		return c, true, cleanup, nil
+	case LiveWriter:
+		return "", false, nil, liveWriterError(path, pid)
+	}
+	return path, false, func() {}, nil
+}
+
+func copyPrivate(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

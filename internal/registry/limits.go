@@ -1,0 +1,149 @@
+package registry
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// Defaults of Limits and of Options.StopGrace.
+const (
+	DefaultStopGrace            = 5 * time.Second
+	DefaultMaxConcurrentStreams = 8
+	DefaultKeepaliveTime        = time.Minute
+	DefaultKeepaliveTimeout     = 20 * time.Second
+	DefaultIdleTimeout          = 15 * time.Minute
+	DefaultStallTimeout         = 30 * time.Second
+)
+
+// Limits bound what one client can make the server hold. A zero field takes
+// its default; a negative one turns the limit off.
+type Limits struct {
+	// MaxConcurrentStreams is the number of calls one connection may have
+	// open at once; more wait in the client (HTTP/2 SETTINGS), costing the
+	// server nothing.
+	MaxConcurrentStreams int
+	// KeepaliveTime: a connection silent this long is pinged, and closed
+	// when the ping is not answered within KeepaliveTimeout (dead peers,
+	// half-open connections).
+	KeepaliveTime, KeepaliveTimeout time.Duration
+	// IdleTimeout closes (GOAWAY) a connection with no call for this long;
+	// gRPC clients reconnect when they next call.
+	IdleTimeout time.Duration
+	// StallTimeout ends, with RESOURCE_EXHAUSTED, a streaming call whose
+	// client has read nothing for this long while the server waits to send.
+	StallTimeout time.Duration
+}
+
+func pick(v, def time.Duration) time.Duration {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// serverOptions turns the limits into gRPC server options.
+func (l Limits) serverOptions() []grpc.ServerOption {
+	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(newExactCodec())}
+	switch n := l.MaxConcurrentStreams; {
+	case n == 0:
+		opts = append(opts, grpc.MaxConcurrentStreams(DefaultMaxConcurrentStreams))
+	case n > 0:
+		opts = append(opts, grpc.MaxConcurrentStreams(uint32(n)))
+	}
+	kp := keepalive.ServerParameters{
+		Time:              pick(l.KeepaliveTime, DefaultKeepaliveTime),
+		Timeout:           pick(l.KeepaliveTimeout, DefaultKeepaliveTimeout),
+		MaxConnectionIdle: pick(l.IdleTimeout, DefaultIdleTimeout),
+	}
+	if kp.Time == 0 {
+		kp.Time = 100 * 365 * 24 * time.Hour // off: gRPC's own default is 2h
+	}
+	opts = append(opts, grpc.KeepaliveParams(kp),
+		// Clients may ping every 10 s, even between calls (gRPC's default
+		// policy closes a connection pinged more often than every 5 min).
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}))
+	if stall := pick(l.StallTimeout, DefaultStallTimeout); stall > 0 {
+		opts = append(opts, grpc.ChainStreamInterceptor(stallGuard(stall)))
+	}
+	return opts
+}
+
+// watchedStream records since when a SendMsg has been waiting.
+type watchedStream struct {
+	grpc.ServerStream
+	since atomic.Int64 // unix nanoseconds; 0 when not sending
+}
+
+func (w *watchedStream) SendMsg(m any) error {
+	w.since.Store(time.Now().UnixNano())
+	defer w.since.Store(0)
+	return w.ServerStream.SendMsg(m)
+}
+
+// stallGuard ends streaming calls that cannot send for stall. gRPC gives a
+// handler no way to abandon a Send that waits for the client's flow-control
+// window, and a stream is cancelled only when its handler returns: so the
+// handler runs on its own goroutine and the interceptor returns the status
+// in its place. Returning ends the stream (its context is cancelled), which
+// releases the waiting Send; the handler then returns on its own.
+func stallGuard(stall time.Duration) grpc.StreamServerInterceptor {
+	tick := max(stall/4, 10*time.Millisecond)
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if !info.IsServerStream {
+			return handler(srv, ss)
+		}
+		w := &watchedStream{ServerStream: ss}
+		done := make(chan error, 1)
+		go func() { done <- handler(srv, w) }()
+		t := time.NewTicker(tick)
+		defer t.Stop()
+		for {
+			select {
+			case err := <-done:
+				return err
+			case <-ss.Context().Done():
+				return <-done
+			case now := <-t.C:
+				if s := w.since.Load(); s != 0 && now.Sub(time.Unix(0, s)) >= stall {
+					return status.Error(codes.ResourceExhausted, fmt.Sprintf(
+						"%s: the client read nothing for %s while the server had more to send; read the stream, or raise the server's --stall-timeout", info.FullMethod, stall))
+				}
+			}
+		}
+	}
+}
+
+// exactCodec is gRPC's proto codec but for one thing: a message is marshalled
+// into a buffer of its own size, where gRPC's takes one from pools of 4, 16,
+// 32 KiB and 1 MiB. Messages queued for a client that does not read stay in
+// memory up to gRPC's 64 KiB write quota per stream; with pooled buffers a
+// 1.1 KiB bundle held 4 KiB, so an unread stream cost about four times its
+// quota.
+type exactCodec struct{ encoding.CodecV2 }
+
+func (exactCodec) Marshal(v any) (mem.BufferSlice, error) {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("proto: cannot marshal %T, want proto.Message", v)
+	}
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+}
+
+func newExactCodec() exactCodec { return exactCodec{encoding.GetCodecV2(grpcproto.Name)} }
