@@ -11,6 +11,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/indeximage"
 )
 
 // copyDir copies a bundle directory so that a test can edit it.
@@ -127,4 +128,32 @@ func TestValidateIndexImageOLMv1(t *testing.T) {
 	r = o.Run("validate", "--use-http", reg.ref("opm:fake"))
 	assert.Equal(t, 2, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "neither an index image")
+}
+
+// TestValidateBothImageReadsCatalog: an image labelled for both a database
+// and a file-based catalog is checked by its catalog, what catalogd reads:
+// here the database its label names is absent, and the catalog is valid.
+func TestValidateBothImageReadsCatalog(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	reg := startRegistry(t)
+	c := testClient(t)
+	lb := image.NewLayerBuilder()
+	require.NoError(t, lb.AddFile("configs/op/catalog.json", []byte(`{"schema":"olm.package","name":"op","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"op","name":"stable","entries":[{"name":"op.v1.0.0"}]}
+{"schema":"olm.bundle","package":"op","name":"op.v1.0.0","image":"quay.io/me/op-bundle:v1.0.0","properties":[{"type":"olm.package","value":{"packageName":"op","version":"1.0.0"}}]}
+`)))
+	l, err := lb.Layer()
+	require.NoError(t, err)
+	img, err := image.NewImage(image.ImageConfig{Labels: map[string]string{
+		indeximage.DatabaseLabel: "/database/index.db", indeximage.ConfigsLabel: "/configs"}}, l)
+	require.NoError(t, err)
+	ref := reg.ref("both:nodb")
+	pushImage(t, c, img, ref)
+
+	r := o.Run("validate", "--use-http", "--select", "default,olmv1", ref)
+	assert.Equal(t, 0, r.Code, r.ErrOut)
+	// render reads such an image by its database, as upstream does.
+	r = o.Run("render", "--use-http", ref)
+	assert.NotEqual(t, 0, r.Code, r.ErrOut)
 }
