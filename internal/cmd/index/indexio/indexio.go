@@ -280,7 +280,7 @@ func writeImageOutput(f *factory.Factory, out *indexchange.Result) {
 		fmt.Fprintf(w, "  %s %s, %s: %s\n", layer, shortDigest(r.DatabaseLayer), layerfs.HumanSize(r.DatabaseLayerSize), how)
 		fmt.Fprintf(w, "  pulled %s, pushed %s\n", layerfs.HumanSize(r.BytesPulled), layerfs.HumanSize(r.BytesPushed))
 		for _, warn := range r.Warnings {
-			fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), warn)
+			fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), printable.Text(warn))
 		}
 	}
 }
