@@ -1,11 +1,14 @@
 package catalogdiff
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss/tree"
+
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Styles colour the text tree (the command makes them with lipgloss for
@@ -22,6 +25,7 @@ func PlainStyles() Styles {
 
 // WriteText prints the diff as one tree per package, then a summary line.
 func WriteText(w io.Writer, r *Result, s Styles) error {
+	r = printableCopy(r)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s %s\n", r.Old, s.Dim("→"), r.New)
 	if r.Equal {
@@ -202,6 +206,7 @@ func SummaryLine(r *Result) string {
 // summary, a table of packages, then a section per package (folded with
 // <details> so that a large diff stays readable).
 func WriteMarkdown(w io.Writer, r *Result) error {
+	r = printableCopy(r)
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Catalog diff: %s → %s\n\n", code(r.Old), code(r.New))
 	if r.Equal {
@@ -304,6 +309,23 @@ func code(s string) string {
 func mdEscape(s string) string {
 	r := strings.NewReplacer("\\", "\\\\", "<", "&lt;", ">", "&gt;", "|", "\\|", "*", "\\*", "_", "\\_", "`", "\\`", "[", "\\[", "]", "\\]", "\n", " ")
 	return r.Replace(s)
+}
+
+// printableCopy is r for people to read: a copy whose names and messages
+// (from the catalogs) have their control characters shown escaped, so an
+// ANSI escape sequence in a package name does not reach the terminal. The
+// JSON output renders r itself, exact.
+func printableCopy(r *Result) *Result {
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return r
+	}
+	c := &Result{}
+	if err := json.Unmarshal(raw, c); err != nil {
+		return r
+	}
+	printable.Strings(c, printable.Name)
+	return c
 }
 
 func plural(n int, one, many string) string {

@@ -464,7 +464,7 @@ func RenderIndexFile(ctx context.Context, path string, opts RenderOptions) (*Cat
 	defer func() { _ = db.Close() }() // read-only: nothing to lose
 	c, warnings, err := FromIndex(ctx, db, opts)
 	if db.RolledBack() {
-		warnings = append(warnings, fmt.Sprintf("%s has the journal of a write that never committed (a killed writer); read the committed content from a private copy with that write rolled back (open the file once with write access to roll it back in place)", path))
+		warnings = append(warnings, index.RolledBackWarning(path))
 	}
 	return c, warnings, err
 }

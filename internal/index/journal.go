@@ -66,6 +66,14 @@ func hotJournalError(path string, cause error) error {
 		msg, path, ErrHotJournal)
 }
 
+// RolledBackWarning is the one line a reader shows when it read path
+// through a rolled-back private copy (see Committed): what happened, that
+// what it read is the committed content, and how to roll the file itself
+// back.
+func RolledBackWarning(path string) string {
+	return fmt.Sprintf("%s has the journal of a write that never committed (a killed writer); read the committed content from a private copy with that write rolled back (the file is untouched: open it once with write access, e.g. `sqlite3 %s 'PRAGMA quick_check'`, to roll it back in place)", path, path)
+}
+
 // liveWriterError says that a process is writing path now.
 func liveWriterError(path string, pid int) error {
 	who := "another process"

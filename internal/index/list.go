@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // The `alpha list` rows of upstream opm v1.73.0. Upstream rendered the
@@ -203,6 +205,10 @@ func (d *DB) checkPackage(ctx context.Context, pkg string) error {
 // The column layouts upstream printed: text/tabwriter with minimum width 0,
 // tab width 4, padding 2, spaces, no flags; headers in capitals.
 
+// pn is a cell of a table people read: names come from catalogs, so
+// control characters (a tab would shift the columns) are shown escaped.
+func pn(s string) string { return printable.Name(s) }
+
 func newColumns(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
 // WritePackages prints rows as `opm alpha list packages` does.
@@ -210,7 +216,7 @@ func WritePackages(w io.Writer, rows []PackageRow) error {
 	tw := newColumns(w)
 	fmt.Fprintln(tw, "NAME\tDISPLAY NAME\tDEFAULT CHANNEL")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Name, r.DisplayName, r.DefaultChannel)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", pn(r.Name), pn(r.DisplayName), pn(r.DefaultChannel))
 	}
 	return tw.Flush()
 }
@@ -220,7 +226,7 @@ func WriteChannels(w io.Writer, rows []ChannelRow) error {
 	tw := newColumns(w)
 	fmt.Fprintln(tw, "PACKAGE\tCHANNEL\tHEAD")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.Package, r.Channel, r.Head)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", pn(r.Package), pn(r.Channel), pn(r.Head))
 	}
 	return tw.Flush()
 }
@@ -230,7 +236,7 @@ func WriteBundles(w io.Writer, rows []BundleRow) error {
 	tw := newColumns(w)
 	fmt.Fprintln(tw, "PACKAGE\tCHANNEL\tBUNDLE\tREPLACES\tSKIPS\tSKIP RANGE\tIMAGE")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Package, r.Channel, r.Bundle, r.Replaces, strings.Join(r.Skips, ","), r.SkipRange, r.Image)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", pn(r.Package), pn(r.Channel), pn(r.Bundle), pn(r.Replaces), pn(strings.Join(r.Skips, ",")), pn(r.SkipRange), pn(r.Image))
 	}
 	return tw.Flush()
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // This file renders a *Result for people (text) and for programs (JSON).
@@ -22,28 +24,6 @@ type Styles struct {
 	Header               func(string) string // a bundle's path
 	Passed, Failed       func(string) string // ✓ / ✗ marks and the verdict
 	Dim                  func(string) string // secondary text (csv names, file headers)
-}
-
-// printable shows control characters (ANSI escape sequences and the like,
-// from names in the input) as \xNN, so that input cannot move the cursor,
-// recolour or clear the terminal it is reported on. Newlines and tabs stay.
-func printable(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if isControl(r) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool {
-	return (r < 0x20 && r != '\n' && r != '\t') || (r >= 0x7f && r <= 0x9f)
 }
 
 func apply(f func(string) string, s string) string {
@@ -151,7 +131,7 @@ func (t *TextWriter) Close() error {
 // writeReport writes one bundle's block of the text report.
 func writeReport(b *strings.Builder, rep BundleReport, opts TextOptions) {
 	st := opts.Styles
-	rep.Path, rep.Name = printable(rep.Path), printable(rep.Name)
+	rep.Path, rep.Name = printable.Name(rep.Path), printable.Name(rep.Name)
 	if len(rep.Findings) == 0 {
 		if !opts.Quiet {
 			b.WriteString(apply(st.Passed, "✓") + " " + apply(st.Header, rep.Path) + nameSuffix(st, rep.Name) + "\n")
@@ -173,7 +153,7 @@ func writeReport(b *strings.Builder, rep BundleReport, opts TextOptions) {
 			file, first = f.File, false
 			// csv lint names the file itself: no header needed.
 			if file != "" && file != rep.Path {
-				b.WriteString("  " + apply(st.Dim, printable(file)) + "\n")
+				b.WriteString("  " + apply(st.Dim, printable.Name(file)) + "\n")
 			}
 		}
 		indent := "    "
@@ -192,7 +172,7 @@ func nameSuffix(st Styles, name string) string {
 }
 
 func writeFinding(b *strings.Builder, st Styles, indent string, f Finding) {
-	f.File, f.Field, f.Rule, f.Message, f.Hint = printable(f.File), printable(f.Field), printable(f.Rule), printable(f.Message), printable(f.Hint)
+	f.File, f.Field, f.Rule, f.Message, f.Hint = printable.Name(f.File), printable.Name(f.Field), printable.Name(f.Rule), printable.Text(f.Message), printable.Text(f.Hint)
 	loc := f.File
 	if loc != "" && f.Line > 0 {
 		loc += fmt.Sprintf(":%d", f.Line)

@@ -141,9 +141,20 @@ func (o Options) CheckRuleIDs() error {
 	return nil
 }
 
+// EnabledSet says whether any rule of set (SetOLMv1, ...) is enabled.
+func (o Options) EnabledSet(set string) bool {
+	for _, r := range Rules() {
+		if r.Set == set && o.Enabled(r.ID) {
+			return true
+		}
+	}
+	return false
+}
+
 // Enabled reports whether the rule with this id runs: not skipped (by id
 // or set), and selected by id or set, or in the default set when nothing
 // is selected.
+
 func (o Options) Enabled(id string) bool {
 	set := SetDefault
 	if r, ok := registry[id]; ok && r.Set != "" {

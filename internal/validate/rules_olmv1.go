@@ -39,6 +39,11 @@ var (
 		What: "The operator does not use the OperatorConditions API (RBAC on operators.coreos.com operatorconditions, or the OPERATOR_CONDITION_NAME variable).",
 		Why:  "OLM v1 creates no OperatorCondition and sets no OPERATOR_CONDITION_NAME; operators that rely on them fail at start or while reconciling, and nothing checks it at install time.",
 		Fix:  "Make the operator work without an OperatorCondition (treat its absence as 'upgradeable'), then drop the RBAC and variable."})
+	// Checked on an index image by internal/indeximage (opm validate IMAGE).
+	RuleOLMv1CatalogImage = register(&Rule{ID: "olmv1-catalog-image", Severity: Error, Scope: ScopeCatalog, Set: SetOLMv1,
+		What: "An index image given to opm validate carries the operators.operatorframework.io.index.configs.v1 label, naming the directory that holds its file-based catalog.",
+		Why:  "OLM v1's catalogd unpacks only the directory that label names and serves the file-based catalog in it; it refuses an image without the label (a sqlite-only index image: \"catalog image is missing the required label\").",
+		Fix:  "Build the index as a file-based catalog: opm index add --catalog-format fbc (or both, for OLM v0 and v1), or opm render IMAGE > catalog/catalog.json and opm generate dockerfile catalog."})
 )
 
 // OLMv1DependencyTypes are the property types operator-controller refuses.

@@ -45,6 +45,7 @@ type Catalog struct {
 	Kind Kind
 	// Warnings say what rendering filled in (see fbc.FromIndex).
 	Warnings []string
+	Labels   map[string]string // of an index image: what catalogd reads first
 }
 
 // Opener opens sources through one image client, made on first use.
@@ -54,6 +55,7 @@ type Opener struct {
 	// and Version, as upstream's --alpha-image-ref-template.
 	ImageRefTemplate *template.Template
 	Limits           fbc.Limits // on what is read from catalog directories
+	PreferCatalog    bool       // open an image holding both by its FBC, as catalogd does
 
 	f       *factory.Factory
 	opts    image.Options
@@ -122,7 +124,7 @@ func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog)
 			return nil, err
 		}
 	}
-	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings}, nil
+	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings, Labels: c.Labels}, nil
 }
 
 // Each is Open handing the catalog to f a package at a time, in name
@@ -209,7 +211,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 	defer func() { _ = im.Close() }()
 	labels := im.Labels()
 	switch {
-	case labels[indeximage.DatabaseLabel] != "":
+	case labels[indeximage.DatabaseLabel] != "" && (!o.PreferCatalog || labels[indeximage.ConfigsLabel] == ""):
 		if err := check(arg, DatabaseImage, accept); err != nil {
 			return nil, err
 		}
@@ -226,6 +228,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 		if err != nil {
 			return nil, fmt.Errorf("database of %s: %w", arg, err)
 		}
+		c.Labels = labels
 		return c, nil
 	case labels[indeximage.ConfigsLabel] != "":
 		if err := check(arg, CatalogImage, accept); err != nil {
@@ -235,7 +238,7 @@ func (o *Opener) openImage(ctx context.Context, arg string, accept []Kind) (*Cat
 		if err != nil {
 			return nil, err
 		}
-		return &Catalog{Catalog: c, Kind: CatalogImage}, nil
+		return &Catalog{Catalog: c, Kind: CatalogImage, Labels: labels}, nil
 	case labels[bundle.AnnotationMediaType] != "":
 		if err := check(arg, BundleImage, accept); err != nil {
 			return nil, err

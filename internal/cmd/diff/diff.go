@@ -20,6 +20,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Markdown is the -o format for a pull-request comment.
@@ -96,7 +97,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	res := catalogdiff.Compare(oldC, newC, catalogdiff.Options{Packages: opts.Packages})
 	res.Old, res.New = opts.Old, opts.New
 	if missing := missingPackages(opts.Packages, oldC, newC); len(missing) > 0 {
-		fmt.Fprintf(f.IO.ErrOut, "%s --package %s: in neither catalog\n", f.IO.ErrTheme().WarningPrefix(), strings.Join(missing, ", "))
+		fmt.Fprintf(f.IO.ErrOut, "%s --package %s: in neither catalog\n", f.IO.ErrTheme().WarningPrefix(), printable.Name(strings.Join(missing, ", ")))
 	}
 	switch opts.Output {
 	case output.JSON:
@@ -127,7 +128,7 @@ func open(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, arg 
 		return nil, exit.With(exit.Usage, fmt.Errorf("read %s: %w", arg, err))
 	}
 	for _, w := range c.Warnings {
-		fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), arg, w)
+		fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), printable.Name(arg), printable.Text(w))
 	}
 	return side, nil
 }

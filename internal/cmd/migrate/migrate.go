@@ -21,6 +21,7 @@ import (
 	"github.com/opmkit/opm/internal/fbcsource"
 	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -125,7 +126,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		accept := []catalogsource.Kind{catalogsource.Database, catalogsource.DatabaseImage, catalogsource.CatalogDir, catalogsource.CatalogImage}
 		kind, err := o.Each(ctx, opts.Source, accept, func(k catalogsource.Kind, c *fbc.Catalog, warnings []string) error {
 			for _, w := range warnings {
-				fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), opts.Source, w)
+				// Warnings quote names from the index: escaped.
+				fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), printable.Name(opts.Source), printable.Text(w))
 			}
 			packages += len(c.PackageNames())
 			if k == catalogsource.Database || k == catalogsource.DatabaseImage {

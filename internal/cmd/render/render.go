@@ -20,6 +20,7 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags and arguments of opm render.
@@ -135,7 +136,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return indexio.Interrupted(ctx, fmt.Errorf("render %s: %w", src, err))
 		}
 		for _, w := range c.Warnings {
-			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
+			// Warnings quote names from the index: escaped.
+			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), printable.Name(src), printable.Text(w))
 		}
 		problems.Add(src, c)
 		all.Merge(c.Catalog)
@@ -168,7 +170,7 @@ func renderOne(ctx context.Context, f *factory.Factory, o *catalogsource.Opener,
 	var writeErr error
 	kind, err := o.Each(ctx, src, nil, func(k catalogsource.Kind, c *fbc.Catalog, warnings []string) error {
 		for _, w := range warnings {
-			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), src, w)
+			fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", f.IO.ErrTheme().NotePrefix(), printable.Name(src), printable.Text(w))
 		}
 		if k == catalogsource.Database || k == catalogsource.DatabaseImage {
 			checks.Add(c)

@@ -30,6 +30,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/serve"
 	fbcvalidate "github.com/opmkit/opm/internal/cmd/validate"
 	"github.com/opmkit/opm/internal/cmd/version"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // NewCmd is the opm command tree. A new command is registered here (a
@@ -138,7 +139,9 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 		code = exit.UsageOnUpstream(err)
 	}
 	if print {
-		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), err)
+		// Errors quote names from catalogs and bundles: their control
+		// characters are shown escaped, not sent to the terminal.
+		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), printable.Error(err))
 		// A script reading -o json gets the failure on stdout too, as
 		// JSON, rather than nothing to parse.
 		if output.Of(cmd) == output.JSON {
@@ -148,7 +151,7 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 	if err != nil && rootflags.Debug(cmd) {
 		fmt.Fprintf(f.IO.ErrOut, "debug: exit status %d; causes:\n", code)
 		for _, c := range exit.Causes(err) {
-			fmt.Fprintf(f.IO.ErrOut, "debug:   %s\n", c)
+			fmt.Fprintf(f.IO.ErrOut, "debug:   %s\n", printable.Text(c))
 		}
 	}
 	return code

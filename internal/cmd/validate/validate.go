@@ -1,5 +1,5 @@
 // Package validate is `opm validate`: the catalog-* rules over a
-// file-based catalog directory.
+// file-based catalog directory or index image.
 package validate
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/gcbudget"
+	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -45,26 +46,35 @@ type Options struct {
 	Dir string
 	lintflags.Flags
 	Limits fbc.Limits
+	// Image is how an index image given instead of DIR is pulled.
+	Image image.Options
 }
 
 // NewCmd is `opm validate`; runF, when not nil, runs instead of Run.
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "validate DIR",
-		Short: "Check a file-based catalog directory",
+		Use:   "validate DIR|IMAGE",
+		Short: "Check a file-based catalog directory or index image",
 		Long: `Check the file-based catalog in DIR with the catalog-* rules (opm bundle
 validate --list-rules lists them): syntax of every file, unique packages,
 channels and bundles, default channels that exist, channel entries that name
 bundles of the package, one head per channel, no cycles, bundle properties.
 
+IMAGE, an index image (pulled as render pulls it), is checked the same way:
+its file-based catalog (the directory its
+operators.operatorframework.io.index.configs.v1 label names, also when it
+holds a sqlite database too), or else its sqlite database, rendered.
+
 --select olmv1 (or --select default,olmv1 for both) checks what OLM v1's
 operator-controller refuses or limits: dependency properties, bundles without
-the AllNamespaces install mode, owned API services, webhooks (docs/olmv1.md).
+the AllNamespaces install mode, owned API services, webhooks (docs/olmv1.md);
+for an IMAGE also olmv1-catalog-image: catalogd refuses an image without the
+configs label, such as a sqlite-only index image.
 
 Findings are printed as bundle validate prints them (rule, severity, file,
 line, hint); the exit status is 1 when a finding at or above --fail-on was
-found, 2 when DIR cannot be read.
+found, 2 when DIR or IMAGE cannot be read.
 
 Machine-readable output goes to stdout: -o json (opm's report: passed, and
 each finding with rule, severity, file, line, field, message and hint),
@@ -73,6 +83,7 @@ each finding with rule, severity, file, line, field, message and hint),
 (what upstream's validate -o json|yaml prints; the message lists the failing
 findings, one a line).`,
 		Example: `  opm validate catalog/
+  opm validate quay.io/me/index:v1 --select default,olmv1
   opm validate catalog/ -o sarif > catalog.sarif
   opm validate catalog/ -o upstream-json | jq -e .passed`,
 		Args: cobra.ExactArgs(1),
@@ -89,6 +100,7 @@ findings, one a line).`,
 	fl.StringSliceVar(&opts.Select, "select", nil, "run only these rule ids or rule sets (default, olmv1; comma-separated, repeatable)")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "never run these rule ids (comma-separated, repeatable)")
 	fl.StringVar(&opts.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
+	opts.Image.AddFlags(fl)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
 	fbcflags.AddLimitFlags(fl, &opts.Limits)
@@ -114,6 +126,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		return err
 	}
+	if isImage(opts.Dir) {
+		findings, err := imageFindings(ctx, f, opts, vopts)
+		if err != nil {
+			return err
+		}
+		return report(ctx, f, opts, vopts, format, findings)
+	}
 	st, err := os.Stat(opts.Dir)
 	if err != nil {
 		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
@@ -125,20 +144,21 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if _, err := os.ReadDir(opts.Dir); err != nil {
 		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
 	}
-	olmv1 := false
-	for _, r := range validate.Rules() {
-		if r.Set == validate.SetOLMv1 && vopts.Enabled(r.ID) {
-			olmv1 = true
-			break
-		}
-	}
 	defer gcbudget.Batch()()
-	findings, err := fbc.ValidateDir(ctx, opts.Dir, olmv1, fbc.LoadOptions{Limits: opts.Limits})
+	findings, err := fbc.ValidateDir(ctx, opts.Dir, vopts.EnabledSet(validate.SetOLMv1), fbc.LoadOptions{Limits: opts.Limits})
 	if err := exit.IfInterrupted(ctx); err != nil {
 		return err
 	}
 	if err != nil {
 		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
+	}
+	return report(ctx, f, opts, vopts, format, findings)
+}
+
+// report keeps the findings of enabled rules and renders them as -o says.
+func report(ctx context.Context, f *factory.Factory, opts *Options, vopts validate.Options, format string, findings []validate.Finding) error {
+	if err := exit.IfInterrupted(ctx); err != nil {
+		return err
 	}
 	kept := findings[:0]
 	for _, fd := range findings {

@@ -5,6 +5,7 @@ package list
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -91,6 +92,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Index, catalogsource.Catalogs...)
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
+	}
+	if slices.Contains(c.Warnings, index.RolledBackWarning(opts.Index)) {
+		// As render and migrate say it; list's other warnings (what
+		// rendering filled in) stay unsaid, as upstream's list.
+		indexio.WarnRolledBack(f, opts.Index)
 	}
 	switch opts.What {
 	case Packages:

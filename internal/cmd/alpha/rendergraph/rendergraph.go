@@ -16,6 +16,7 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags and arguments of opm alpha render-graph.
@@ -83,7 +84,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	t := f.IO.ErrTheme()
 	for _, w := range warnings {
-		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), w)
+		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), printable.Text(w))
 	}
 	return nil
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/opmkit/opm/internal/containertools"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/image/layerfs"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -283,7 +284,7 @@ func (o *Options) prepare(f *factory.Factory) (string, error) {
 	if res != nil && o.Output != output.JSON {
 		t := f.IO.ErrTheme()
 		for _, n := range res.Notes {
-			fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), n)
+			fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), printable.Text(n))
 		}
 		if res.CopiedManifests {
 			fmt.Fprintf(f.IO.ErrOut, "copied manifests to %s\n", res.BundleDir)

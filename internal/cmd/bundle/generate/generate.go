@@ -10,6 +10,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags of opm bundle generate.
@@ -90,7 +91,7 @@ func Run(f *factory.Factory, opts *Options) error {
 	w := f.IO.ErrOut
 	t := f.IO.ErrTheme()
 	for _, n := range res.Notes {
-		fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), n)
+		fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), printable.Text(n))
 	}
 	if res.CopiedManifests {
 		fmt.Fprintf(w, "copied manifests to %s\n", res.BundleDir)

@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/indeximage"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags of opm index add.
@@ -218,20 +219,22 @@ func openOrCreate(f *factory.Factory, path string) (*index.DB, bool, error) {
 func writeAddResult(f *factory.Factory, db string, res *index.AddResult) {
 	w := f.IO.ErrOut
 	t := f.IO.ErrTheme()
-	fmt.Fprintf(w, "added %d bundle(s) to %s\n", len(res.Added), db)
+	// Names come from the bundles: control characters shown escaped.
+	pn := printable.Name
+	fmt.Fprintf(w, "added %d bundle(s) to %s\n", len(res.Added), pn(db))
 	for _, b := range res.Overwritten {
-		fmt.Fprintf(w, "  replaced %s (%s)\n", b.Name, b.Package)
+		fmt.Fprintf(w, "  replaced %s (%s)\n", pn(b.Name), pn(b.Package))
 	}
 	for _, s := range res.Skipped {
-		fmt.Fprintf(w, "  %s skipped %s: %s\n", t.ErrorPrefix(), s.Bundle.Name, s.Message)
+		fmt.Fprintf(w, "  %s skipped %s: %s\n", t.ErrorPrefix(), pn(s.Bundle.Name), printable.Text(s.Message))
 	}
 	for _, p := range res.Packages {
-		fmt.Fprintf(w, "  %s (default channel %s)\n", p.Name, p.DefaultChannel)
+		fmt.Fprintf(w, "  %s (default channel %s)\n", pn(p.Name), pn(p.DefaultChannel))
 		for _, c := range p.Channels {
-			fmt.Fprintf(w, "    %s → %s\n", c.Name, c.Head)
+			fmt.Fprintf(w, "    %s → %s\n", pn(c.Name), pn(c.Head))
 		}
 	}
 	for _, warn := range res.Warnings {
-		fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), warn)
+		fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), printable.Text(warn))
 	}
 }

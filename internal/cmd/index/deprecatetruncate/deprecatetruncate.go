@@ -15,6 +15,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags of opm index deprecatetruncate.
@@ -107,11 +108,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 func write(f *factory.Factory, target string, res *index.DeprecateResult) {
 	t := f.IO.ErrTheme()
 	if res.RemovedPackages != nil {
-		fmt.Fprintf(f.IO.ErrOut, "removed package %s (%d bundles) from %s: every channel head was deprecated\n",
-			strings.Join(res.RemovedPackages.Packages, ", "), len(res.RemovedPackages.Removed), target)
+		// Names come from the index: lines are shown with control
+		// characters escaped.
+		fmt.Fprintln(f.IO.ErrOut, printable.Name(fmt.Sprintf("removed package %s (%d bundles) from %s: every channel head was deprecated",
+			strings.Join(res.RemovedPackages.Packages, ", "), len(res.RemovedPackages.Removed), target)))
 	}
 	for _, d := range res.Deprecated {
-		fmt.Fprintf(f.IO.ErrOut, "deprecated %s (%s) in %s", d.Bundle.Name, d.Bundle.Path, target)
+		line := fmt.Sprintf("deprecated %s (%s) in %s", d.Bundle.Name, d.Bundle.Path, target)
 		var parts []string
 		if n := len(d.Truncated); n > 0 {
 			parts = append(parts, fmt.Sprintf("removed %d bundle(s) it replaced: %s", n, names(d.Truncated)))
@@ -123,15 +126,15 @@ func write(f *factory.Factory, target string, res *index.DeprecateResult) {
 			parts = append(parts, "removed channel(s) it headed: "+strings.Join(d.RemovedChannels, ", "))
 		}
 		if len(parts) > 0 {
-			fmt.Fprintf(f.IO.ErrOut, "; %s", strings.Join(parts, "; "))
+			line += "; " + strings.Join(parts, "; ")
 		}
-		fmt.Fprintln(f.IO.ErrOut)
+		fmt.Fprintln(f.IO.ErrOut, printable.Name(line))
 	}
 	if len(res.Deprecated) == 0 && res.RemovedPackages == nil {
-		fmt.Fprintf(f.IO.ErrOut, "deprecated nothing in %s\n", target)
+		fmt.Fprintf(f.IO.ErrOut, "deprecated nothing in %s\n", printable.Name(target))
 	}
 	for _, w := range res.Warnings {
-		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), w)
+		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), printable.Text(w))
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/opmkit/opm/internal/indexchange"
 	"github.com/opmkit/opm/internal/indeximage"
 	"github.com/opmkit/opm/internal/iostreams"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // LoadBundles loads the bundles to add (see indexchange.LoadBundles)
@@ -77,8 +78,20 @@ func StartPull(f *factory.Factory, format string, total int, opts *image.Options
 
 // Source opens an index argument: a database file, or an index image
 // (see indexchange.Open). done closes it and removes the temporary files.
+// A database file with a killed writer's journal is read through a
+// rolled-back private copy, and Source says so on stderr.
 func Source(ctx context.Context, f *factory.Factory, arg string, opts image.Options) (db *index.DB, done func(), err error) {
-	return indexchange.Open(ctx, arg, func() (*image.Client, error) { return f.ImageClient(opts) })
+	db, done, err = indexchange.Open(ctx, arg, func() (*image.Client, error) { return f.ImageClient(opts) })
+	if err == nil && db.RolledBack() {
+		WarnRolledBack(f, arg)
+	}
+	return db, done, err
+}
+
+// WarnRolledBack says on stderr that the database file path had a killed
+// writer's journal and what was read is a rolled-back private copy.
+func WarnRolledBack(f *factory.Factory, path string) {
+	fmt.Fprintf(f.IO.ErrOut, "%s %s\n", f.IO.ErrTheme().WarningPrefix(), printable.Text(index.RolledBackWarning(path)))
 }
 
 // Interrupted turns a cancelled context into exit status 130.
@@ -267,7 +280,7 @@ func writeImageOutput(f *factory.Factory, out *indexchange.Result) {
 		fmt.Fprintf(w, "  %s %s, %s: %s\n", layer, shortDigest(r.DatabaseLayer), layerfs.HumanSize(r.DatabaseLayerSize), how)
 		fmt.Fprintf(w, "  pulled %s, pushed %s\n", layerfs.HumanSize(r.BytesPulled), layerfs.HumanSize(r.BytesPushed))
 		for _, warn := range r.Warnings {
-			fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), warn)
+			fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), printable.Text(warn))
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags and argument of opm index inspect.
@@ -78,8 +79,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 // writeIndexTree prints package → channel → entries, each entry with what
 // it replaces and skips.
 func writeIndexTree(w io.Writer, idx *index.Index) {
+	// Names come from the index: control characters shown escaped.
+	pn := printable.Name
 	for _, p := range idx.Packages {
-		fmt.Fprintf(w, "%s (default channel %s)\n", p.Name, p.DefaultChannel)
+		fmt.Fprintf(w, "%s (default channel %s)\n", pn(p.Name), pn(p.DefaultChannel))
 		versions := map[string]string{}
 		for _, b := range p.Bundles {
 			versions[b.Name] = b.Version
@@ -90,7 +93,7 @@ func writeIndexTree(w io.Writer, idx *index.Index) {
 			if last {
 				branch, indent = "└── ", "    "
 			}
-			fmt.Fprintf(w, "%s%s (head %s)\n", branch, c.Name, c.Head)
+			fmt.Fprintf(w, "%s%s (head %s)\n", branch, pn(c.Name), pn(c.Head))
 			edges := map[string][]string{}
 			for _, e := range c.Edges {
 				edges[e.From] = append(edges[e.From], e.To)
@@ -100,12 +103,12 @@ func writeIndexTree(w io.Writer, idx *index.Index) {
 				if bi == len(c.Bundles)-1 {
 					leaf = "└── "
 				}
-				line := b
+				line := pn(b)
 				if v := versions[b]; v != "" {
-					line += " " + v
+					line += " " + pn(v)
 				}
 				if to := edges[b]; len(to) > 0 {
-					line += " → " + strings.Join(to, ", ")
+					line += " → " + pn(strings.Join(to, ", "))
 				}
 				fmt.Fprintf(w, "%s%s%s\n", indent, leaf, line)
 			}

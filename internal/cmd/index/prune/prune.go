@@ -14,6 +14,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags of opm index prune.
@@ -87,13 +88,14 @@ func write(f *factory.Factory, target string, res *index.PruneResult) {
 	if kept == "" {
 		kept = "no package"
 	}
-	fmt.Fprintf(f.IO.ErrOut, "kept %s in %s; removed %s (%d bundles)\n", kept, target, removed, bundles)
+	// Names come from the index: the line is shown with control characters escaped.
+	fmt.Fprintln(f.IO.ErrOut, printable.Name(fmt.Sprintf("kept %s in %s; removed %s (%d bundles)", kept, target, removed, bundles)))
 	t := f.IO.ErrTheme()
 	warnings := res.Warnings
 	if res.Removed != nil {
 		warnings = append(warnings, res.Removed.Warnings...)
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), w)
+		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), printable.Text(w))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags of opm index prune-stranded.
@@ -67,12 +68,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 }
 
 func write(f *factory.Factory, target string, res *index.PruneStrandedResult) {
-	fmt.Fprintf(f.IO.ErrOut, "removed %d stranded bundle(s) from %s\n", len(res.Removed), target)
+	fmt.Fprintf(f.IO.ErrOut, "removed %d stranded bundle(s) from %s\n", len(res.Removed), printable.Name(target))
 	for _, b := range res.Removed {
-		fmt.Fprintf(f.IO.ErrOut, "  %s\n", b.Name)
+		fmt.Fprintf(f.IO.ErrOut, "  %s\n", printable.Name(b.Name))
 	}
 	t := f.IO.ErrTheme()
 	for _, w := range res.Warnings {
-		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), w)
+		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), printable.Text(w))
 	}
 }

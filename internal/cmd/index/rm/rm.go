@@ -14,6 +14,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags of opm index rm.
@@ -73,9 +74,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 }
 
 func writeRemoveResult(f *factory.Factory, target string, res *index.RemoveResult) {
-	fmt.Fprintf(f.IO.ErrOut, "removed %s (%d bundles) from %s\n", strings.Join(res.Packages, ", "), len(res.Removed), target)
+	names := make([]string, len(res.Packages))
+	for i, p := range res.Packages {
+		names[i] = printable.Name(p)
+	}
+	fmt.Fprintf(f.IO.ErrOut, "removed %s (%d bundles) from %s\n", strings.Join(names, ", "), len(res.Removed), printable.Name(target))
 	t := f.IO.ErrTheme()
 	for _, warn := range res.Warnings {
-		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), warn)
+		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), printable.Text(warn))
 	}
 }
