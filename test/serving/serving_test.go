@@ -228,11 +228,23 @@ func copyOut(t *testing.T, podman, cid, path string) string {
 // proxy forwards connections from the podman network's gateway address to
 // the test registry, which listens on the host's loopback only: a
 // container reaches the registry through it.
-func proxy(t *testing.T, podman, target string) string {
+//
+// The gateway's bridge exists only once a container has used the network
+// (and netavark removes it again when the last one stops), so when its
+// address is not there, a container of keeper (an image that serves) is
+// started to bring the bridge up for the rest of the test.
+func proxy(t *testing.T, podman, target, keeper string) string {
 	t.Helper()
 	gw := strings.TrimSpace(run(t, podman, "network", "inspect", "podman", "--format", "{{range .Subnets}}{{.Gateway}}{{end}}"))
 	require.NotEmpty(t, gw, "gateway of podman's default network")
 	l, err := net.Listen("tcp", net.JoinHostPort(gw, "0"))
+	if err != nil {
+		startContainer(t, podman, "--read-only", keeper)
+		for deadline := time.Now().Add(30 * time.Second); err != nil && time.Now().Before(deadline); {
+			time.Sleep(200 * time.Millisecond)
+			l, err = net.Listen("tcp", net.JoinHostPort(gw, "0"))
+		}
+	}
 	require.NoError(t, err, "listen on the podman network's gateway")
 	t.Cleanup(func() { _ = l.Close() })
 	go func() {
@@ -417,7 +429,7 @@ func TestIndexImageServes(t *testing.T) {
 
 	t.Run("operator-sdk run bundle", func(t *testing.T) {
 		// The bundle as the container sees the registry: through the proxy.
-		via := proxy(t, podman, reg.Addr)
+		via := proxy(t, podman, reg.Addr, indexRef)
 		bundle := via + "/etcd-bundle:0.9.4"
 		port := freePort(t)
 		script := "[[ -f /database/index.db ]] && cp /database/index.db /tmp/tmp.db; " +
