@@ -61,8 +61,8 @@ type Opener struct {
 	opts    image.Options
 	render  fbc.RenderOptions
 	bundles *bundlesource.Opener
-	// each, when set, takes file-based catalogs part by part (OpenEach);
-	// eachDB sqlite ones a package at a time (Each).
+	// each, when set, takes file-based catalogs part by part (OpenEach),
+	// eachDB sqlite ones a package at a time (Each, OpenEach).
 	each   func(*fbc.Catalog) error
 	eachDB func(Kind, *fbc.Catalog, []string) error
 }
@@ -109,17 +109,21 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 
 // OpenEach is Open for a reader that takes a catalog part by part (fn):
 // a file-based catalog, in a directory or an image, is read one top-level
-// directory at a time (fbc.LoadEach), so that memory follows the largest
+// directory at a time (fbc.LoadEach), and a sqlite database, as a file or
+// in an image, one package at a time, so that memory follows the largest
 // package rather than the catalog; any other source is handed over whole.
 // The returned Catalog holds the kind and warnings, not the blobs.
 func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog) error, accept ...Kind) (*Catalog, error) {
 	each := *o
 	each.each = fn
+	var warns []string
+	each.eachDB = func(_ Kind, c *fbc.Catalog, w []string) error { warns = append(warns, w...); return fn(c) }
 	c, err := each.Open(ctx, arg, accept...)
 	if err != nil {
 		return nil, err
 	}
-	if c.Kind != CatalogDir && c.Kind != CatalogImage {
+	c.Warnings = append(c.Warnings, warns...)
+	if c.Kind != CatalogDir && c.Kind != CatalogImage && c.Kind != Database && c.Kind != DatabaseImage {
 		if err := fn(c.Catalog); err != nil {
 			return nil, err
 		}
