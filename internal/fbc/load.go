@@ -2,6 +2,7 @@ package fbc
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -356,10 +357,22 @@ func (c *Catalog) decodeBlob(pos Position, h blobHead, raw []byte) error {
 		}
 		return nil
 	}
+	// encoding/json matches keys regardless of case, so a second key such
+	// as "sChemA" would silently replace what the blob was classified by;
+	// upstream refuses such blobs as having a duplicate key.
+	same := func(key, got, want string) error {
+		if got != want {
+			return fail("%s blob: %s is given twice, in different letter cases (read as %q and %q); keys are case-sensitive: keep the lowercase one", schema, key, want, got)
+		}
+		return nil
+	}
 	switch schema {
 	case SchemaPackage:
 		var p Package
 		if err := decode(&p); err != nil {
+			return err
+		}
+		if err := cmp.Or(same("schema", p.Schema, schema), same("name", p.Name, h.pkg)); err != nil {
 			return err
 		}
 		p.Pos = pos
@@ -370,12 +383,18 @@ func (c *Catalog) decodeBlob(pos Position, h blobHead, raw []byte) error {
 		if err := decode(&ch); err != nil {
 			return err
 		}
+		if err := cmp.Or(same("schema", ch.Schema, schema), same("package", ch.Package, h.pkg)); err != nil {
+			return err
+		}
 		ch.Pos = pos
 		compactProps(ch.Properties)
 		c.Channels = append(c.Channels, ch)
 	case SchemaBundle:
 		var b Bundle
 		if err := decode(&b); err != nil {
+			return err
+		}
+		if err := cmp.Or(same("schema", b.Schema, schema), same("package", b.Package, h.pkg)); err != nil {
 			return err
 		}
 		b.Pos = pos

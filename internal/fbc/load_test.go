@@ -124,3 +124,31 @@ func TestLoadKeepsGoodBlobs(t *testing.T) {
 		t.Errorf("want 1 error, got %d", n)
 	}
 }
+
+// TestKeysInOtherLetterCases: encoding/json matches keys regardless of
+// case, so {"schema":"olm.channel","sChemA":""} decoded as a channel with
+// no schema, which then wrote a catalog that did not load. Such a blob is
+// refused (as upstream refuses duplicate keys), naming the key.
+func TestKeysInOtherLetterCases(t *testing.T) {
+	t.Parallel()
+	for _, blob := range []string{
+		`{"schema":"olm.channel","sChemA":""}`,
+		`{"schema":"olm.bundle","package":"op","name":"a","Schema":"olm.channel"}`,
+		`{"schema":"olm.package","name":"op","SCHEMA":"olm.bundle"}`,
+	} {
+		c := &Catalog{}
+		err := c.LoadFile("c.json", []byte(blob))
+		if err == nil {
+			t.Errorf("%s: loaded", blob)
+			continue
+		}
+		if !strings.Contains(err.Error(), "different letter cases") {
+			t.Errorf("%s: %v", blob, err)
+		}
+	}
+	// The same keys once each still load.
+	c := &Catalog{}
+	if err := c.LoadFile("c.json", []byte(`{"schema":"olm.channel","package":"op","name":"s","entries":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+}
