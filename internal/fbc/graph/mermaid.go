@@ -11,7 +11,8 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 )
 
-// MermaidOptions are the flags of upstream `opm alpha render-graph`.
+// MermaidOptions are the flags of upstream `opm alpha render-graph`;
+// `alpha render-template -o mermaid` draws with V0Semantics alone.
 type MermaidOptions struct {
 	// Package keeps only this package (-p/--package-name).
 	Package string
@@ -24,7 +25,8 @@ type MermaidOptions struct {
 }
 
 // WriteMermaid writes the upgrade graphs of c as a mermaid flowchart, in
-// the form upstream opm v1.73.0 `alpha render-graph` prints: packages by
+// the form upstream opm's one catalog graph writer prints for both
+// `alpha render-graph` and `alpha render-template -o mermaid`: packages by
 // name, each a subgraph of its channels, each channel's bundles from the
 // highest version down with their skip, skipRange and replace edges; then
 // styles for deprecated packages and channels and classes for deprecated

@@ -19,10 +19,10 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/fbc/template"
 	"github.com/opmkit/opm/internal/fbc/template/basic"
 	"github.com/opmkit/opm/internal/fbc/template/bundleimages"
-	"github.com/opmkit/opm/internal/fbc/template/semver"
 	"github.com/opmkit/opm/internal/fbc/template/substitutes"
 	"github.com/opmkit/opm/internal/image"
 )
@@ -185,10 +185,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	var buf bytes.Buffer
 	if opts.Output == FormatMermaid {
-		// One writer draws every template type's catalog (semver's, which
-		// draws any catalog as upstream's writer does).
-		if err := semver.Mermaid(&buf, c, f.IO.ErrOut); err != nil {
-			return exit.With(exit.Failed, fmt.Errorf("draw %s: %w", source, err))
+		// One writer draws every template type's catalog, and render-graph's
+		// graphs too; upstream's template drawing marks v0 semantics.
+		warnings, err := graph.WriteMermaid(&buf, c, graph.MermaidOptions{V0Semantics: true})
+		if err != nil {
+			return exit.With(exit.Failed, fmt.Errorf("draw %s: mermaid: %w", source, err))
+		}
+		for _, w := range warnings {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", w)
 		}
 	} else {
 		if err := fbc.Write(&buf, c, format); err != nil {

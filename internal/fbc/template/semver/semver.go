@@ -25,8 +25,9 @@
 // Template.Render. Every error about the template is an *Error naming the
 // file, line and field.
 //
-// Mermaid(w, catalog, warn) draws a rendered catalog's channels as
-// upstream's `alpha render-template -o mermaid` does, line for line.
+// Mermaid(w, catalog, warn) draws a rendered catalog's channels with the
+// one mermaid writer, graph.WriteMermaid, as upstream's `alpha
+// render-template -o mermaid` does, line for line.
 package semver
 
 import (
