@@ -22,6 +22,11 @@ type MermaidOptions struct {
 	// V0Semantics marks bundles OLM v0 skips over, and the edges into them
 	// (--draw-v0-semantics).
 	V0Semantics bool
+	// CatalogOrder draws channels of one name in catalog order instead of
+	// by package. It only moves linkStyle numbers; render-template keeps
+	// the order its template gave (upstream's writer sorts by channel name
+	// alone, so ties stay as they came).
+	CatalogOrder bool
 }
 
 // WriteMermaid writes the upgrade graphs of c as a mermaid flowchart, in
@@ -80,7 +85,7 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 	// Edge numbers (for linkStyle) run over channels in name order across
 	// packages, although the text is grouped by package.
 	sort.SliceStable(channels, func(i, j int) bool {
-		if channels[i].Name != channels[j].Name {
+		if channels[i].Name != channels[j].Name || opts.CatalogOrder {
 			return channels[i].Name < channels[j].Name
 		}
 		return channels[i].Package < channels[j].Package

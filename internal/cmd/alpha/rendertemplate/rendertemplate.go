@@ -187,7 +187,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.Output == FormatMermaid {
 		// One writer draws every template type's catalog, and render-graph's
 		// graphs too; upstream's template drawing marks v0 semantics.
-		warnings, err := graph.WriteMermaid(&buf, c, graph.MermaidOptions{V0Semantics: true})
+		warnings, err := graph.WriteMermaid(&buf, c, graph.MermaidOptions{V0Semantics: true, CatalogOrder: true})
 		if err != nil {
 			return exit.With(exit.Failed, fmt.Errorf("draw %s: mermaid: %w", source, err))
 		}
