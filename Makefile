@@ -16,6 +16,7 @@ build:
 
 test:
 	$(GO) test -tags '$(TAGS)' -count=1 ./...
+	$(GO) test -count=1 -run Untagged ./internal/image/  # a build without the tags: signature policy still honoured
 	cd test/olmclient && $(GO) test -count=1 ./...
 
 vet:

@@ -1,3 +1,5 @@
+//go:build containers_image_openpgp
+
 package image
 
 import (
