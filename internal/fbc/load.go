@@ -85,55 +85,8 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Catalog, error) {
 	mem := newBudget(lim.file())
 	c := &Catalog{}
 	var errs []error
-	ign := &ignorer{}
-	var files []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			errs = append(errs, &LoadError{File: p, Msg: err.Error()})
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if p != "." && ign.match(p, true) {
-				return fs.SkipDir
-			}
-			if data, err := fs.ReadFile(fsys, path.Join(p, IgnoreFile)); err == nil {
-				ign.add(p, data)
-			}
-			return nil
-		}
-		if d.Name() == IgnoreFile || ign.match(p, false) {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			// WalkDir does not enter linked directories: say so rather
-			// than skip a catalog silently.
-			st, err := fs.Stat(fsys, p)
-			switch {
-			case err != nil && strings.Contains(err.Error(), "escapes"):
-				errs = append(errs, &LoadError{File: p, Msg: "a symbolic link that leads out of the catalog directory (or is absolute), which opm does not follow: copy its target into the catalog, or make the link relative within it"})
-				return nil
-			case err != nil:
-				errs = append(errs, &LoadError{File: p, Msg: err.Error()})
-				return nil
-			case st.IsDir():
-				errs = append(errs, &LoadError{File: p, Msg: "a symbolic link to a directory, which opm does not follow (nor does upstream opm): copy the directory into the catalog, or give its target"})
-				return nil
-			}
-		}
-		switch strings.ToLower(path.Ext(p)) {
-		case ".json", ".yaml", ".yml":
-			files = append(files, p)
-		default:
-			c.Ignored = append(c.Ignored, p)
-		}
-		return nil
-	})
-	if err != nil {
-		errs = append(errs, err)
-	}
+	files, ignored := catalogFiles(fsys, func(err error) { errs = append(errs, err) })
+	c.Ignored = append(c.Ignored, ignored...)
 	// Parse the files in parallel, each into its own catalog, and merge
 	// them in walk order so the result does not depend on scheduling.
 	parts := make([]*Catalog, len(files))
@@ -705,4 +658,60 @@ func globMatch(pat, segs []string) bool {
 		pat, segs = pat[1:], segs[1:]
 	}
 	return len(segs) == 0
+}
+
+// catalogFiles walks a catalog directory as Load and Scan read it: the
+// .indexignore files applied, symbolic links out of the catalog or to
+// directories reported (WalkDir does not enter linked directories: say so
+// rather than skip a catalog silently), and the rest split into the files
+// that hold blobs (.json, .yaml, .yml) and the ignored ones, in walk order.
+// Problems go to report.
+func catalogFiles(fsys fs.FS, report func(error)) (files, ignored []string) {
+	ign := &ignorer{}
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			report(&LoadError{File: p, Msg: err.Error()})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if p != "." && ign.match(p, true) {
+				return fs.SkipDir
+			}
+			if data, err := fs.ReadFile(fsys, path.Join(p, IgnoreFile)); err == nil {
+				ign.add(p, data)
+			}
+			return nil
+		}
+		if d.Name() == IgnoreFile || ign.match(p, false) {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			st, err := fs.Stat(fsys, p)
+			switch {
+			case err != nil && strings.Contains(err.Error(), "escapes"):
+				report(&LoadError{File: p, Msg: "a symbolic link that leads out of the catalog directory (or is absolute), which opm does not follow: copy its target into the catalog, or make the link relative within it"})
+				return nil
+			case err != nil:
+				report(&LoadError{File: p, Msg: err.Error()})
+				return nil
+			case st.IsDir():
+				report(&LoadError{File: p, Msg: "a symbolic link to a directory, which opm does not follow (nor does upstream opm): copy the directory into the catalog, or give its target"})
+				return nil
+			}
+		}
+		switch strings.ToLower(path.Ext(p)) {
+		case ".json", ".yaml", ".yml":
+			files = append(files, p)
+		default:
+			ignored = append(ignored, p)
+		}
+		return nil
+	})
+	if err != nil {
+		report(err)
+	}
+	return files, ignored
 }

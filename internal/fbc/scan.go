@@ -97,57 +97,13 @@ func ScanDir(dir string, opts LoadOptions) (*Scanned, error) {
 // scan itself (a temporary file that cannot be made).
 func Scan(fsys fs.FS, opts LoadOptions) (*Scanned, error) {
 	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}, lim: opts.Limits, mem: newBudget(opts.Limits.file())}
-	ign := &ignorer{}
 	walkSeq := 0
-	walkErr := func(err error) {
+	files, ignored := catalogFiles(fsys, func(err error) {
 		s.errs = append(s.errs, keyedErr{file: -1, seq: walkSeq, err: err})
 		walkSeq++
-	}
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			walkErr(&LoadError{File: p, Msg: err.Error()})
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if p != "." && ign.match(p, true) {
-				return fs.SkipDir
-			}
-			if data, err := fs.ReadFile(fsys, path.Join(p, IgnoreFile)); err == nil {
-				ign.add(p, data)
-			}
-			return nil
-		}
-		if d.Name() == IgnoreFile || ign.match(p, false) {
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			st, err := fs.Stat(fsys, p)
-			switch {
-			case err != nil && strings.Contains(err.Error(), "escapes"):
-				walkErr(&LoadError{File: p, Msg: "a symbolic link that leads out of the catalog directory (or is absolute), which opm does not follow: copy its target into the catalog, or make the link relative within it"})
-				return nil
-			case err != nil:
-				walkErr(&LoadError{File: p, Msg: err.Error()})
-				return nil
-			case st.IsDir():
-				walkErr(&LoadError{File: p, Msg: "a symbolic link to a directory, which opm does not follow (nor does upstream opm): copy the directory into the catalog, or give its target"})
-				return nil
-			}
-		}
-		switch strings.ToLower(path.Ext(p)) {
-		case ".json", ".yaml", ".yml":
-			s.files = append(s.files, p)
-		default:
-			s.Ignored = append(s.Ignored, p)
-		}
-		return nil
 	})
-	if err != nil {
-		walkErr(err)
-	}
+	s.files = append(s.files, files...)
+	s.Ignored = append(s.Ignored, ignored...)
 	parts := make([]fileScan, len(s.files))
 	workers := min(runtime.GOMAXPROCS(0), len(s.files))
 	next := make(chan int)
