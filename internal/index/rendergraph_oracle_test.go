@@ -1,5 +1,9 @@
 package index
 
+// An oracle for the tests, not the product: the render-graph mermaid drawn
+// straight from the tables, which internal/fbc/graph must equal from a
+// rendered catalog (graph_oracle_test.go).
+
 import (
 	"context"
 	"fmt"
