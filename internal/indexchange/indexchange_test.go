@@ -31,7 +31,7 @@ func TestApplyGenerateNewIndex(t *testing.T) {
 		Client: client(t), Generate: true, GenerateDir: dir, BinaryImage: "example.com/opm:v1",
 	}, func(db *index.DB) error {
 		called = true
-		_, err := db.ListPackages(context.Background())
+		_, err := db.PackageNames(context.Background())
 		return err
 	})
 	if err != nil {
@@ -149,7 +149,7 @@ func TestOpenDatabaseFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer done()
-	if _, err := rdb.ListPackages(context.Background()); err != nil {
+	if _, err := rdb.PackageNames(context.Background()); err != nil {
 		t.Error(err)
 	}
 }
