@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -106,15 +107,14 @@ func serve(t *testing.T, args ...string) *client.Client {
 	var stderr bytes.Buffer
 	cmd := exec.Command(opmBinary, append(args, "--port", port)...)
 	cmd.Stderr = &stderr
+	tmp := t.TempDir()
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	})
+	t.Cleanup(func() { stop(t, cmd, exited, tmp) })
 	c, err := client.NewClient("127.0.0.1:" + port)
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +138,28 @@ func serve(t *testing.T, args ...string) *client.Client {
 			t.Fatalf("opm %s never became healthy to OLM's client: %v\n%s", strings.Join(args, " "), err, stderr.String())
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stop ends an opm serve as a pod's kubelet does, with SIGTERM: it must
+// exit 0 and remove the database it converted into a temporary directory
+// under tmp (killed, it would leave an opm-serve-* directory behind). It is
+// killed only if still running a minute later.
+func stop(t *testing.T, cmd *exec.Cmd, exited chan error, tmp string) {
+	t.Helper()
+	_ = cmd.Process.Signal(syscall.SIGTERM) // fails only when opm has exited already
+	select {
+	case err := <-exited:
+		if err != nil && !t.Failed() {
+			t.Errorf("opm serve: %v after SIGTERM, want exit 0", err)
+		}
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+		<-exited
+		t.Errorf("opm serve still running a minute after SIGTERM: killed")
+	}
+	if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+		t.Errorf("opm serve left temporary files after SIGTERM: %v %v", left, err)
 	}
 }
 

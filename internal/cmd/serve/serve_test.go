@@ -179,7 +179,7 @@ func TestMain(m *testing.M) {
 		dir, cache, _ := strings.Cut(v, "\t")
 		os.Exit(serveOnce(dir, cache, os.Stdout))
 	}
-	os.Exit(m.Run())
+	cmdtest.Main(m)
 }
 
 // serveOnce serves dir from cache with the integrity enforced, writes the

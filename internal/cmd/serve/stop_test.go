@@ -2,16 +2,20 @@ package serve_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
@@ -128,4 +132,104 @@ func TestServeRefusesBadPortBeforeConverting(t *testing.T) {
 	if r.Code != exit.Usage || !strings.Contains(r.ErrOut, `--port "99999"`) {
 		t.Errorf("opm serve -p 99999: exit %d: %s", r.Code, r.ErrOut)
 	}
+}
+
+// TestSignalRemovesTemporaryDatabase stops a real opm serve process (no
+// cache: it converts the catalog into a temporary directory) with SIGTERM
+// or SIGINT, once while it serves and once as soon as that directory
+// appears (most likely while converting): either way it exits by itself and
+// leaves nothing in TMPDIR.
+func TestSignalRemovesTemporaryDatabase(t *testing.T) {
+	t.Parallel()
+	dir := bigCatalog(t, 2000)
+	for _, tc := range []struct {
+		name    string
+		sig     syscall.Signal
+		serving bool
+	}{
+		{"SIGTERM serving", syscall.SIGTERM, true},
+		{"SIGINT serving", syscall.SIGINT, true},
+		{"SIGTERM converting", syscall.SIGTERM, false},
+		{"SIGINT converting", syscall.SIGINT, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := cmdtest.New(t)
+			o.Dir = t.TempDir()
+			tmp := t.TempDir()
+			o.ProcEnv["TMPDIR"] = tmp
+			port := freePort(t)
+			cmd := o.Command("serve", dir, "-p", port, "-t", "")
+			var errOut strings.Builder
+			cmd.Stderr = &errOut
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			ready := func() bool {
+				if !tc.serving {
+					entries, _ := os.ReadDir(tmp)
+					return len(entries) > 0
+				}
+				return healthy("127.0.0.1:" + port)
+			}
+			deadline := time.Now().Add(2 * time.Minute)
+			for !ready() {
+				select {
+				case err := <-exited:
+					t.Fatalf("opm serve exited (%v) before the signal:\n%s", err, errOut.String())
+				case <-time.After(5 * time.Millisecond):
+				}
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					t.Fatalf("opm serve not ready after 2 minutes:\n%s", errOut.String())
+				}
+			}
+			if err := cmd.Process.Signal(tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				// Stopped while serving, opm exits 0 as a pod's server
+				// should; stopped earlier, with the signal's status.
+				var ee *exec.ExitError
+				if err != nil && !errors.As(err, &ee) {
+					t.Fatalf("opm serve: %v", err)
+				}
+				if tc.serving && err != nil {
+					t.Errorf("opm serve stopped while serving: %v, want exit 0\n%s", err, errOut.String())
+				}
+			case <-time.After(time.Minute):
+				_ = cmd.Process.Kill()
+				t.Fatalf("opm serve still running a minute after %v", tc.sig)
+			}
+			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+				t.Errorf("opm serve left temporary files after %v: %v %v\n%s", tc.sig, left, err, errOut.String())
+			}
+		})
+	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+// healthy reports whether the gRPC health service at addr answers SERVING.
+func healthy(addr string) bool {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	return err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING
 }
