@@ -392,7 +392,9 @@ func decodeBundleObject(raw []byte) (BundleObjectValue, error) {
 	const head, tail = `{"data":"`, `"}`
 	if len(raw) >= len(head)+len(tail) && bytes.HasPrefix(raw, []byte(head)) && bytes.HasSuffix(raw, []byte(tail)) {
 		enc := raw[len(head) : len(raw)-len(tail)]
-		if !bytes.ContainsAny(enc, "\"\\\r\n") {
+		// The decoder skips \r and \n, which in JSON would be escaped;
+		// it refuses a quote or backslash (then encoding/json decides).
+		if bytes.IndexByte(enc, '\n') < 0 && bytes.IndexByte(enc, '\r') < 0 {
 			data := make([]byte, base64.StdEncoding.DecodedLen(len(enc)))
 			n, err := base64.StdEncoding.Decode(data, enc)
 			if err == nil {
@@ -402,6 +404,33 @@ func decodeBundleObject(raw []byte) (BundleObjectValue, error) {
 	}
 	var v BundleObjectValue
 	err := json.Unmarshal(raw, &v)
+	return v, err
+}
+
+// decodedObjects are olm.bundle.object values already decoded, by the raw
+// value they were decoded from (the same bytes in memory, not equal
+// ones): converting a package after validating it decodes each manifest
+// once. A nil decodedObjects keeps nothing.
+type decodedObjects map[rawKey]BundleObjectValue
+
+type rawKey struct {
+	first *byte
+	n     int
+}
+
+// decode is decodeBundleObject, through d.
+func (d decodedObjects) decode(raw []byte) (BundleObjectValue, error) {
+	if d == nil || len(raw) == 0 {
+		return decodeBundleObject(raw)
+	}
+	k := rawKey{&raw[0], len(raw)}
+	if v, ok := d[k]; ok {
+		return v, nil
+	}
+	v, err := decodeBundleObject(raw)
+	if err == nil {
+		d[k] = v
+	}
 	return v, err
 }
 

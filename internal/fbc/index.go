@@ -604,13 +604,14 @@ func importSource(ctx context.Context, db *index.DB, src packageSource, entries 
 	var pluralOrder []index.API
 	prepare := func(name string, pc *Catalog) *preparedPackage {
 		pp := &preparedPackage{}
-		for _, f := range Validate(pc) {
+		objs := decodedObjects{}
+		for _, f := range validateKeeping(pc, objs) {
 			if f.Severity == validate.Error {
 				pp.findings = append(pp.findings, f)
 			}
 		}
 		if len(pp.findings) == 0 {
-			pp.pkg, pp.errs = importPackage(name, pc)
+			pp.pkg, pp.errs = importPackage(name, pc, objs)
 		}
 		return pp
 	}
@@ -657,7 +658,7 @@ func importSource(ctx context.Context, db *index.DB, src packageSource, entries 
 
 // importPackage converts one package of a catalog that validates to
 // index content.
-func importPackage(name string, pc *Catalog) (index.ImportPackage, []error) {
+func importPackage(name string, pc *Catalog, objs decodedObjects) (index.ImportPackage, []error) {
 	metas := indexMetas(pc.Others)
 	if len(pc.Packages) == 0 && len(pc.Channels) == 0 && len(pc.Bundles) == 0 {
 		// Blobs of no package of the catalog (custom schemas): kept
@@ -691,7 +692,7 @@ func importPackage(name string, pc *Catalog) (index.ImportPackage, []error) {
 	}
 	var errs []error
 	for _, b := range pc.Bundles {
-		bc, csvImages, err := bundleContent(b, firstEntry[b.Name])
+		bc, csvImages, err := bundleContent(b, firstEntry[b.Name], objs)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -817,7 +818,7 @@ func indexMetas(others []Meta) []index.Meta {
 
 // bundleContent converts an olm.bundle blob to what the index stores: the
 // inverse of bundleBlob. It also returns the CSV's relatedImages.
-func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, []RelatedImage, error) {
+func bundleContent(b Bundle, entry ChannelEntry, objs decodedObjects) (*index.BundleContent, []RelatedImage, error) {
 	fail := func(format string, args ...any) error {
 		where := b.Pos.File
 		if b.Pos.Line > 0 {
@@ -876,7 +877,7 @@ func bundleContent(b Bundle, entry ChannelEntry) (*index.BundleContent, []Relate
 			c.Dependencies = append(c.Dependencies, index.TypedValue{Type: PropertyPackage,
 				Value: mustProperty(PropertyPackage, PackageValue{PackageName: v.PackageName, Version: v.VersionRange}).Value})
 		case PropertyBundleObject:
-			v, err := decodeBundleObject(p.Value)
+			v, err := objs.decode(p.Value)
 			if err != nil {
 				return nil, nil, fail("property olm.bundle.object: %v", err)
 			}

@@ -19,7 +19,13 @@ import (
 // and returns the findings, sorted by file and line. Load problems are not
 // included: turn them into findings with LoadFindings.
 func Validate(c *Catalog) []validate.Finding {
-	v := &checker{}
+	return validateKeeping(c, nil)
+}
+
+// validateKeeping is Validate that keeps the olm.bundle.object values it
+// decodes in objs (when not nil), for the conversion that follows.
+func validateKeeping(c *Catalog, objs decodedObjects) []validate.Finding {
+	v := &checker{objects: objs}
 	v.packages(c)
 	v.channels(c)
 	v.bundles(c)
@@ -102,6 +108,8 @@ type checker struct {
 	subs map[[2]string]substitute
 	// pullSpecs caches pullSpecError by image.
 	pullSpecs map[string]string
+	// objects keeps the decoded olm.bundle.object values (when not nil).
+	objects decodedObjects
 }
 
 func (v *checker) report(r *validate.Rule, pos Position, field, hint, format string, args ...any) {
@@ -381,7 +389,7 @@ func (v *checker) properties(b Bundle) {
 				bad(i, `write {"label": "..."}`, "%s needs a label", p.Type)
 			}
 		case PropertyBundleObject:
-			o, err := decodeBundleObject(p.Value)
+			o, err := v.objects.decode(p.Value)
 			if err != nil {
 				bad(i, `write {"data": "<base64 of the manifest>"}`, "olm.bundle.object value: %v", err)
 				continue

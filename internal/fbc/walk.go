@@ -66,7 +66,7 @@ func walkFile(name string, data []byte, lim Limits, fn func(file string, line in
 		var fnErr error
 		err := splitJSON(name, data, lim, func(line int, _ int64, raw []byte) {
 			if fnErr == nil {
-				fnErr = fn(name, line, raw)
+				fnErr = fn(name, line, append(json.RawMessage(nil), raw...)) // raw is a slice of the file
 			}
 		})
 		return errors.Join(fnErr, err)
