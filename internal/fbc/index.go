@@ -900,12 +900,15 @@ func bundleContent(b Bundle, entry ChannelEntry, objs decodedObjects) (*index.Bu
 			continue
 		}
 		var obj manifestHead
-		if err := json.Unmarshal(o, &obj); err != nil {
-			var te *json.UnmarshalTypeError
-			if !errors.As(err, &te) {
-				return nil, nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
+		if !decodeManifestHeadFast(o, &obj) {
+			obj = manifestHead{}
+			if err := json.Unmarshal(o, &obj); err != nil {
+				var te *json.UnmarshalTypeError
+				if !errors.As(err, &te) {
+					return nil, nil, fail("an olm.bundle.object is not a JSON manifest: %v", err)
+				}
+				// A field of another type than OLM's: keep what did decode.
 			}
-			// A field of another type than OLM's: keep what did decode.
 		}
 		switch obj.Kind {
 		case bundle.CSVKind:
@@ -991,11 +994,13 @@ type manifestHead struct {
 			Kind   string `json:"kind"`
 			Plural string `json:"plural"`
 		} `json:"names"`
-		Versions []struct {
-			Name string `json:"name"`
-		} `json:"versions"`
+		Versions []crdVersion `json:"versions"`
 		Version string `json:"version"`
 	} `json:"spec"`
+}
+
+type crdVersion struct {
+	Name string `json:"name"`
 }
 
 type crdDesc struct {

@@ -1,6 +1,7 @@
 package fbc
 
 import (
+	"bytes"
 	"encoding/binary"
 )
 
@@ -233,4 +234,60 @@ func skipString(data []byte, i int) (int, bool) {
 
 func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+// skipValid returns the end of the JSON value at data[i] (no white space
+// before it) in data that is valid JSON (checked already): it only looks
+// for the end, finding each string's closing quote with IndexByte.
+func skipValid(data []byte, i int) int {
+	depth := 0
+	for i < len(data) {
+		switch data[i] {
+		case '"':
+			i = skipValidString(data, i)
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth <= 0 {
+				return i + 1
+			}
+		default:
+			if depth == 0 { // a number or literal
+				for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && !isSpace(data[i]) {
+					i++
+				}
+				return i
+			}
+		}
+		i++
+	}
+	return len(data)
+}
+
+// skipValidString returns the offset past the closing quote of the valid
+// JSON string at data[i].
+func skipValidString(data []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return len(data)
+		}
+		q := j + k
+		// The quote is escaped when an odd number of backslashes
+		// precede it.
+		n := 0
+		for p := q - 1; p > i && data[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1
+		}
+		j = q + 1
+	}
 }

@@ -383,8 +383,11 @@ func (c *Catalog) decodeBlob(pos Position, h blobHead, raw []byte) error {
 		c.Channels = append(c.Channels, ch)
 	case SchemaBundle:
 		var b Bundle
-		if err := decode(&b); err != nil {
-			return err
+		if !decodeBundleFast(raw, &b) {
+			b = Bundle{}
+			if err := decode(&b); err != nil {
+				return err
+			}
 		}
 		if err := cmp.Or(same("schema", b.Schema, schema), same("package", b.Package, h.pkg)); err != nil {
 			return err
@@ -435,37 +438,8 @@ func topLevelString(raw []byte, key string) (string, bool) {
 		if i >= len(raw) {
 			return false
 		}
-		switch raw[i] {
-		case '"':
-			_, _, ok := str()
-			return ok
-		case '{', '[':
-			depth := 0
-			for i < len(raw) {
-				switch raw[i] {
-				case '"':
-					if _, _, ok := str(); !ok {
-						return false
-					}
-					continue
-				case '{', '[':
-					depth++
-				case '}', ']':
-					depth--
-					if depth == 0 {
-						i++
-						return true
-					}
-				}
-				i++
-			}
-			return false
-		default:
-			for i < len(raw) && raw[i] != ',' && raw[i] != '}' && !isSpace(raw[i]) {
-				i++
-			}
-			return true
-		}
+		i = skipValid(raw, i)
+		return true
 	}
 	// Every key is read, not only up to key's: encoding/json takes the
 	// last of duplicate keys, so a second one sends the caller to it.
