@@ -995,7 +995,7 @@ type manifestHead struct {
 			Plural string `json:"plural"`
 		} `json:"names"`
 		Versions []crdVersion `json:"versions"`
-		Version string `json:"version"`
+		Version  string       `json:"version"`
 	} `json:"spec"`
 }
 
