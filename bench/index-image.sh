@@ -9,7 +9,9 @@
 # database layer is replaced, never stacked).
 # Usage: bench/index-image.sh   (RUNS=N adds per size, default 5; SIZES=300 or 5000 for one size;
 #        COMPRESSION=zstd for --layer-compression zstd; PROFILE=FILE for a CPU profile of the adds;
-#        CACHE=off for adds without the database cache, each downloading the whole database layer)
+#        CACHE=off for adds without the database cache, each downloading the whole database layer;
+#        PROCESS=1 to run each add as a whole `opm index add` process, built from this checkout, or
+#        OPM=path for that binary: CPU and peak RSS are then the opm processes')
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,15 +21,25 @@ command -v docker-registry >/dev/null || { echo "bench: docker-registry not foun
 filter='BenchmarkIndexImageAddOne'
 if [ -n "${SIZES:-}" ]; then filter="$filter/bundles=${SIZES}\$"; fi
 
+TAGS='containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub'
+OPM=${OPM:-}
+if [ -z "$OPM" ] && [ -n "${PROCESS:-}" ]; then
+  OPM=$(mktemp -d)/opm
+  trap 'rm -rf "$(dirname "$OPM")"' EXIT
+  go build -tags "$TAGS" -o "$OPM" ./cmd/opm
+fi
+export BENCH_OPM=${OPM:+$(realpath "$OPM")}
 export BENCH_LAYER_COMPRESSION=${COMPRESSION:-gzip} BENCH_CPUPROFILE=${PROFILE:+$(realpath -m "$PROFILE")} BENCH_DB_CACHE=${CACHE:-on}
-go test -tags 'containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub' \
+go test -tags "$TAGS" \
   -count=1 -run '^$' -bench "$filter" -benchtime "${RUNS}x" -timeout 60m ./internal/index |
 awk '
   /^Benchmark/ {
     size = $1; sub(/.*bundles=/, "", size); sub(/-[0-9]+$/, "", size)
     for (i = 3; i < NF; i += 2) v[$(i+1)] = $i
-    printf "index of %d bundles (%d adds): %.2f s per add (fetch %.2f, add %.2f, write %.2f; opm CPU %.2f s); pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; peak RSS of the adds %.0f MB (of the benchmark process, set-up included: %.0f MB)\n",
-      v["bundles-in-db"], $2, v["ns/op"] / 1e9, v["fetch-s/op"], v["add-s/op"], v["write-s/op"], v["cpu-s/op"], v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], v["adds-peak-RSS-MB"], v["peak-RSS-MB"]
+    phases = sprintf("fetch %.2f, add %.2f, write %.2f; opm CPU %.2f s", v["fetch-s/op"], v["add-s/op"], v["write-s/op"], v["cpu-s/op"])
+    if (ENVIRON["BENCH_OPM"] != "") phases = sprintf("whole opm processes; their CPU %.2f s", v["cpu-s/op"])
+    printf "index of %d bundles (%d adds): %.2f s per add (%s); pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; peak RSS of the adds %.0f MB (of the benchmark process, set-up included: %.0f MB)\n",
+      v["bundles-in-db"], $2, v["ns/op"] / 1e9, phases, v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], v["adds-peak-RSS-MB"], v["peak-RSS-MB"]
     next
   }
   /synthetic database|database .* MB, layer/ { sub(/^ */, ""); print "  " $0 }

@@ -280,3 +280,17 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 	}
 	return c.w.Write(p)
 }
+
+// UploadLayer sends one layer blob to dst's repository, without a
+// manifest: a later Write of an image holding it then finds it there. A
+// layer whose Digest fails until its bytes have been read is streamed as
+// it is made (a chunked upload, committed under the digest known at the
+// end), which is how a large layer's upload overlaps with building it.
+func (c *Client) UploadLayer(ctx context.Context, dst Ref, l v1.Layer) error {
+	if dst.Transport != TransportRegistry {
+		return fmt.Errorf("upload layer to %s: not a registry", dst)
+	}
+	return c.pushWith(ctx, dst, func(ref name.Reference, opts []remote.Option) error {
+		return remote.WriteLayer(ref.Context(), l, opts...)
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
@@ -162,10 +163,14 @@ func benchImageAdd(b *testing.B, dbPath string) {
 	start := time.Now()
 	// The database cache, as commands keep it (BENCH_DB_CACHE=off: none,
 	// every add downloads and decompresses the whole database layer).
-	cache := filepath.Join(b.TempDir(), "index-databases")
+	// BENCH_OPM=path runs each add as a whole `opm index add` process
+	// with its cache under its own XDG_CACHE_HOME, the same directory.
+	xdg := b.TempDir()
+	cache := indeximage.CacheIn(func(k string) (string, bool) { return xdg, k == "XDG_CACHE_HOME" })
 	if os.Getenv("BENCH_DB_CACHE") == "off" {
 		cache = ""
 	}
+	opm := os.Getenv("BENCH_OPM")
 	first := writeIndexImage(b, c, addr+"/opm:fake", dbPath, addr+"/idx:0", cache)
 	b.Logf("%d bundles: database %.1f MB, layer %.1f MB, first push %s",
 		bundles, float64(fileSize(b, dbPath))/1e6, float64(first.DatabaseLayerSize)/1e6, time.Since(start).Round(time.Millisecond))
@@ -202,8 +207,14 @@ func benchImageAdd(b *testing.B, dbPath string) {
 	cpu0 := processCPU()
 	rss0 := resetPeakRSS(b)
 	b.ResetTimer()
+	var procs procFigures
 	for i := 0; i < b.N; i++ {
-		last = addOne(b, c, addr+fmt.Sprintf("/idx:%d", i), refs[i], addr+fmt.Sprintf("/idx:%d", i+1), cache, &phases)
+		from, to := addr+fmt.Sprintf("/idx:%d", i), addr+fmt.Sprintf("/idx:%d", i+1)
+		if opm != "" {
+			procs.run(b, opm, xdg, cache == "", "index", "add", "--bundles", refs[i], "--from-index", from, "--tag", to, "--use-http")
+			continue
+		}
+		last = addOne(b, c, from, refs[i], to, cache, &phases)
 	}
 	b.StopTimer()
 	// The adds' own peak: the process's peak since the reset, less what
@@ -211,6 +222,10 @@ func benchImageAdd(b *testing.B, dbPath string) {
 	addsPeak := vmStatus("VmHWM") - rss0
 	cpu := processCPU() - cpu0
 	stopProfile()
+	if opm != "" {
+		last = lastLayer(b, c, mustParse(b, addr+fmt.Sprintf("/idx:%d", b.N)))
+		addsPeak, cpu = procs.peakMB, procs.cpu
+	}
 
 	final, err := c.Open(ctx, mustParse(b, addr+fmt.Sprintf("/idx:%d", b.N)))
 	if err != nil {
@@ -235,6 +250,46 @@ func benchImageAdd(b *testing.B, dbPath string) {
 	b.ReportMetric(phases.write.Seconds()/float64(b.N), "write-s/op")
 	b.ReportMetric(addsPeak, "adds-peak-RSS-MB")
 	reportMaxRSS(b)
+}
+
+// procFigures sums what whole opm processes used: CPU (user and system)
+// and the largest peak RSS of any of them.
+type procFigures struct {
+	cpu    time.Duration
+	peakMB float64
+}
+
+// run runs opm with args, its database cache off when noCache, and adds
+// its CPU and peak RSS to p.
+func (p *procFigures) run(b *testing.B, opm, xdg string, noCache bool, args ...string) {
+	cmd := exec.Command(opm, args...)
+	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+xdg, "NO_COLOR=1")
+	if noCache {
+		// Without HOME or XDG_CACHE_HOME opm keeps no database cache.
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME=", "HOME=", "NO_COLOR=1")
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		b.Fatalf("%s %s: %v\n%s", opm, strings.Join(args, " "), err, out)
+	}
+	st := cmd.ProcessState
+	p.cpu += st.UserTime() + st.SystemTime()
+	if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+		p.peakMB = max(p.peakMB, float64(ru.Maxrss)/1024)
+	}
+}
+
+// lastLayer reads what the benchmark reports of the last image an opm
+// process wrote: its top (database) layer.
+func lastLayer(b *testing.B, c *image.Client, ref image.Ref) *indeximage.Result {
+	im, err := c.Open(context.Background(), ref)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = im.Close() }()
+	ls := im.Layers()
+	top := ls[len(ls)-1]
+	return &indeximage.Result{DatabaseLayer: top.Digest.String(), DatabaseLayerSize: top.Size}
 }
 
 func mustParse(b *testing.B, s string) image.Ref {

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
-	"hash/maphash"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,11 +41,14 @@ func CacheIn(lookupEnv func(string) (string, bool)) string {
 	return filepath.Join(dir, "opm", "index-databases")
 }
 
-// cacheMeta identifies a cache entry's database file as opm left it.
+// cacheMeta identifies a cache entry's database file as opm left it, with
+// the sums of the layer's blocks (see sumKey).
 type cacheMeta struct {
-	DBPath  string `json:"dbPath"`
-	Size    int64  `json:"size"`
-	ModTime int64  `json:"modTime"`
+	DBPath  string   `json:"dbPath"`
+	Size    int64    `json:"size"`
+	ModTime int64    `json:"modTime"`
+	SumKey  string   `json:"sumKey,omitempty"`
+	Sums    []uint64 `json:"sums,omitempty"`
 }
 
 const (
@@ -90,20 +92,27 @@ func (b *Builder) takeFromCache(im *image.Image) (found, bool) {
 	}
 	_ = os.RemoveAll(dir)
 	b.fromCache = true
-	// The blocks' hashes are those of the layer's tar stream, which the
-	// same database at the same path always gives.
-	seed := maphash.MakeSeed()
-	sums, usizes, err := blockSums(layerSpec{db: b.db, dbPath: b.dbPath}, seed)
-	if err == nil && len(sums) == len(members) {
+	if key, err := parseSumKey(meta.SumKey); err == nil && len(meta.Sums) == len(members) {
 		for i := range members {
-			if usizes[i] != members[i].USize {
-				err = errors.New("block sizes differ")
-				break
-			}
-			members[i].Sum = sums[i]
+			members[i].Sum = meta.Sums[i]
 		}
-		if err == nil {
-			b.prev = &previousLayer{file: prevFile, members: members, seed: seed}
+		b.prev = &previousLayer{file: prevFile, members: members, sum: key.sum, key: key}
+	} else if key, err := newSumKey(); err == nil {
+		// An entry without sums (an older opm's): the blocks' sums are
+		// those of the layer's tar stream, which the same database at the
+		// same path always gives.
+		sums, usizes, err := blockSums(layerSpec{db: b.db, dbPath: b.dbPath}, key)
+		if err == nil && len(sums) == len(members) {
+			for i := range members {
+				if usizes[i] != members[i].USize {
+					err = errors.New("block sizes differ")
+					break
+				}
+				members[i].Sum = sums[i]
+			}
+			if err == nil {
+				b.prev = &previousLayer{file: prevFile, members: members, sum: key.sum, key: key}
+			}
 		}
 	}
 	return found{top: true, onlyDB: true, digest: top.Digest}, true
@@ -149,8 +158,8 @@ func readMembers(file string, size int64) ([]layerfs.GzipMember, error) {
 
 // blockSums hashes the tar stream of spec block by block, as blockWriter
 // cuts it.
-func blockSums(spec layerSpec, seed maphash.Seed) (sums []uint64, usizes []int64, err error) {
-	s := &blockSummer{seed: seed, buf: make([]byte, 0, blockgzip.BlockSize)}
+func blockSums(spec layerSpec, key *sumKey) (sums []uint64, usizes []int64, err error) {
+	s := &blockSummer{key: key, buf: make([]byte, 0, blockgzip.BlockSize)}
 	if err := writeTar(s, spec); err != nil {
 		return nil, nil, err
 	}
@@ -161,7 +170,7 @@ func blockSums(spec layerSpec, seed maphash.Seed) (sums []uint64, usizes []int64
 }
 
 type blockSummer struct {
-	seed   maphash.Seed
+	key    *sumKey
 	buf    []byte
 	sums   []uint64
 	usizes []int64
@@ -181,16 +190,37 @@ func (s *blockSummer) Write(p []byte) (int, error) {
 }
 
 func (s *blockSummer) flush() {
-	s.sums = append(s.sums, maphash.Bytes(s.seed, s.buf))
+	s.sums = append(s.sums, s.key.sum(s.buf))
 	s.usizes = append(s.usizes, int64(len(s.buf)))
 	s.buf = s.buf[:0]
+}
+
+// cachesLayer says whether toCache keeps the layer of spec.
+func (b *Builder) cachesLayer(spec layerSpec) bool {
+	return b.Cache != "" && b.Compression != Zstd && spec.db != "" && spec.configs == "" && spec.cache == "" && len(spec.whiteouts) == 0
+}
+
+// cacheKey is the key to sum the blocks of the layer of spec with, for the
+// cache: the previous entry's, else a new one (nil when it is not cached).
+func (b *Builder) cacheKey(spec layerSpec) *sumKey {
+	if !b.cachesLayer(spec) {
+		return nil
+	}
+	if b.prev != nil && b.prev.key != nil {
+		return b.prev.key
+	}
+	key, err := newSumKey()
+	if err != nil {
+		return nil
+	}
+	return key
 }
 
 // toCache moves the database and the layer just written into the cache,
 // in place of what it held. Only a layer holding the database alone is
 // kept (the layers of file-based catalogs are rebuilt whole anyway).
 func (b *Builder) toCache(l *dbLayer, spec layerSpec) {
-	if b.Cache == "" || !cacheable(l.digest) || l.compression == Zstd || spec.db == "" || spec.configs != "" || spec.cache != "" || len(spec.whiteouts) > 0 {
+	if !b.cachesLayer(spec) || !cacheable(l.digest) || l.compression == Zstd {
 		return
 	}
 	if err := os.MkdirAll(b.Cache, 0o700); err != nil {
@@ -208,7 +238,11 @@ func (b *Builder) toCache(l *dbLayer, spec layerSpec) {
 	if err != nil {
 		return
 	}
-	raw, _ := json.Marshal(cacheMeta{DBPath: spec.dbPath, Size: st.Size(), ModTime: st.ModTime().UnixNano()})
+	meta := cacheMeta{DBPath: spec.dbPath, Size: st.Size(), ModTime: st.ModTime().UnixNano()}
+	if l.key != nil {
+		meta.SumKey, meta.Sums = l.key.String(), l.sums
+	}
+	raw, _ := json.Marshal(meta)
 	if atomicfile.WriteFile(filepath.Join(tmp, cacheMetaF), raw) != nil {
 		return
 	}

@@ -3,6 +3,7 @@ package indeximage
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,7 +49,15 @@ func cachedUpdate(t *testing.T, cache, from, dst string, data []byte) (*Builder,
 // An index image this machine wrote last has its database in the cache:
 // the next change downloads no database layer, still copies the unchanged
 // blocks, and writes the layer a change of the downloaded database would.
+//
+// An entry an older opm left, without block sums, is used all the same:
+// the change sums the cached database's blocks before changing it.
 func TestDatabaseCache(t *testing.T) {
+	t.Run("with-sums", func(t *testing.T) { testDatabaseCache(t, false) })
+	t.Run("older-entry-without-sums", func(t *testing.T) { testDatabaseCache(t, true) })
+}
+
+func testDatabaseCache(t *testing.T, olderEntry bool) {
 	addr, reg := startRegistry(t)
 	c := client(t)
 	cache := filepath.Join(t.TempDir(), "cache")
@@ -85,6 +94,17 @@ func TestDatabaseCache(t *testing.T) {
 		t.Fatalf("the database written is not in the cache: %v", err)
 	}
 
+	// The entry keeps the sums of its blocks, so that the next change
+	// need not read the database before changing it.
+	meta := readCacheMeta(t, filepath.Join(cache, d1.Hex))
+	if meta.SumKey == "" || len(meta.Sums) != blocks {
+		t.Fatalf("the cache entry keeps %d block sums (key %q), want %d", len(meta.Sums), meta.SumKey, blocks)
+	}
+	if olderEntry {
+		meta.SumKey, meta.Sums = "", nil
+		writeCacheMeta(t, filepath.Join(cache, d1.Hex), meta)
+	}
+
 	// The change of idx:1 takes its database from the cache.
 	db2 := bytes.Clone(db1)
 	copy(db2[3*blockgzip.BlockSize+10:], "changed")
@@ -102,6 +122,9 @@ func TestDatabaseCache(t *testing.T) {
 	}
 	if n := layerGets.Load(); n != 0 {
 		t.Errorf("the cached database layer was downloaded %d time(s)", n)
+	}
+	if b.prev == nil || b.prev.key == nil {
+		t.Fatal("the change did not sum its blocks with the cache entry's key")
 	}
 	if b.blocksReused != blocks-1 || b.blocksCompressed != 1 {
 		t.Errorf("%d blocks copied, %d compressed; want %d and the changed one", b.blocksReused, b.blocksCompressed, blocks-1)
@@ -128,5 +151,29 @@ func TestDatabaseCache(t *testing.T) {
 	_, _, found = cachedUpdate(t, cache, addr+"/idx:2", addr+"/idx:4", db2)
 	if !bytes.Equal(found, db2) {
 		t.Error("a changed cache entry was used instead of the image's database")
+	}
+}
+
+func readCacheMeta(t *testing.T, dir string) cacheMeta {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, cacheMetaF))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m cacheMeta
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func writeCacheMeta(t *testing.T, dir string, m cacheMeta) {
+	t.Helper()
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, cacheMetaF), raw, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

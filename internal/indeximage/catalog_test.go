@@ -29,11 +29,11 @@ func TestCatalogLayer(t *testing.T) {
 		}
 	}
 	spec := layerSpec{db: db, dbPath: "database/index.db", configs: cfg, cfgPath: "configs", whiteouts: []string{"old/thing"}}
-	a, err := buildLayer(spec, filepath.Join(dir, "a.tar.gz"), Gzip, nil)
+	a, err := buildLayer(spec, filepath.Join(dir, "a.tar.gz"), Gzip, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := buildLayer(spec, filepath.Join(dir, "b.tar.gz"), Gzip, nil)
+	b, err := buildLayer(spec, filepath.Join(dir, "b.tar.gz"), Gzip, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,12 @@
 package indeximage
 
 import (
-	"hash/maphash"
+	"hash"
 	"io"
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/opmkit/opm/internal/image/blockgzip"
 	"github.com/opmkit/opm/internal/image/layerfs"
@@ -22,7 +23,10 @@ import (
 type previousLayer struct {
 	file    string
 	members []layerfs.GzipMember
-	seed    maphash.Seed
+	// sum is what the members' Sums were made with; key, when not nil,
+	// is the cache key that sum is (see sumKey).
+	sum func([]byte) uint64
+	key *sumKey
 }
 
 // reusable says whether the members are all blockgzip's of this
@@ -46,7 +50,10 @@ func reusable(members []layerfs.GzipMember) bool {
 // copyPool holds buffers for members copied from the previous layer.
 var copyPool = sync.Pool{New: func() any { return make([]byte, 0, blockgzip.BlockSize/2) }}
 
-// blockWriter is the io.WriteCloser that writes the members to w.
+// blockWriter is the io.WriteCloser that writes the members to w. It
+// also hashes its input into diffID, on a goroutine of its own: at
+// hundreds of MB, that SHA-256 is most of a small change's cost, and it
+// then runs beside the comparing and compressing of blocks.
 type blockWriter struct {
 	w     io.Writer
 	prev  *previousLayer
@@ -58,8 +65,30 @@ type blockWriter struct {
 	done  chan error
 	pool  sync.Pool
 
+	diffID   hash.Hash
+	toHash   chan *block
+	hashDone chan struct{}
+
+	// keep, when not nil, is the key of the sums to record of every
+	// block (Sums), for the database cache.
+	keep *sumKey
+	Sums []uint64
+
 	// Reused counts the blocks copied from the previous layer.
 	Reused, Compressed int
+}
+
+// block is one block of input, shared by the hashing and the compressing
+// goroutines: back to the pool when both are done with it.
+type block struct {
+	data []byte
+	refs atomic.Int32
+}
+
+func (bw *blockWriter) release(b *block) {
+	if b.refs.Add(-1) == 0 {
+		bw.pool.Put(b.data[:0]) //nolint:staticcheck // a slice header is what the pool holds
+	}
 }
 
 type pending struct {
@@ -70,8 +99,9 @@ type pending struct {
 	release func()
 }
 
-func newBlockWriter(w io.Writer, prev *previousLayer) (*blockWriter, error) {
-	bw := &blockWriter{w: w, queue: make(chan *pending, 2*runtime.GOMAXPROCS(0)), done: make(chan error, 1)}
+func newBlockWriter(w io.Writer, prev *previousLayer, diffID hash.Hash, keep *sumKey) (*blockWriter, error) {
+	bw := &blockWriter{w: w, queue: make(chan *pending, 2*runtime.GOMAXPROCS(0)), done: make(chan error, 1),
+		diffID: diffID, toHash: make(chan *block, 4), hashDone: make(chan struct{}), keep: keep}
 	bw.pool.New = func() any { return make([]byte, 0, blockgzip.BlockSize) }
 	if prev != nil && reusable(prev.members) {
 		f, err := os.Open(prev.file)
@@ -82,7 +112,17 @@ func newBlockWriter(w io.Writer, prev *previousLayer) (*blockWriter, error) {
 	}
 	bw.buf = bw.pool.Get().([]byte)[:0]
 	go bw.drain()
+	go bw.hash()
 	return bw, nil
+}
+
+// hash feeds the blocks, in order, to diffID.
+func (bw *blockWriter) hash() {
+	defer close(bw.hashDone)
+	for b := range bw.toHash {
+		bw.diffID.Write(b.data)
+		bw.release(b)
+	}
 }
 
 // drain writes the members in order as they are ready.
@@ -118,7 +158,10 @@ func (bw *blockWriter) Write(p []byte) (int, error) {
 // flush hands the current block to a goroutine: copied from the previous
 // layer when that holds the same bytes at the same place, else compressed.
 func (bw *blockWriter) flush() {
-	block, i := bw.buf, bw.index
+	blk := &block{data: bw.buf}
+	blk.refs.Store(2)
+	bw.toHash <- blk
+	data, i := bw.buf, bw.index
 	bw.buf = bw.pool.Get().([]byte)[:0]
 	bw.index++
 	p := &pending{ready: make(chan struct{})}
@@ -127,7 +170,12 @@ func (bw *blockWriter) flush() {
 	if bw.prev != nil && i < len(bw.prev.members) {
 		m = &bw.prev.members[i]
 	}
-	if m != nil && m.USize == int64(len(block)) && maphash.Bytes(bw.prev.seed, block) == m.Sum {
+	var kept uint64
+	if bw.keep != nil {
+		kept = bw.keep.sum(data)
+		bw.Sums = append(bw.Sums, kept)
+	}
+	if m != nil && m.USize == int64(len(data)) && bw.sameBlock(data, kept) == m.Sum {
 		bw.Reused++
 	} else {
 		m = nil
@@ -135,7 +183,7 @@ func (bw *blockWriter) flush() {
 	}
 	go func() {
 		defer close(p.ready)
-		defer bw.pool.Put(block[:0]) //nolint:staticcheck // a slice header is what the pool holds
+		defer bw.release(blk)
 		if m != nil {
 			out := copyPool.Get().([]byte)
 			if int64(cap(out)) < m.Size {
@@ -147,8 +195,16 @@ func (bw *blockWriter) flush() {
 			p.release = func() { copyPool.Put(out[:0]) } //nolint:staticcheck // a slice is what the pool holds
 			return
 		}
-		p.out, p.err = blockgzip.Compress(block)
+		p.out, p.err = blockgzip.Compress(data)
 	}()
+}
+
+// sameBlock is data's sum as the previous layer's members were summed.
+func (bw *blockWriter) sameBlock(data []byte, kept uint64) uint64 {
+	if bw.keep != nil && bw.prev.key == bw.keep {
+		return kept
+	}
+	return bw.prev.sum(data)
 }
 
 // Close writes the last block and waits for every member to be written.
@@ -157,7 +213,9 @@ func (bw *blockWriter) Close() error {
 		bw.flush()
 	}
 	close(bw.queue)
+	close(bw.toHash)
 	err := <-bw.done
+	<-bw.hashDone
 	if bw.old != nil {
 		if cerr := bw.old.Close(); err == nil {
 			err = cerr

@@ -63,7 +63,7 @@ func TestUnchangedBlocksAreCopied(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "db1"), db1, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l1, err := buildLayer(layerSpec{db: filepath.Join(dir, "db1"), dbPath: "database/index.db"}, filepath.Join(dir, "l1"), Gzip, nil)
+	l1, err := buildLayer(layerSpec{db: filepath.Join(dir, "db1"), dbPath: "database/index.db"}, filepath.Join(dir, "l1"), Gzip, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestUnchangedBlocksAreCopied(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "db2"), db2, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := buildLayer(layerSpec{db: filepath.Join(dir, "db2"), dbPath: "database/index.db"}, filepath.Join(dir, "l2"), Gzip, nil)
+	fresh, err := buildLayer(layerSpec{db: filepath.Join(dir, "db2"), dbPath: "database/index.db"}, filepath.Join(dir, "l2"), Gzip, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,6 +101,10 @@ type Builder struct {
 	blocksReused, blocksCompressed int
 	// serveCache is the local serve cache of outConfigs (SetServeCache).
 	serveCache string
+	// uploadErr is why the last Write's early upload of its layer failed
+	// (the push then sent the layer from its file).
+	uploadErr error
+	streamed  bool
 
 	pulled   atomic.Int64
 	pushed   atomic.Int64
@@ -406,7 +410,7 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 	}
 	if keep != nil {
 		if members := lr.Members(); got && reusable(members) {
-			b.prev = &previousLayer{file: keep.Name(), members: members, seed: opts.Seed}
+			b.prev = &previousLayer{file: keep.Name(), members: members, sum: seedSum(opts.Seed)}
 		} else {
 			os.Remove(keep.Name())
 		}
@@ -515,7 +519,19 @@ func (b *Builder) Write(ctx context.Context, dst string) (*Result, error) {
 	} else if b.srcFormat == FormatFBC {
 		spec.whiteouts = append(spec.whiteouts, strings.TrimPrefix(CachePath, "/"))
 	}
-	layer, err := buildLayer(spec, b.dir+"/layer", b.Compression, b.prev)
+	// A registry gets the layer as it is made (see layerUpload).
+	var up *layerUpload
+	var tee io.Writer
+	if dstRef.Transport == image.TransportRegistry {
+		up = b.startUpload(ctx, dstRef)
+		tee = up
+	}
+	layer, err := buildLayer(spec, b.dir+"/layer", b.Compression, b.prev, tee, b.cacheKey(spec))
+	b.streamed, b.uploadErr = false, nil
+	if up != nil {
+		b.uploadErr = up.finish(layer, err)
+		b.streamed = b.uploadErr == nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("build catalog layer: %w", err)
 	}

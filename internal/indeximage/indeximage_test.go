@@ -325,11 +325,11 @@ func testLayerDeterministic(t *testing.T, comp Compression) {
 	if err := os.WriteFile(db, []byte("sqlite bytes"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	a, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "a"), comp, nil)
+	a, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "a"), comp, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "b"), comp, nil)
+	b, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, "b"), comp, nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +394,7 @@ func TestLayerSameOnAnyNumberOfCores(t *testing.T) {
 		var got []v1.Hash
 		for _, procs := range []int{1, 4} {
 			old := runtime.GOMAXPROCS(procs)
-			l, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, fmt.Sprintf("%s-%d", comp, procs)), comp, nil)
+			l, err := buildLayer(layerSpec{db: db, dbPath: "database/index.db"}, filepath.Join(dir, fmt.Sprintf("%s-%d", comp, procs)), comp, nil, nil, nil)
 			runtime.GOMAXPROCS(old)
 			if err != nil {
 				t.Fatal(err)

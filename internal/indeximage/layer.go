@@ -55,6 +55,9 @@ type dbLayer struct {
 	// reused and compressed count the gzip blocks copied from the
 	// previous layer and those compressed.
 	reused, compressed int
+	// sums are the blocks' sums under key, when buildLayer was given one.
+	sums []uint64
+	key  *sumKey
 }
 
 // forManifest gives the layer the media type that goes with the manifest
@@ -140,20 +143,27 @@ type layerSpec struct {
 // holding the database file and the catalog directory of spec (and their
 // parent directories): uid/gid 0, modes 0755/0644, timestamps at the Unix
 // epoch, a gzip header without name or time, entries in a fixed order. The
-// same content and compression always give the same digest.
-func buildLayer(spec layerSpec, out string, comp Compression, prev *previousLayer) (*dbLayer, error) {
+// same content and compression always give the same digest. The compressed
+// bytes also go to tee, when not nil, as they are written; a gzip layer
+// records its blocks' sums under keep, when not nil.
+func buildLayer(spec layerSpec, out string, comp Compression, prev *previousLayer, tee io.Writer, keep *sumKey) (*dbLayer, error) {
 	f, err := os.OpenFile(out, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	compressed := &hashWriter{h: sha256.New(), w: f}
-	zw, err := newCompressor(compressed, comp, prev)
+	var dst io.Writer = f
+	if tee != nil {
+		dst = io.MultiWriter(f, tee)
+	}
+	compressed := &hashWriter{h: sha256.New(), w: dst}
+	diffID := sha256.New()
+	zw, err := newCompressor(compressed, comp, prev, diffID, keep)
 	if err != nil {
 		return nil, err
 	}
-	uncompressed := &hashWriter{h: sha256.New(), w: zw}
-	if err := writeTar(uncompressed, spec); err != nil {
+	if err := writeTar(zw, spec); err != nil {
+		_ = zw.Close()
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -165,13 +175,16 @@ func buildLayer(spec layerSpec, out string, comp Compression, prev *previousLaye
 	l := &dbLayer{
 		file:        out,
 		digest:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", compressed.h.Sum(nil))},
-		diffID:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", uncompressed.h.Sum(nil))},
+		diffID:      v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", diffID.Sum(nil))},
 		size:        compressed.n,
 		mediaType:   types.OCILayer,
 		compression: comp,
 	}
 	if bw, ok := zw.(*blockWriter); ok {
 		l.reused, l.compressed = bw.Reused, bw.Compressed
+		if keep != nil {
+			l.sums, l.key = bw.Sums, keep
+		}
 	}
 	return l, nil
 }
@@ -259,16 +272,26 @@ func writeTar(w io.Writer, spec layerSpec) error {
 	return tw.Close()
 }
 
-// newCompressor is the layer's compressor; both kinds give the same
-// bytes whatever the number of cores. A gzip layer copies the blocks that
-// prev, opm's previous layer of the same image, holds unchanged.
-func newCompressor(w io.Writer, comp Compression, prev *previousLayer) (io.WriteCloser, error) {
+// newCompressor is the layer's compressor, which also hashes what it is
+// given into diffID; both kinds give the same bytes whatever the number of
+// cores. A gzip layer copies the blocks that prev, opm's previous layer of
+// the same image, holds unchanged.
+func newCompressor(w io.Writer, comp Compression, prev *previousLayer, diffID hash.Hash, keep *sumKey) (io.WriteCloser, error) {
 	if comp == Zstd {
 		// One encoder goroutine: the output then cannot depend on
 		// scheduling, and zstd is fast enough alone.
-		return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+		zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return nil, err
+		}
+		return hashedWriteCloser{Writer: io.MultiWriter(diffID, zw), Closer: zw}, nil
 	}
-	return newBlockWriter(w, prev)
+	return newBlockWriter(w, prev, diffID, keep)
+}
+
+type hashedWriteCloser struct {
+	io.Writer
+	io.Closer
 }
 
 // addFile copies the local file src into the layer as name.

@@ -1,0 +1,71 @@
+package indeximage
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"hash/maphash"
+)
+
+// sumKey hashes blocks for the database cache. A cache entry keeps, beside
+// its layer, the sum of every block of the layer's tar stream, so that the
+// next change finds the unchanged blocks without reading the database
+// first. Sums kept on disk cannot come from maphash (its seeds live and
+// die with the process); these are GMAC tags under a random AES key kept
+// with them: a polynomial hash with a secret key, as fast as maphash on
+// CPUs with carry-less multiplication, on which no content can be chosen
+// to collide without the key.
+type sumKey struct {
+	raw  [16]byte
+	aead cipher.AEAD
+}
+
+var zeroNonce = make([]byte, 12)
+
+func newSumKey() (*sumKey, error) {
+	var raw [16]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	return sumKeyOf(raw)
+}
+
+func sumKeyOf(raw [16]byte) (*sumKey, error) {
+	blk, err := aes.NewCipher(raw[:])
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(blk)
+	if err != nil {
+		return nil, err
+	}
+	return &sumKey{raw: raw, aead: aead}, nil
+}
+
+// parseSumKey reads a key as a cache entry keeps it (hex).
+func parseSumKey(s string) (*sumKey, error) {
+	var raw [16]byte
+	if n, err := hex.Decode(raw[:], []byte(s)); err != nil || n != len(raw) || len(s) != 2*len(raw) {
+		return nil, errors.New("bad block-sum key")
+	}
+	return sumKeyOf(raw)
+}
+
+func (k *sumKey) String() string { return hex.EncodeToString(k.raw[:]) }
+
+// sum is the block's sum. Not safe for concurrent use only in that callers
+// share no buffer; the AEAD itself keeps no state between calls.
+func (k *sumKey) sum(block []byte) uint64 {
+	var tag [16]byte
+	out := k.aead.Seal(tag[:0], zeroNonce, nil, block)
+	return binary.LittleEndian.Uint64(out[:8])
+}
+
+// seedSum is the sum of blocks of a layer read from a registry: maphash
+// under the seed its reader hashed the members with.
+func seedSum(seed maphash.Seed) func([]byte) uint64 {
+	return func(b []byte) uint64 { return maphash.Bytes(seed, b) }
+}
