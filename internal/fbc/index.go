@@ -383,18 +383,29 @@ func fallbackDefault(p *index.PackageDump, bundles map[string]*index.BundleConte
 	return p.Channels[0].Name
 }
 
+// csvIcons is what csvIcon reads of a CSV.
+type csvIcons struct {
+	Spec struct {
+		Icon []csvIcon1 `json:"icon"`
+	} `json:"spec"`
+}
+
+type csvIcon1 struct {
+	Data      string `json:"base64data"`
+	MediaType string `json:"mediatype"`
+}
+
 // csvIcon is the package icon upstream took from a CSV: its first icon, the
 // base64 data decoded (retried without spaces).
 func csvIcon(b *index.BundleContent) (*Icon, string) {
-	var csv struct {
-		Spec struct {
-			Icon []struct {
-				Data      string `json:"base64data"`
-				MediaType string `json:"mediatype"`
-			} `json:"icon"`
-		} `json:"spec"`
+	var csv csvIcons
+	if !decodeCSVIconsFast(b.CSV, &csv) {
+		csv = csvIcons{}
+		if err := json.Unmarshal(b.CSV, &csv); err != nil {
+			return nil, ""
+		}
 	}
-	if err := json.Unmarshal(b.CSV, &csv); err != nil || len(csv.Spec.Icon) == 0 {
+	if len(csv.Spec.Icon) == 0 {
 		return nil, ""
 	}
 	ic := csv.Spec.Icon[0]

@@ -403,3 +403,49 @@ func apiDescFast(raw []byte, d *apiDesc) bool {
 		return true
 	})
 }
+
+// decodeCSVIconsFast decodes a CSV's icons into c as json.Unmarshal would;
+// false when it cannot say so (see above).
+func decodeCSVIconsFast(o []byte, c *csvIcons) bool {
+	start := skipSpace(o, 0)
+	end, ok := validValue(o, start)
+	if !ok || skipSpace(o, end) != len(o) {
+		return false
+	}
+	top := newFields("spec")
+	return members(o[start:end], func(key, val []byte) bool {
+		i, ok := top.match(key)
+		if !ok || i < 0 {
+			return ok
+		}
+		sf := newFields("icon")
+		return members(val, func(key, val []byte) bool {
+			i, ok := sf.match(key)
+			if !ok || i < 0 {
+				return ok
+			}
+			if isNull(val) {
+				return false
+			}
+			c.Spec.Icon = []csvIcon1{}
+			return elements(val, func(e []byte) bool {
+				var ic csvIcon1
+				f := newFields("base64data", "mediatype")
+				ok := members(e, func(key, val []byte) bool {
+					i, ok := f.match(key)
+					switch {
+					case !ok:
+						return false
+					case i == 0:
+						return str(val, &ic.Data)
+					case i == 1:
+						return str(val, &ic.MediaType)
+					}
+					return true
+				})
+				c.Spec.Icon = append(c.Spec.Icon, ic)
+				return ok
+			})
+		})
+	})
+}

@@ -1,6 +1,7 @@
 package fbc
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 // checkFastDecoders holds decodeBundleFast and decodeManifestHeadFast to
 // encoding/json: whatever they decode, json.Unmarshal decodes the same
 // way, into equal values.
-func checkFastDecoders(t *testing.T, raw []byte) (isBundle, isHead bool) {
+func checkFastDecoders(t *testing.T, raw []byte) (isBundle, isHead, isIcons bool) {
 	t.Helper()
 	var fb, sb Bundle
 	if isBundle = decodeBundleFast(raw, &fb); isBundle {
@@ -41,7 +42,16 @@ func checkFastDecoders(t *testing.T, raw []byte) (isBundle, isHead bool) {
 			t.Fatalf("decodeManifestHeadFast(%q) = %#v, encoding/json %#v", raw, fh, sh)
 		}
 	}
-	return isBundle, isHead
+	var fi, si csvIcons
+	if isIcons = decodeCSVIconsFast(raw, &fi); isIcons {
+		if err := json.Unmarshal(raw, &si); err != nil {
+			t.Fatalf("decodeCSVIconsFast decodes %q, encoding/json: %v", raw, err)
+		}
+		if !reflect.DeepEqual(fi, si) {
+			t.Fatalf("decodeCSVIconsFast(%q) = %#v, encoding/json %#v", raw, fi, si)
+		}
+	}
+	return isBundle, isHead, isIcons
 }
 
 var fastDecoderSeeds = []string{
@@ -79,6 +89,9 @@ var fastDecoderSeeds = []string{
 	`{"kind":"ClusterServiceVersion","spec":{"apiservicedefinitions":{"owned":[{"group":"g","version":"v","kind":"K","name":"n","displayName":"d"}]}}}`,
 	`{"kind":"CustomResourceDefinition","spec":{"names":{"kind":"A","plural":"as","listKind":"AList"}}}`,
 	`{"kind":"CustomResourceDefinition","spec":{"names":null}}`,
+	`{"spec":{"icon":[{"base64data":"QUJD","mediatype":"image/png"},{"base64data":"","mediatype":"x"}]}}`,
+	`{"spec":{"icon":[]}}`, `{"spec":{"icon":null}}`, `{"spec":{"icon":[null]}}`, `{"spec":{"icon":[{"base64data":1}]}}`,
+	`{"spec":{"icon":[{"Base64data":"x"}]}}`, `{"spec":{"icon":[{"base64data":"a\u0042"}],"icon":[]}}`,
 	`{"kind":"ClusterServiceVersion","spec":{"skips":"x"}}`,
 	`{"kind":"ClusterServiceVersion","Spec":{}}`,
 	` {"kind":"ClusterServiceVersion"} `,
@@ -91,11 +104,11 @@ func TestFastDecodersMatchEncodingJSON(t *testing.T) {
 		checkFastDecoders(t, []byte(s))
 	}
 	// The fast paths must take the common case, or they save nothing.
-	if b, _ := checkFastDecoders(t, []byte(fastDecoderSeeds[0])); !b {
+	if b, _, _ := checkFastDecoders(t, []byte(fastDecoderSeeds[0])); !b {
 		t.Error("decodeBundleFast refuses a plain bundle blob")
 	}
 	for _, i := range []int{16, 17} {
-		if _, h := checkFastDecoders(t, []byte(fastDecoderSeeds[i])); !h {
+		if _, h, _ := checkFastDecoders(t, []byte(fastDecoderSeeds[i])); !h {
 			t.Errorf("decodeManifestHeadFast refuses a plain manifest: %s", fastDecoderSeeds[i])
 		}
 	}
@@ -104,7 +117,7 @@ func TestFastDecodersMatchEncodingJSON(t *testing.T) {
 	if err != nil || len(renders) == 0 {
 		t.Fatalf("no reference renders: %v", err)
 	}
-	bundles, heads := 0, 0
+	bundles, heads, icons := 0, 0, 0
 	for _, r := range renders {
 		data, err := os.ReadFile(r)
 		if err != nil {
@@ -115,7 +128,7 @@ func TestFastDecodersMatchEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = splitJSON(r, data, Limits{}, func(_ int, _ int64, raw []byte) {
-			if b, _ := checkFastDecoders(t, raw); b {
+			if b, _, _ := checkFastDecoders(t, raw); b {
 				bundles++
 			}
 		})
@@ -131,14 +144,18 @@ func TestFastDecodersMatchEncodingJSON(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, h := checkFastDecoders(t, o.Data); h {
+				_, h, i := checkFastDecoders(t, o.Data)
+				if h {
 					heads++
+				}
+				if i && bytes.Contains(o.Data, []byte(`"icon"`)) {
+					icons++
 				}
 			}
 		}
 	}
-	if bundles == 0 || heads == 0 {
-		t.Errorf("the fast paths took %d bundle blobs and %d manifests of the reference renders", bundles, heads)
+	if bundles == 0 || heads == 0 || icons == 0 {
+		t.Errorf("the fast paths took %d bundle blobs, %d manifests and %d CSV icons of the reference renders", bundles, heads, icons)
 	}
 }
 
