@@ -16,6 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 RUNS=${RUNS:-5}
+if [ -n "${PROCESS:-}${OPM:-}" ]; then
+  command -v /usr/bin/time >/dev/null || { echo "bench: /usr/bin/time not found (Debian: apt-get install -y time)" >&2; exit 2; }
+fi
 command -v docker-registry >/dev/null || { echo "bench: docker-registry not found (Debian: apt-get install -y docker-registry)" >&2; exit 2; }
 [ -d ../shared/corpus/real ] || { echo "bench: no corpus at ../shared/corpus/real" >&2; exit 2; }
 filter='BenchmarkIndexImageAddOne'
@@ -37,9 +40,13 @@ awk '
     size = $1; sub(/.*bundles=/, "", size); sub(/-[0-9]+$/, "", size)
     for (i = 3; i < NF; i += 2) v[$(i+1)] = $i
     phases = sprintf("fetch %.2f, add %.2f, write %.2f; opm CPU %.2f s", v["fetch-s/op"], v["add-s/op"], v["write-s/op"], v["cpu-s/op"])
-    if (ENVIRON["BENCH_OPM"] != "") phases = sprintf("whole opm processes; their CPU %.2f s", v["cpu-s/op"])
-    printf "index of %d bundles (%d adds): %.2f s per add (%s); pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; peak RSS of the adds %.0f MB (of the benchmark process, set-up included: %.0f MB)\n",
-      v["bundles-in-db"], $2, v["ns/op"] / 1e9, phases, v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], v["adds-peak-RSS-MB"], v["peak-RSS-MB"]
+    rss = sprintf("peak RSS of the adds %.0f MB (of the benchmark process, set-up included: %.0f MB)", v["adds-peak-RSS-MB"], v["peak-RSS-MB"])
+    if (ENVIRON["BENCH_OPM"] != "") {
+      phases = sprintf("whole opm processes; their CPU %.2f s", v["cpu-s/op"])
+      rss = sprintf("peak RSS of the largest opm process %.0f MB", v["adds-peak-RSS-MB"])
+    }
+    printf "index of %d bundles (%d adds): %.2f s per add (%s); pulled %.1f MB, pushed %.1f MB per add; database layer %.1f MB; image growth beyond one database layer after all adds: %.1f MB; %s\n",
+      v["bundles-in-db"], $2, v["ns/op"] / 1e9, phases, v["MB-pulled/op"], v["MB-pushed/op"], v["db-layer-MB"], v["growth-beyond-one-db-layer-MB"], rss
     next
   }
   /synthetic database|database .* MB, layer/ { sub(/^ */, ""); print "  " $0 }
