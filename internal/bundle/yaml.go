@@ -170,15 +170,47 @@ func DecodeDocuments(file string, data []byte) ([]Document, error) {
 }
 
 // decodeDocuments splits data into its YAML (or JSON, a YAML subset) documents.
-// Empty documents (a stray `---`) are dropped.
+// Empty documents (a stray `---`) are dropped. Files in the block-style
+// subset bundle manifests are written in take the fast path (fastyaml.go);
+// the others, and every error, go through yaml.v3.
 func decodeDocuments(file string, data []byte) ([]Document, error) {
 	if isJSONFile(file) {
 		return decodeJSON(file, data)
 	}
 	text, cut := cutLongScalars(data)
+	if docs, ok := decodeFast(file, text, cut); ok {
+		return docs, nil
+	}
+	return decodeYAML(file, data, text, cut)
+}
+
+// decodeFast is decodeDocuments through parseFast; ok is false when the
+// text is not in its subset or a document does not convert (yaml.v3 then
+// gives the error).
+func decodeFast(file string, text []byte, cut *cuts) ([]Document, bool) {
+	roots, why := parseFast(text)
+	if why != "" {
+		return nil, false
+	}
+	docs := make([]Document, 0, len(roots))
+	for _, root := range roots {
+		d, keep, err := newDocument(file, root, cut, len(docs))
+		if err != nil {
+			return nil, false
+		}
+		if keep {
+			docs = append(docs, d)
+		}
+	}
+	return docs, true
+}
+
+// decodeYAML is decodeDocuments through yaml.v3; text is data with long
+// scalars cut out.
+func decodeYAML(file string, data, text []byte, cut *cuts) ([]Document, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	var docs []Document
-	for i := 0; ; i++ {
+	for {
 		var n yaml.Node
 		err := dec.Decode(&n)
 		if errors.Is(err, io.EOF) {
@@ -190,18 +222,29 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 		if len(n.Content) == 0 {
 			continue
 		}
-		root := n.Content[0]
-		c := converter{file: file, cut: cut}
-		v, err := c.value(root, 0)
+		d, keep, err := newDocument(file, n.Content[0], cut, len(docs))
 		if err != nil {
-			return nil, &SyntaxError{File: file, Line: errLine(err, root.Line), Msg: err.Error()}
+			return nil, err
 		}
-		if v == nil {
-			continue
+		if keep {
+			docs = append(docs, d)
 		}
-		docs = append(docs, Document{Index: len(docs), Line: root.Line, Value: v, node: root, Ambiguous: c.ambiguous, Duplicates: c.duplicates})
 	}
 	return docs, nil
+}
+
+// newDocument converts a document's root node; keep is false for an
+// empty (null) document.
+func newDocument(file string, root *yaml.Node, cut *cuts, index int) (d Document, keep bool, err error) {
+	c := converter{file: file, cut: cut}
+	v, err := c.value(root, 0)
+	if err != nil {
+		return Document{}, false, &SyntaxError{File: file, Line: errLine(err, root.Line), Msg: err.Error()}
+	}
+	if v == nil {
+		return Document{}, false, nil
+	}
+	return Document{Index: index, Line: root.Line, Value: v, node: root, Ambiguous: c.ambiguous, Duplicates: c.duplicates}, true, nil
 }
 
 func isJSONFile(name string) bool { return strings.HasSuffix(strings.ToLower(name), ".json") }

@@ -1,0 +1,266 @@
+package bundle
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/opmkit/opm/internal/shareddata"
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// diffFast decodes data through the fast path and through yaml.v3 and
+// reports the first difference ("" when they agree). fast is false when
+// the fast path declined the file, which is always allowed.
+func diffFast(name string, data []byte) (fast bool, diff string) {
+	text, cut := cutLongScalars(data)
+	got, ok := decodeFast(name, text, cut)
+	if !ok {
+		return false, ""
+	}
+	want, err := decodeYAML(name, data, text, cut)
+	if err != nil {
+		return true, fmt.Sprintf("the fast path accepted what yaml.v3 refuses: %v", err)
+	}
+	if len(got) != len(want) {
+		return true, fmt.Sprintf("%d documents, yaml.v3 %d", len(got), len(want))
+	}
+	for i := range want {
+		g, w := &got[i], &want[i]
+		switch {
+		case g.Index != w.Index || g.Line != w.Line:
+			return true, fmt.Sprintf("document %d: index/line %d/%d, yaml.v3 %d/%d", i, g.Index, g.Line, w.Index, w.Line)
+		case !reflect.DeepEqual(g.Value, w.Value):
+			return true, fmt.Sprintf("document %d: value\n%#v\nyaml.v3\n%#v", i, g.Value, w.Value)
+		case !reflect.DeepEqual(g.Ambiguous, w.Ambiguous):
+			return true, fmt.Sprintf("document %d: ambiguous %+v, yaml.v3 %+v", i, g.Ambiguous, w.Ambiguous)
+		case !reflect.DeepEqual(g.Duplicates, w.Duplicates):
+			return true, fmt.Sprintf("document %d: duplicates %+v, yaml.v3 %+v", i, g.Duplicates, w.Duplicates)
+		}
+		if d := diffNodes("", g.node, w.node); d != "" {
+			return true, fmt.Sprintf("document %d: %s", i, d)
+		}
+		for _, path := range valuePaths(w.Value) {
+			if gl, wl := g.LineOf(path), w.LineOf(path); gl != wl {
+				return true, fmt.Sprintf("document %d: LineOf(%q) = %d, yaml.v3 %d", i, path, gl, wl)
+			}
+		}
+	}
+	return true, ""
+}
+
+// diffNodes compares what the conversion and LineOf read of two node trees.
+func diffNodes(at string, g, w *yaml.Node) string {
+	if g.Kind != w.Kind || g.Style != w.Style || g.Tag != w.Tag || g.Value != w.Value || g.Line != w.Line ||
+		len(g.Content) != len(w.Content) || g.Anchor != w.Anchor || (g.Alias == nil) != (w.Alias == nil) {
+		return fmt.Sprintf("node %s: kind %v style %v tag %q value %q line %d children %d; yaml.v3 kind %v style %v tag %q value %q line %d children %d",
+			at, g.Kind, g.Style, g.Tag, g.Value, g.Line, len(g.Content), w.Kind, w.Style, w.Tag, w.Value, w.Line, len(w.Content))
+	}
+	for i := range w.Content {
+		if d := diffNodes(at+"/"+strconv.Itoa(i), g.Content[i], w.Content[i]); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+// valuePaths lists the field path of every value in v, in the syntax
+// LineOf takes, plus one that does not resolve below each collection.
+func valuePaths(v any) []string {
+	var out []string
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				p := prefix
+				switch {
+				case strings.Contains(k, `"]`):
+					continue // not expressible
+				case k == "" || strings.ContainsAny(k, ".[]\""):
+					p += `["` + k + `"]`
+				case p == "":
+					p = k
+				default:
+					p += "." + k
+				}
+				out = append(out, p)
+				walk(p, t[k])
+			}
+			out = append(out, prefix+".no-such-key")
+		case []any:
+			for i, e := range t {
+				p := prefix + "[" + strconv.Itoa(i) + "]"
+				out = append(out, p)
+				walk(p, e)
+			}
+			out = append(out, prefix+"["+strconv.Itoa(len(t))+"]")
+		}
+	}
+	walk("", v)
+	return out
+}
+
+// yamlFiles lists the .yaml and .yml files under root.
+func yamlFiles(t *testing.T, root string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if ext := filepath.Ext(path); !d.IsDir() && (ext == ".yaml" || ext == ".yml") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestFastYAMLMatchesYAMLv3 runs every YAML file of the shared corpus and
+// of the repository's testdata through both paths: wherever the fast path
+// takes a file, its documents must equal yaml.v3's in every respect, and
+// it must take most corpus files.
+func TestFastYAMLMatchesYAMLv3(t *testing.T) {
+	t.Parallel()
+	check := func(t *testing.T, files []string) (fast int) {
+		t.Helper()
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			took, diff := diffFast(filepath.Base(f), data)
+			if diff != "" {
+				t.Errorf("%s: %s", f, diff)
+			}
+			if took {
+				fast++
+			}
+		}
+		return fast
+	}
+	t.Run("testdata", func(t *testing.T) {
+		t.Parallel()
+		files := yamlFiles(t, filepath.Join("..", ".."))
+		fast := check(t, files)
+		t.Logf("fast path took %d of %d repository YAML files", fast, len(files))
+	})
+	t.Run("corpus", func(t *testing.T) {
+		t.Parallel()
+		files := yamlFiles(t, shareddata.Require(t, "corpus"))
+		if len(files) < 100 {
+			t.Fatalf("only %d YAML files in the corpus", len(files))
+		}
+		fast := check(t, files)
+		t.Logf("fast path took %d of %d corpus YAML files (%.1f%%)", fast, len(files), 100*float64(fast)/float64(len(files)))
+		if fast*10 < len(files)*9 {
+			t.Errorf("the fast path took only %d of %d corpus files: it must take most of them", fast, len(files))
+		}
+	})
+}
+
+// TestFastYAMLCases pins the constructs the fast path reads, and those it
+// leaves to yaml.v3, against yaml.v3's results.
+func TestFastYAMLCases(t *testing.T) {
+	t.Parallel()
+	for _, c := range fastYAMLSeeds {
+		took, diff := diffFast("x.yaml", []byte(c.doc))
+		if diff != "" {
+			t.Errorf("%q: %s", c.doc, diff)
+		}
+		if took != c.fast {
+			t.Errorf("%q: fast path taken %v, want %v", c.doc, took, c.fast)
+		}
+	}
+}
+
+var fastYAMLSeeds = []struct {
+	doc  string
+	fast bool
+}{
+	{"a: 1\nb: two\nc: 'three'\nd: \"four\"\n", true},
+	{"apiVersion: v1\nkind: List\nitems:\n- a: 1\n  b: [ ]\n- {}\n- []\n", false},
+	{"items:\n- a: 1\n  b: []\n- {}\n- []\n-\n- x\n", true},
+	{"items:\n  - a: 1\n    b:\n    - c\n    - d\n  -   e: f\n      g: h\n", true},
+	{"# comment\n---\na: on\nb: yes\non: x\nc: =\nd: 0x1F\ne: 1e3\nf: .inf\ng: ~\nh: null\ni: 2020-01-01\nj: 0o17\nk: -1\n", true},
+	{"a: 1\n---\n---\n# only a comment\n---\nb: 2\n...\n", false},
+	{"a: 1\n---\n---\n# only a comment\n---\nb: 2\n", true},
+	{"d: long text\n  that goes on\n\n  and on\n\n\n  and on # end\n", false},
+	{"d: long text\n  that goes on\n\n  and on\n\n\n  and on  \ne: 1\n", true},
+	{"- long text\n  - that goes on\n- x\n", true},
+	{"d: 'single ''quoted''\n  over  \n\n  lines '\ne: \"double \\\"quoted\\\"\\n\\t\\x41\\u00e9\\U0001F600 \\\n   over\n\n  lines \"\n", true},
+	{"d: \"bad \\q escape\"\n", false},
+	{"l: |\n  line one\n    indented\n\n  line three\n\nf: >\n  folded one\n  folded two\n\n  para\n    more\n  back\nk: |+\n  keep\n\n\ns: >-\n  strip\n\n", true},
+	{"l: |\n\n  \n  x\n", true},
+	{"l: |\n\n   \n  x\n", false},
+	{"l: |\n     \n  x\n", false},
+	{"l: |2\n   x\n", false},
+	{"l: |\n  x\n      \n  y\n", true},
+	{"l: |\nm: 1\n", false},
+	{"- |\n  in a list\n- >\n  folded\n  in a list\n", true},
+	{"a: &x 1\nb: *x\n", false},
+	{"a: !!str 1\n", false},
+	{"a: {b: 1}\n", false},
+	{"? a\n: b\n", false},
+	{"%YAML 1.2\n---\na: 1\n", false},
+	{"\ufeffa: 1\n", false},
+	{"a:\tb\n", false},
+	{"a: b\r\n", false},
+	{"a: b: c\n", false},
+	{"a: b\n c: d\n", false},
+	{"a:\n  b: 1\n c: 2\n", false},
+	{"<<: {a: 1}\n", false},
+	{"\"quoted key\": 1\n'single': 2\n\"a.b\": 3\n", true},
+	{"a:\nb:\n  c:\n", true},
+	{"scalar\n", false},
+	{"a: 1 # c\nb: x#y\nc: \"q\" # c\n", true},
+	{"a: \"q\"x\n", false},
+	{"a: b #c\n  d\n", false},
+	{"a: x\na: y\n", true},
+	{"k: \"é ü\"\nü: ✓\n", true},
+	{"  a: 1\n  b:\n  - 2\n", true},
+	{"- a\nb: 1\n", false},
+	{"a: |\n  x\n# c\n  y\n", false},
+	{"a: >\n  one\n   two\n  three\n\n   four\n", true},
+	{"a: >+\n  x\n\n", true},
+	{"a: |-\n  x", true},
+	{"a: 'x\n", false},
+	{"a: \"x\\\n\"\n", true},
+	{"a: -\n", false},
+	{"a: :x\nb: ?y\nc: -z\n", true},
+	{"- - a\n", false},
+	{"a: 'b'\n  c\n", false},
+	{"a:\n- b\n  c\n- d\n", true},
+}
+
+// FuzzFastYAML: whenever the fast path takes an input, its documents equal
+// yaml.v3's (values and their types, ambiguities, duplicates, lines, the
+// node trees and LineOf for every path).
+func FuzzFastYAML(f *testing.F) {
+	for _, c := range fastYAMLSeeds {
+		f.Add([]byte(c.doc))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if _, diff := diffFast("x.yaml", data); diff != "" {
+			t.Fatal(diff)
+		}
+	})
+}
