@@ -105,12 +105,12 @@ func (p *fastParser) giveUp(why string) { panic(fastGiveUp{why}) }
 func fastBytesOK(b []byte) bool {
 	for i := 0; i < len(b); {
 		c := b[i]
-		if c < utf8.RuneSelf {
-			if (c < 0x20 && c != '\n') || c == 0x7f {
-				return false
-			}
+		switch asciiClass[c] {
+		case 0:
 			i++
 			continue
+		case 1:
+			return false
 		}
 		r, size := utf8.DecodeRune(b[i:])
 		if r == utf8.RuneError || r < 0xA0 || r == 0x2028 || r == 0x2029 || r == 0xFEFF ||
@@ -121,6 +121,20 @@ func fastBytesOK(b []byte) bool {
 	}
 	return true
 }
+
+// asciiClass is 0 for the bytes fastBytesOK takes as they are, 1 for
+// those it refuses and 2 for the start of a multi-byte character.
+var asciiClass = func() (t [256]byte) {
+	for c := range 256 {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = 2
+		case (c < 0x20 && c != '\n') || c == 0x7f:
+			t[c] = 1
+		}
+	}
+	return t
+}()
 
 // splitLines indexes the lines and refuses directives, document end
 // markers and anything at the left margin that looks like a marker but is
@@ -195,12 +209,43 @@ func (p *fastParser) scalar(style yaml.Style, value string, line int) *yaml.Node
 		if value == "<<" {
 			p.giveUp("merge key") // a merge key
 		}
-		p.tmp.Kind, p.tmp.Value = yaml.ScalarNode, value
-		tag = p.tmp.ShortTag() // yaml.v3's own resolution
+		tag = p.plainTag(value)
 	}
 	n := p.node(yaml.ScalarNode, tag, line)
 	n.Style, n.Value = style, value
 	return n
+}
+
+// plainFirst classifies the first byte of a plain scalar the way yaml.v3's
+// resolver does: 0 for a byte no scalar but a string starts with, 'M' for
+// the letters that start the words of its table (true, null, ...: at most
+// five bytes), 'X' for what may start a number, '.inf' or '~'.
+var plainFirst = func() (t [256]byte) {
+	for _, c := range "yYnNtTfFoO" {
+		t[c] = 'M'
+	}
+	for _, c := range "+-.~0123456789" {
+		t[c] = 'X'
+	}
+	return t
+}()
+
+// plainTag is the tag yaml.v3 gives a plain scalar. The strings its
+// resolver is sure to leave strings skip it; the others go through
+// yaml.v3 (Node.ShortTag resolves an untagged scalar).
+func (p *fastParser) plainTag(v string) string {
+	if v != "" {
+		switch plainFirst[v[0]] {
+		case 0:
+			return "!!str"
+		case 'M':
+			if len(v) > 5 {
+				return "!!str"
+			}
+		}
+	}
+	p.tmp.Kind, p.tmp.Style, p.tmp.Tag, p.tmp.Value = yaml.ScalarNode, 0, "", v
+	return p.tmp.ShortTag()
 }
 
 // content moves the children pushed since mark into a Content slice.

@@ -264,3 +264,64 @@ func FuzzFastYAML(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeLargeCRDs decodes the largest CRDs of the corpus through
+// decodeDocuments (fast path) and through yaml.v3 alone, reporting MB/s.
+func BenchmarkDecodeLargeCRDs(b *testing.B) {
+	root := shareddata.Require(b, "corpus")
+	files := []string{
+		"real/kubedb-installer/2026.2.26/manifests/installer.kubedb.com_kubedbs.yaml",
+		"edge/E05-replaces-bare-version/datadog-operator/1.3.0/manifests/datadoghq.com_datadogagents.yaml",
+		"edge/E04-invalid-installmode-type/percona-server-mongodb-operator/1.18.0/manifests/perconaservermongodbs.psmdb.percona.com.crd.yaml",
+	}
+	var data [][]byte
+	size := 0
+	for _, f := range files {
+		d, err := os.ReadFile(filepath.Join(root, f))
+		if err != nil {
+			b.Fatal(err)
+		}
+		data = append(data, d)
+		size += len(d)
+	}
+	for _, path := range []string{"fast", "yaml.v3"} {
+		b.Run(path, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			for range b.N {
+				for i, d := range data {
+					var err error
+					if path == "fast" {
+						_, err = decodeDocuments(files[i], d)
+					} else {
+						text, cut := cutLongScalars(d)
+						_, err = decodeYAML(files[i], d, text, cut)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPlainTagMatchesYAMLv3: the resolver shortcut gives yaml.v3's tag for
+// every first byte, with the words and numbers yaml.v3 knows as tails.
+func TestPlainTagMatchesYAMLv3(t *testing.T) {
+	t.Parallel()
+	tails := []string{"", "e", "rue", "RUE", "ull", "ULL", "alse", "ALSE", "an", "NaN", "inf", ".inf", ".Inf", "1", "12", "0", "x1f", "o17", "b101",
+		"1e3", "1.5", ".5", "_000", "001-01-01", "es", "ES", "n", "N", "ff", "FF", "amespace", "ame", "ype", "n1", "ffff", "<", ".", "~"}
+	var p fastParser
+	for c := range 256 {
+		for _, tail := range tails {
+			v := string([]byte{byte(c)}) + tail
+			want := (&yaml.Node{Kind: yaml.ScalarNode, Value: v}).ShortTag()
+			if got := p.plainTag(v); got != want {
+				t.Errorf("plainTag(%q) = %s, yaml.v3 %s", v, got, want)
+			}
+		}
+	}
+	if got := p.plainTag(""); got != "!!null" {
+		t.Errorf("plainTag(\"\") = %s", got)
+	}
+}
