@@ -468,23 +468,182 @@ func (p *fastParser) value(pos, coll int, mapValue bool) *yaml.Node {
 		}
 		return p.scalar(style, v, lineNo)
 	case '[', '{':
-		if i+1 >= len(line) || line[i+1] != line[i]+2 { // ']' and '}' follow '[' and '{' by two
-			p.giveUp("flow collection")
-		}
-		p.lineEnd(i + 2)
-		if line[i] == '[' {
-			n := p.node(yaml.SequenceNode, "!!seq", lineNo)
-			n.Style = yaml.FlowStyle
-			return n
-		}
-		n := p.node(yaml.MappingNode, "!!map", lineNo)
-		n.Style = yaml.FlowStyle
+		n, e := p.flow(i)
+		p.lineEnd(e)
 		return n
 	}
 	if !plainStart(line, i) {
 		p.giveUp("indicator starting a value (anchor, alias, tag, reserved)")
 	}
 	return p.plain(i, coll)
+}
+
+// flow reads a flow sequence or mapping that opens at line[i] of line
+// p.li and closes on that line, and returns the offset after it. Its
+// entries are one-line plain or quoted scalars and nested flow
+// collections, with `key: value` pairs in a mapping: what tools write for
+// keyword lists and small JSON objects. Anything else is yaml.v3's.
+func (p *fastParser) flow(i int) (*yaml.Node, int) {
+	if p.depth++; p.depth > fastMaxDepth {
+		p.giveUp("nesting too deep")
+	}
+	line := p.line(p.li)
+	isMap := line[i] == '{'
+	closer := line[i] + 2 // ']' and '}' follow '[' and '{' by two
+	var n *yaml.Node
+	if isMap {
+		n = p.node(yaml.MappingNode, "!!map", p.li+1)
+	} else {
+		n = p.node(yaml.SequenceNode, "!!seq", p.li+1)
+	}
+	n.Style = yaml.FlowStyle
+	mark := len(p.kids)
+	j := skipSpaces(line, i+1)
+	if j < len(line) && line[j] == closer {
+		j++
+	} else {
+		for {
+			if isMap {
+				key, e := p.flowKey(j)
+				p.kids = append(p.kids, key)
+				j = skipSpaces(line, e)
+			}
+			item, e := p.flowItem(j)
+			p.kids = append(p.kids, item)
+			j = skipSpaces(line, e)
+			switch {
+			case j >= len(line):
+				p.giveUp("flow collection over several lines")
+			case line[j] == ',':
+				j = skipSpaces(line, j+1)
+				if j >= len(line) || line[j] == closer {
+					p.giveUp("flow collection over several lines or with an empty entry")
+				}
+				continue
+			case line[j] == closer:
+				j++
+			default:
+				p.giveUp("flow collection outside the subset")
+			}
+			break
+		}
+	}
+	n.Content = p.content(mark)
+	p.depth--
+	return n, j
+}
+
+func skipSpaces(line []byte, j int) int {
+	for j < len(line) && line[j] == ' ' {
+		j++
+	}
+	return j
+}
+
+// flowPlainStart reports whether a plain scalar may start at line[j]
+// within a flow collection (more strictly than YAML: a '-' must be
+// followed by a character that cannot end the scalar).
+func flowPlainStart(line []byte, j int) bool {
+	if line[j] == '-' {
+		return j+1 < len(line) && !bytes.ContainsRune([]byte(" ,[]{}#:?"), rune(line[j+1]))
+	}
+	return plainStart(line, j)
+}
+
+// flowItem reads a scalar or nested flow collection at line[j] within a
+// flow collection and returns it with the offset after it.
+func (p *fastParser) flowItem(j int) (*yaml.Node, int) {
+	line := p.line(p.li)
+	if j >= len(line) {
+		p.giveUp("flow collection over several lines")
+	}
+	base := p.lines[p.li].start
+	switch line[j] {
+	case '[', '{':
+		return p.flow(j)
+	case '"', '\'':
+		v, end, _, ok := p.quoted(base+j, -1)
+		if !ok {
+			p.giveUp("quoted scalar outside the subset")
+		}
+		e := end - base
+		if e < len(line) && line[e] == ':' {
+			p.giveUp("single-pair mapping in a flow sequence")
+		}
+		style := yaml.DoubleQuotedStyle
+		if line[j] == '\'' {
+			style = yaml.SingleQuotedStyle
+		}
+		return p.scalar(style, v, p.li+1), e
+	}
+	if !flowPlainStart(line, j) {
+		p.giveUp("indicator in a flow collection")
+	}
+	k := j
+	for ; k < len(line); k++ {
+		c := line[k]
+		if c == ',' || c == '[' || c == ']' || c == '{' || c == '}' {
+			break
+		}
+		if c == ':' || c == '?' || (c == '#' && line[k-1] == ' ') {
+			p.giveUp("':', '?' or a comment in a flow scalar")
+		}
+	}
+	if k == len(line) {
+		p.giveUp("flow collection over several lines")
+	}
+	e := k
+	for line[e-1] == ' ' {
+		e--
+	}
+	return p.scalar(0, p.str[base+j:base+e], p.li+1), k
+}
+
+// flowKey reads the key of a flow mapping entry at line[j] and returns it
+// with the offset after its ':'.
+func (p *fastParser) flowKey(j int) (*yaml.Node, int) {
+	line := p.line(p.li)
+	if j >= len(line) {
+		p.giveUp("flow collection over several lines")
+	}
+	base := p.lines[p.li].start
+	switch line[j] {
+	case '"', '\'':
+		v, end, _, ok := p.quoted(base+j, -1)
+		e := end - base
+		if !ok || e >= len(line) || line[e] != ':' || e-j > fastMaxKey {
+			p.giveUp("flow mapping key outside the subset")
+		}
+		style := yaml.DoubleQuotedStyle
+		if line[j] == '\'' {
+			style = yaml.SingleQuotedStyle
+		}
+		return p.scalar(style, v, p.li+1), e + 1
+	}
+	if !flowPlainStart(line, j) {
+		p.giveUp("flow mapping key outside the subset")
+	}
+	for k := j; k < len(line); k++ {
+		switch c := line[k]; c {
+		case ':':
+			if k+1 == len(line) || line[k+1] != ' ' || k-j > fastMaxKey {
+				p.giveUp("flow mapping key outside the subset")
+			}
+			e := k
+			for line[e-1] == ' ' {
+				e--
+			}
+			return p.scalar(0, p.str[base+j:base+e], p.li+1), k + 1
+		case ',', '[', ']', '{', '}', '?':
+			p.giveUp("flow mapping key outside the subset")
+		case '#':
+			if line[k-1] == ' ' {
+				p.giveUp("comment in a flow collection")
+			}
+		}
+	}
+	p.giveUp("flow collection over several lines")
+	return nil, 0
 }
 
 // lineEnd checks that line p.li holds only blanks and a comment from pos
