@@ -834,8 +834,6 @@ func (p *fastParser) quoted(start, coll int) (string, int, int, bool) {
 				s = append(s, '\'')
 			case '\\':
 				s = append(s, '\\')
-			case '/':
-				s = append(s, '/')
 			case 'N':
 				s = append(s, "\u0085"...)
 			case '_':

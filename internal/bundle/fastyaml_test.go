@@ -3,6 +3,7 @@ package bundle
 import (
 	"fmt"
 	"io/fs"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -335,4 +336,123 @@ func TestPlainTagMatchesYAMLv3(t *testing.T) {
 	if got := p.plainTag(""); got != "!!null" {
 		t.Errorf("plainTag(\"\") = %s", got)
 	}
+}
+
+// genYAML writes a random document of the kinds manifests hold, with the
+// irregular spacing, comments and odd scalars hand-written files have; a
+// mutation step then breaks some of them at random, so that both sides of
+// the fast path's limits are tried.
+func genYAML(r *rand.Rand) []byte {
+	var b strings.Builder
+	scalars := []string{"a", "name", "two words", "on", "yes", "No", "y", "=", "~", "null", "true", "False", "0x1F", "0o17", "017",
+		"1e3", "1.5", "-1", "+2", ".inf", "-.Inf", ".nan", "2020-01-01", "1_000", "0b101", "<<", "a:b", "a#b", "-x", ":x", "?x", "é",
+		"'single'", "'it''s'", `"dq"`, `"esc \" \\ \n \t \x41 \u00e9 \U0001F600 \/ \N \_"`, `"bad \q"`, "[]", "{}", "[a, 'b', \"c\"]",
+		"{a: 1, \"b\":2}", "[a: b]", "&x a", "*x", "!!str 1", "a # c", "''", `""`, "|", ">", "- x", "x: y", "@x", "`x", "%x", "a  b  "}
+	keys := []string{"a", "b", "on", "name", "\"q.k\"", "'s k'", "a b", "1", "true", "~", "<<", "k:x", "-k", "a", "a"}
+	pad := func(n int) string { return strings.Repeat(" ", n) }
+	var gen func(indent, depth int)
+	value := func(indent, depth int) {
+		switch k := r.Intn(10); {
+		case k < 5 || depth > 3:
+			b.WriteString(" " + scalars[r.Intn(len(scalars))])
+			for r.Intn(4) == 0 { // continuation lines
+				b.WriteString("\n" + strings.Repeat("\n", r.Intn(2)) + pad(indent+r.Intn(4)) + scalars[r.Intn(len(scalars))])
+			}
+			b.WriteString(pad(r.Intn(2)) + "\n")
+		case k < 7:
+			b.WriteString(" " + []string{"|", ">", "|-", ">+", "|+", ">-", "|2", "| # c"}[r.Intn(8)] + "\n")
+			in := indent + 1 + r.Intn(3)
+			for range 1 + r.Intn(4) {
+				switch r.Intn(5) {
+				case 0:
+					b.WriteString(pad(r.Intn(in+3)) + "\n")
+				case 1:
+					b.WriteString(pad(in+1+r.Intn(2)) + "more " + scalars[r.Intn(len(scalars))] + "\n")
+				default:
+					b.WriteString(pad(in) + scalars[r.Intn(len(scalars))] + "\n")
+				}
+			}
+		default:
+			b.WriteString(pad(r.Intn(2)) + "\n")
+			if r.Intn(8) > 0 {
+				gen(indent+r.Intn(4), depth+1)
+			}
+		}
+	}
+	gen = func(indent, depth int) {
+		seq := r.Intn(3) == 0
+		for range 1 + r.Intn(4) {
+			if r.Intn(6) == 0 {
+				b.WriteString(pad(r.Intn(indent+2)) + "# comment\n")
+			}
+			if r.Intn(8) == 0 {
+				b.WriteString(pad(r.Intn(3)) + "\n")
+			}
+			b.WriteString(pad(indent))
+			if seq {
+				b.WriteString("-")
+				if r.Intn(3) == 0 {
+					b.WriteString(pad(1+r.Intn(2)) + keys[r.Intn(len(keys))] + ":")
+					value(indent+2, depth+1)
+					continue
+				}
+				value(indent, depth)
+				continue
+			}
+			b.WriteString(keys[r.Intn(len(keys))] + ":")
+			value(indent, depth)
+		}
+	}
+	for range 1 + r.Intn(2) {
+		if r.Intn(3) == 0 {
+			b.WriteString("---\n")
+		}
+		gen(r.Intn(2), 0)
+	}
+	out := []byte(b.String())
+	for r.Intn(3) == 0 && len(out) > 0 { // mutate
+		i := r.Intn(len(out))
+		c := " \n:#-'\"[]{},|>\\a0"[r.Intn(17)]
+		if r.Intn(2) == 0 {
+			out = append(out[:i], append([]byte{c}, out[i:]...)...)
+		} else {
+			out = append(out[:i], out[i+1:]...)
+		}
+	}
+	return out
+}
+
+// TestFastYAMLGenerated runs generated documents through both paths.
+func TestFastYAMLGenerated(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewSource(1))
+	fast, n := 0, 20000
+	for range n {
+		doc := genYAML(r)
+		took, diff := diffFast("x.yaml", doc)
+		if diff != "" {
+			t.Fatalf("%q: %s", doc, diff)
+		}
+		if took {
+			fast++
+		}
+	}
+	t.Logf("fast path took %d of %d generated documents", fast, n)
+	if fast < n/10 {
+		t.Errorf("the fast path took only %d of %d generated documents: the generator no longer tries it", fast, n)
+	}
+}
+
+// FuzzFastYAMLGenerated is FuzzFastYAML over generated documents, for
+// inputs the fast path takes far more often than mutated bytes.
+func FuzzFastYAMLGenerated(f *testing.F) {
+	for i := range int64(8) {
+		f.Add(i)
+	}
+	f.Fuzz(func(t *testing.T, seed int64) {
+		doc := genYAML(rand.New(rand.NewSource(seed)))
+		if _, diff := diffFast("x.yaml", doc); diff != "" {
+			t.Fatalf("%q: %s", doc, diff)
+		}
+	})
 }
