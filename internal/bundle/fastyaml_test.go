@@ -347,7 +347,8 @@ func genYAML(r *rand.Rand) []byte {
 	scalars := []string{"a", "name", "two words", "on", "yes", "No", "y", "=", "~", "null", "true", "False", "0x1F", "0o17", "017",
 		"1e3", "1.5", "-1", "+2", ".inf", "-.Inf", ".nan", "2020-01-01", "1_000", "0b101", "<<", "a:b", "a#b", "-x", ":x", "?x", "é",
 		"'single'", "'it''s'", `"dq"`, `"esc \" \\ \n \t \x41 \u00e9 \U0001F600 \/ \N \_"`, `"bad \q"`, "[]", "{}", "[a, 'b', \"c\"]",
-		"{a: 1, \"b\":2}", "[a: b]", "&x a", "*x", "!!str 1", "a # c", "''", `""`, "|", ">", "- x", "x: y", "@x", "`x", "%x", "a  b  "}
+		"{a: 1, \"b\":2}", "[a: b]", "&x a", "*x", "!!str 1", "a # c", "''", `""`, "|", ">", "- x", "x: y", "@x", "`x", "%x", "a  b  ",
+		"'open  ", `"open `, "end'", `end"`, `"break\`, "mid '' it'", `mid \" it"`, "x\\", "  "}
 	keys := []string{"a", "b", "on", "name", "\"q.k\"", "'s k'", "a b", "1", "true", "~", "<<", "k:x", "-k", "a", "a"}
 	pad := func(n int) string { return strings.Repeat(" ", n) }
 	var gen func(indent, depth int)
