@@ -177,24 +177,26 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 	if isJSONFile(file) {
 		return decodeJSON(file, data)
 	}
-	text, cut := cutLongScalars(data)
-	if docs, ok := decodeFast(file, text, cut); ok {
+	// The fast path reads long base64 runs at memory speed: only yaml.v3
+	// needs them cut out.
+	if docs, ok := decodeFast(file, data); ok {
 		return docs, nil
 	}
+	text, cut := cutLongScalars(data)
 	return decodeYAML(file, data, text, cut)
 }
 
 // decodeFast is decodeDocuments through parseFast; ok is false when the
 // text is not in its subset or a document does not convert (yaml.v3 then
 // gives the error).
-func decodeFast(file string, text []byte, cut *cuts) ([]Document, bool) {
-	roots, why := parseFast(text)
+func decodeFast(file string, data []byte) ([]Document, bool) {
+	roots, why := parseFast(data)
 	if why != "" {
 		return nil, false
 	}
 	docs := make([]Document, 0, len(roots))
 	for _, root := range roots {
-		d, keep, err := newDocument(file, root, cut, len(docs))
+		d, keep, err := newDocument(file, root, nil, len(docs))
 		if err != nil {
 			return nil, false
 		}
@@ -352,8 +354,14 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 		// explicit holds the keys written in this mapping itself: a key that
 		// overrides one brought in by a merge key (`<<: *anchor`) is the
 		// purpose of merging, not a duplicate.
-		explicit := make(map[string]bool, len(n.Content)/2)
-		mergedKeys := map[string]bool{}
+		// Without merge keys it is the set of m's keys, and m serves.
+		var explicit, mergedKeys map[string]bool
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
+				explicit, mergedKeys = make(map[string]bool, len(n.Content)/2), map[string]bool{}
+				break
+			}
+		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if k.Kind == yaml.ScalarNode && k.Tag == "!!merge" {
@@ -388,7 +396,11 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 				return nil, err
 			}
 			key := k.Value
-			if explicit[key] {
+			dup := explicit[key]
+			if explicit == nil {
+				_, dup = m[key]
+			}
+			if dup {
 				c.duplicates = append(c.duplicates, Ambiguity{Line: k.Line, Value: key, Path: c.pathString(key),
 					Reading: "the key is defined twice in this mapping; Kubernetes keeps the last value, strict YAML readers refuse the file"})
 			}
@@ -399,7 +411,9 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 					Reading: fmt.Sprintf("as a key, Kubernetes (YAML 1.1) reads it as %q, YAML 1.2 tools as %q", key, k.Value)})
 			}
 			m[key] = val
-			explicit[key] = true
+			if explicit != nil {
+				explicit[key] = true
+			}
 		}
 		return m, nil
 	case yaml.SequenceNode:
