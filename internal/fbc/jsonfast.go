@@ -115,6 +115,23 @@ func (fs *fields) match(key []byte) (int, bool) {
 
 func newFields(names ...string) *fields { return &fields{names: names} }
 
+// strMembers decodes the members of the JSON object raw named by names,
+// all strings, into dsts (one for each name), skipping the others; false
+// as match and str say.
+func strMembers(raw []byte, names []string, dsts ...*string) bool {
+	f := newFields(names...)
+	return members(raw, func(key, val []byte) bool {
+		i, ok := f.match(key)
+		switch {
+		case !ok:
+			return false
+		case i < 0:
+			return true
+		}
+		return str(val, dsts[i])
+	})
+}
+
 // str decodes a JSON string value into s; false for any other value
 // (null included: encoding/json would leave s as it is, which the caller's
 // fallback does).
@@ -186,19 +203,7 @@ func decodeBundleFast(raw []byte, b *Bundle) bool {
 			b.RelatedImages = []RelatedImage{}
 			return elements(val, func(e []byte) bool {
 				var ri RelatedImage
-				rf := newFields("name", "image")
-				ok := members(e, func(key, val []byte) bool {
-					i, ok := rf.match(key)
-					switch {
-					case !ok:
-						return false
-					case i == 0:
-						return str(val, &ri.Name)
-					case i == 1:
-						return str(val, &ri.Image)
-					}
-					return true
-				})
+				ok := strMembers(e, []string{"name", "image"}, &ri.Name, &ri.Image)
 				b.RelatedImages = append(b.RelatedImages, ri)
 				return ok
 			})
@@ -261,19 +266,7 @@ func decodeManifestHeadFast(o []byte, h *manifestHead) bool {
 				case i == 5:
 					return str(val, &s.Group)
 				case i == 6:
-					nf := newFields("kind", "plural")
-					return members(val, func(key, val []byte) bool {
-						i, ok := nf.match(key)
-						switch {
-						case !ok:
-							return false
-						case i == 0:
-							return str(val, &s.Names.Kind)
-						case i == 1:
-							return str(val, &s.Names.Plural)
-						}
-						return true
-					})
+					return strMembers(val, []string{"kind", "plural"}, &s.Names.Kind, &s.Names.Plural)
 				case i == 7:
 					// Each version carries its whole schema: only the
 					// names are read.
@@ -283,17 +276,7 @@ func decodeManifestHeadFast(o []byte, h *manifestHead) bool {
 					s.Versions = []crdVersion{}
 					return elements(val, func(e []byte) bool {
 						var name string
-						vf := newFields("name")
-						ok := members(e, func(key, val []byte) bool {
-							i, ok := vf.match(key)
-							if !ok {
-								return false
-							}
-							if i == 0 {
-								return str(val, &name)
-							}
-							return true
-						})
+						ok := strMembers(e, []string{"name"}, &name)
 						s.Versions = append(s.Versions, crdVersion{name})
 						return ok
 					})
@@ -367,41 +350,11 @@ func ownedRequired[T any](val []byte, owned, required *[]T, one func([]byte, *T)
 }
 
 func crdDescFast(raw []byte, d *crdDesc) bool {
-	f := newFields("name", "kind", "version")
-	return members(raw, func(key, val []byte) bool {
-		i, ok := f.match(key)
-		switch {
-		case !ok:
-			return false
-		case i == 0:
-			return str(val, &d.Name)
-		case i == 1:
-			return str(val, &d.Kind)
-		case i == 2:
-			return str(val, &d.Version)
-		}
-		return true
-	})
+	return strMembers(raw, []string{"name", "kind", "version"}, &d.Name, &d.Kind, &d.Version)
 }
 
 func apiDescFast(raw []byte, d *apiDesc) bool {
-	f := newFields("group", "version", "kind", "name")
-	return members(raw, func(key, val []byte) bool {
-		i, ok := f.match(key)
-		switch {
-		case !ok:
-			return false
-		case i == 0:
-			return str(val, &d.Group)
-		case i == 1:
-			return str(val, &d.Version)
-		case i == 2:
-			return str(val, &d.Kind)
-		case i == 3:
-			return str(val, &d.Name)
-		}
-		return true
-	})
+	return strMembers(raw, []string{"group", "version", "kind", "name"}, &d.Group, &d.Version, &d.Kind, &d.Name)
 }
 
 // decodeCSVIconsFast decodes a CSV's icons into c as json.Unmarshal would;
@@ -430,19 +383,7 @@ func decodeCSVIconsFast(o []byte, c *csvIcons) bool {
 			c.Spec.Icon = []csvIcon1{}
 			return elements(val, func(e []byte) bool {
 				var ic csvIcon1
-				f := newFields("base64data", "mediatype")
-				ok := members(e, func(key, val []byte) bool {
-					i, ok := f.match(key)
-					switch {
-					case !ok:
-						return false
-					case i == 0:
-						return str(val, &ic.Data)
-					case i == 1:
-						return str(val, &ic.MediaType)
-					}
-					return true
-				})
+				ok := strMembers(e, []string{"base64data", "mediatype"}, &ic.Data, &ic.MediaType)
 				c.Spec.Icon = append(c.Spec.Icon, ic)
 				return ok
 			})
