@@ -439,7 +439,12 @@ func (p *fastParser) value(pos, coll int, mapValue bool) *yaml.Node {
 		if l := p.nextContent(); l >= 0 && p.lines[l].kind != lineDocStart {
 			ind := p.lines[l].indent
 			if ind > coll {
-				return p.block(ind)
+				if _, _, key := p.key(ind, true); key || isSeqEntry(p.line(l), ind) {
+					return p.block(ind)
+				}
+				// A scalar on a line of its own ("description:" then
+				// its text, indented, on the lines below).
+				return p.scalarAt(ind, coll)
 			}
 			if mapValue && ind == coll && isSeqEntry(p.line(l), ind) {
 				if p.depth++; p.depth > fastMaxDepth {
@@ -452,6 +457,14 @@ func (p *fastParser) value(pos, coll int, mapValue bool) *yaml.Node {
 		}
 		return p.scalar(0, "", lineNo)
 	}
+	return p.scalarAt(i, coll)
+}
+
+// scalarAt reads the scalar or flow collection that starts at line[i] of
+// line p.li, in a block collection indented by coll.
+func (p *fastParser) scalarAt(i, coll int) *yaml.Node {
+	line := p.line(p.li)
+	lineNo := p.li + 1
 	switch line[i] {
 	case '|', '>':
 		return p.blockScalar(i, coll)
@@ -939,16 +952,23 @@ func (p *fastParser) blockScalar(i, coll int) *yaml.Node {
 	lineNo := p.li + 1
 	literal := line[i] == '|'
 	j := i + 1
-	chomp := 0
-	if j < len(line) && (line[j] == '+' || line[j] == '-') {
-		chomp = 1
-		if line[j] == '-' {
-			chomp = -1
+	chomp, increment := 0, 0
+	for k := 0; k < 2 && j < len(line); k++ {
+		switch c := line[j]; {
+		case chomp == 0 && (c == '+' || c == '-'):
+			chomp = 1
+			if c == '-' {
+				chomp = -1
+			}
+		case increment == 0 && c >= '1' && c <= '9':
+			increment = int(c - '0')
+		case c == '0':
+			p.giveUp("block scalar indentation indicator 0")
+		default:
+			k = 2
+			continue
 		}
 		j++
-	}
-	if j < len(line) && line[j] >= '0' && line[j] <= '9' {
-		p.giveUp("block scalar indentation indicator") // an explicit indentation
 	}
 	p.lineEnd(j)
 	if p.li >= len(p.lines) {
@@ -956,11 +976,17 @@ func (p *fastParser) blockScalar(i, coll int) *yaml.Node {
 	}
 	src := p.src
 	pos := p.lines[p.li].start
-	// Leading empty lines, and the indentation.
+	// Leading empty lines, and the indentation: the indicator's, or the
+	// first non-empty line's (or more, when an empty line before it is
+	// longer).
+	indent := 0
+	if increment > 0 {
+		indent = coll + increment
+	}
 	trailingBreaks, maxIndent, col := 0, 0, 0
 	for {
 		col = 0
-		for pos < len(src) && src[pos] == ' ' {
+		for (indent == 0 || col < indent) && pos < len(src) && src[pos] == ' ' {
 			pos++
 			col++
 		}
@@ -972,7 +998,9 @@ func (p *fastParser) blockScalar(i, coll int) *yaml.Node {
 		}
 		break
 	}
-	indent := max(maxIndent, coll+1, 1)
+	if indent == 0 {
+		indent = max(maxIndent, coll+1, 1)
+	}
 	s := p.buf[:0]
 	leadingBreak, leadingBlank, lines := false, false, 0
 	for col == indent && pos < len(src) {

@@ -224,7 +224,13 @@ var fastYAMLSeeds = []struct {
 	{"l: |\n\n  \n  x\n", true},
 	{"l: |\n\n   \n  x\n", false},
 	{"l: |\n     \n  x\n", false},
-	{"l: |2\n   x\n", false},
+	{"l: |2\n   x\n", true},
+	{"l: |1-\n    x\n\n   y\n  \n", true},
+	{"- >-2\n\n     x\n    y\n", true},
+	{"l: |0\n x\n", false},
+	{"l: |2\n x\n", false},
+	{"l: |22\n   x\n", false},
+	{"l: |-+\n   x\n", false},
 	{"l: |\n  x\n      \n  y\n", true},
 	{"l: |\nm: 1\n", false},
 	{"- |\n  in a list\n- >\n  folded\n  in a list\n", true},
@@ -262,6 +268,13 @@ var fastYAMLSeeds = []struct {
 	{"- - a\n", false},
 	{"a: 'b'\n  c\n", false},
 	{"a:\n- b\n  c\n- d\n", true},
+	{"- description:\n    A set of nodes (a, b) for x,\n    which manage: y\n", false},
+	{"- description:\n    A set of nodes (a, b) for x,\n\n    which manage y\n  name: n\n", true},
+	{"a:\n  'quoted\n   on'\nb:\n  |\n   lit\nc:\n  [x]\nd:\n  # c\n  plain # c\n-\n", false},
+	{"a:\n  'quoted\n   on'\nb:\n  |\n   lit\nc:\n  [x]\nd:\n  # c\n  plain # c\n", true},
+	{"-\n  x\n-\n  'y'\n", true},
+	{"a:\n  x\n  b: c\n", false},
+	{"a:\n  x\nb: c\n", true},
 }
 
 // TestFastYAMLLongScalars: the fast path reads long base64 runs as they
@@ -397,7 +410,7 @@ func genYAML(r *rand.Rand) []byte {
 			}
 			b.WriteString(pad(r.Intn(2)) + "\n")
 		case k < 7:
-			b.WriteString(" " + []string{"|", ">", "|-", ">+", "|+", ">-", "|2", "| # c"}[r.Intn(8)] + "\n")
+			b.WriteString(" " + []string{"|", ">", "|-", ">+", "|+", ">-", "|2", "| # c", "|1-", ">+3", "|0"}[r.Intn(11)] + "\n")
 			in := indent + 1 + r.Intn(3)
 			for range 1 + r.Intn(4) {
 				switch r.Intn(5) {
@@ -492,4 +505,20 @@ func FuzzFastYAMLGenerated(f *testing.F) {
 			t.Fatalf("%q: %s", doc, diff)
 		}
 	})
+}
+
+// TestLineOfKeyStartingWithBracket: a bracketed key that starts with ']'
+// resolves instead of panicking.
+func TestLineOfKeyStartingWithBracket(t *testing.T) {
+	t.Parallel()
+	docs, err := decodeDocuments("x.yaml", []byte("a:\n  b: 1\n  \"]x\": 2\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := docs[0].LineOf(`a["]x"]`); got != 3 {
+		t.Errorf(`LineOf(a["]x"]) = %d, want 3`, got)
+	}
+	if got := docs[0].LineOf(`a["]`); got != 1 {
+		t.Errorf(`LineOf(a["]) = %d, want 1`, got)
+	}
 }

@@ -565,10 +565,13 @@ func splitPath(p string) []string {
 		case p[0] == '.':
 			p = p[1:]
 		case strings.HasPrefix(p, `["`):
-			end := strings.Index(p, `"]`)
+			// The closing `"]` comes after the opening `["`: in `["]"]`
+			// the key is "]".
+			end := strings.Index(p[2:], `"]`)
 			if end < 0 {
 				return append(out, p[2:])
 			}
+			end += 2
 			out = append(out, p[2:end])
 			p = p[end+2:]
 		case p[0] == '[':
