@@ -243,10 +243,20 @@ func (e FieldTypeError) Error() string {
 	return fmt.Sprintf("%s is a %s, not a %s", e.Field, e.Got, e.Want)
 }
 
-// decodeCSV builds the typed view of obj. Type mismatches are collected one
-// field at a time: the mismatching field is dropped and decoding goes on, so
-// one bad field never hides the rest of the CSV from the rules.
+// decodeCSV builds the typed view of obj: directly from its values when
+// decodeCSVDirect can (csvdirect.go), else by the JSON round trip.
 func decodeCSV(obj *Object) *CSV {
+	if csv, ok := decodeCSVDirect(obj); ok {
+		return csv
+	}
+	return decodeCSVRoundTrip(obj)
+}
+
+// decodeCSVRoundTrip builds the typed view of obj through JSON. Type
+// mismatches are collected one field at a time: the mismatching field is
+// dropped and decoding goes on, so one bad field never hides the rest of the
+// CSV from the rules.
+func decodeCSVRoundTrip(obj *Object) *CSV {
 	csv := &CSV{Object: obj}
 	value := obj.Doc.Value
 	copied := false
