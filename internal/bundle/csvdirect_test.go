@@ -432,3 +432,189 @@ func TestDecodeDirectProbe(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecodeCSVDirect decodes arbitrary YAML and JSON documents into the
+// CSV struct and the probe both ways: wherever the direct path takes a
+// value, its result must equal the round trip's.
+func FuzzDecodeCSVDirect(f *testing.F) {
+	for _, s := range []string{
+		"apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: a.v1.0.0\n  annotations: {alm-examples: '[]'}\nspec:\n  version: 1.0.0\n  installModes:\n  - {type: OwnNamespace, supported: true}\n  install:\n    strategy: deployment\n    spec:\n      deployments:\n      - name: d\n        spec: {template: {spec: {containers: [{name: c, image: i, env: [{name: A, value: B}]}]}}}\n      permissions: [{serviceAccountName: s, rules: [{verbs: ['*']}]}]\n",
+		"Spec: {DisplayName: a, displayName: b, SKIPS: [x], skips: []}\n",
+		"metadata: {annotations: null, labels: {a: null}}\nspec: {install: null, selector: {matchLabels: {a: b}}}\nstatus: {x: [1, 2.5, -0.0, true, null]}\n",
+		"spec: {version: 1.0, release: 1, installModes: [{supported: 'yes'}]}\n",
+		"raw: \"<a&b>\"\nrawPtr: {z: 1}\nptrPtr: {a: x}\nint8: 128\nuint8: -1\nint: 2.0\nfloat: 1e21\nnamedMap: {a: 1}\nName: a\nname: b\n\u212a: k\n",
+		`{"kind": "ClusterServiceVersion", "spec": {"cleanup": {"enabled": true}, "nativeAPIs": [{"group": "", "kind": "Pod"}]}, "status": 9007199254740993}`,
+		"- a\n",
+	} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, doc string, asJSON bool) {
+		name := "x.yaml"
+		if asJSON {
+			name = "x.json"
+		}
+		docs, err := decodeDocuments(name, []byte(doc))
+		if err != nil {
+			return
+		}
+		for _, d := range docs {
+			o := newObject(name, d)
+			if _, diff := diffCSVPaths(o); diff != "" {
+				t.Fatalf("CSV: %s", diff)
+			}
+			if _, _, diff := diffProbe(d.Value); diff != "" {
+				t.Fatalf("probe: %s", diff)
+			}
+		}
+	})
+}
+
+// FuzzDecodeCSVDirectGenerated builds values shaped like the CSV struct
+// (and the probe) from the fuzzer's bytes: mostly the types each field
+// wants, under its name in varied case, with unknown keys, duplicate case
+// variants, nulls, empty lists and mismatched types mixed in.
+func FuzzDecodeCSVDirectGenerated(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"))
+	f.Add([]byte("generated CSV values, shaped like the struct they fill"))
+	f.Add([]byte{0xff, 0x80, 0x40, 0x20, 0x10, 0x08, 0x04, 0x02, 0x01, 0x00, 0xff, 0xfe, 0xfd})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := &valueGen{data: data}
+		csv := g.forPlan(csvTypePlan(), 0)
+		o := &Object{Doc: Document{Value: csv}}
+		if _, diff := diffCSVPaths(o); diff != "" {
+			t.Fatalf("CSV: %s", diff)
+		}
+		g.pos = 0
+		if _, _, diff := diffProbe(g.forPlan(probePlan, 0)); diff != "" {
+			t.Fatalf("probe: %s", diff)
+		}
+	})
+}
+
+// valueGen turns bytes into document values; past the end of its bytes it
+// reads zeros, which end every collection.
+type valueGen struct {
+	data []byte
+	pos  int
+}
+
+func (g *valueGen) next() byte {
+	if g.pos >= len(g.data) {
+		g.pos++
+		return 0
+	}
+	b := g.data[g.pos]
+	g.pos++
+	return b
+}
+
+var genStrings = []string{"", "a", "<a&b>", "\u2028", "OwnNamespace", "1.0.0", "é\u212a", "true"}
+
+var genNumbers = []any{int64(0), int64(-1), int64(127), int64(128), int64(255), int64(math.MaxInt64), int64(math.MinInt64),
+	int64(9007199254740993), 0.0, math.Copysign(0, -1), 1.5, 3.0, 1e21, 1e-7, -2.5e-300, float64(math.MaxInt64)}
+
+// any is a value of any type.
+func (g *valueGen) any(depth int) any {
+	b := g.next()
+	if depth > 4 {
+		b %= 5
+	}
+	switch b % 8 {
+	case 0:
+		return nil
+	case 1:
+		return b&0x80 != 0
+	case 2, 3:
+		return genNumbers[int(g.next())%len(genNumbers)]
+	case 4:
+		return genStrings[int(g.next())%len(genStrings)]
+	case 5:
+		n := int(g.next() % 4)
+		m := make(map[string]any, n)
+		for range n {
+			m[genStrings[int(g.next())%len(genStrings)]] = g.any(depth + 1)
+		}
+		return m
+	default:
+		n := int(g.next() % 4)
+		s := make([]any, n)
+		for i := range s {
+			s[i] = g.any(depth + 1)
+		}
+		return s
+	}
+}
+
+// key spells a field name as it is or in another case.
+func (g *valueGen) key(name string) string {
+	switch g.next() % 8 {
+	case 1:
+		return strings.ToUpper(name)
+	case 2:
+		return strings.ToLower(name)
+	case 3:
+		if name != "" {
+			return strings.ToUpper(name[:1]) + name[1:]
+		}
+	case 4:
+		return strings.NewReplacer("k", "\u212a", "K", "\u212a", "s", "\u017f", "S", "\u017f").Replace(name)
+	}
+	return name
+}
+
+// forPlan is mostly a value of p's type, sometimes anything.
+func (g *valueGen) forPlan(p *typePlan, depth int) any {
+	b := g.next()
+	if b%16 == 15 || depth > 12 {
+		return g.any(depth)
+	}
+	if b%16 == 14 {
+		return nil
+	}
+	switch p.op {
+	case opString:
+		return genStrings[int(g.next())%len(genStrings)]
+	case opBool:
+		return b&0x80 != 0
+	case opInt, opUint, opFloat64:
+		return genNumbers[int(g.next())%len(genNumbers)]
+	case opAny, opRaw:
+		return g.any(depth)
+	case opPtr:
+		return g.forPlan(p.elem, depth+1)
+	case opSlice:
+		n := int(g.next() % 4)
+		s := make([]any, n)
+		for i := range s {
+			s[i] = g.forPlan(p.elem, depth+1)
+		}
+		return s
+	case opMap:
+		n := int(g.next() % 4)
+		m := make(map[string]any, n)
+		for range n {
+			m[genStrings[int(g.next())%len(genStrings)]] = g.forPlan(p.elem, depth+1)
+		}
+		return m
+	case opStruct:
+		m := map[string]any{}
+		for _, f := range p.fields {
+			switch g.next() % 8 {
+			case 0, 1, 2:
+			case 3:
+				// Two spellings of one field.
+				m[f.name] = g.forPlan(f.plan, depth+1)
+				m[g.key(f.name)] = g.forPlan(f.plan, depth+1)
+			default:
+				m[g.key(f.name)] = g.forPlan(f.plan, depth+1)
+			}
+		}
+		if g.next()%4 == 0 {
+			m["unknown"] = g.any(depth + 1)
+		}
+		return m
+	}
+	return g.any(depth)
+}
