@@ -365,7 +365,7 @@ func (p *typePlan) fill(v reflect.Value, x any, depth int) bool {
 // be values json.Marshal writes.
 func (p *typePlan) fillStruct(v reflect.Value, m map[string]any, depth int) bool {
 	var small [32]bool
-	set := small[:0]
+	var set []bool
 	if len(p.fields) <= len(small) {
 		set = small[:len(p.fields)]
 	} else {
