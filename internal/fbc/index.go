@@ -464,6 +464,10 @@ func RenderIndexFileToDir(ctx context.Context, path, dir string, ropts RenderOpt
 type ToIndexOptions struct {
 	// Force replaces an existing file at the destination.
 	Force bool
+	// Scratch writes a database that need not survive a crash of the
+	// machine (see index.OpenOptions.Scratch): a temporary one, or a serve
+	// cache, whose digest is checked before use.
+	Scratch bool
 }
 
 // RenderIndexFile is FromIndex on the database file at path, opened read-only.
@@ -543,7 +547,7 @@ func toIndexFile(ctx context.Context, path string, opts ToIndexOptions, fill fun
 	os.Remove(tmp)
 	defer os.Remove(tmp)
 	defer os.Remove(tmp + "-journal")
-	db, err := index.Create(tmp)
+	db, err := index.CreateWith(tmp, index.OpenOptions{Scratch: opts.Scratch})
 	if err != nil {
 		return fmt.Errorf("write index %s: %w", path, err)
 	}

@@ -270,7 +270,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 		}
 		cleanup = func() { os.RemoveAll(tmp) }
 		res.Database = filepath.Join(tmp, DatabaseFile)
-		if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{}, opts.Load); err != nil {
+		if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{Scratch: true}, opts.Load); err != nil {
 			cleanup()
 			return nil, func() {}, err
 		}
@@ -285,7 +285,7 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
 	}
 	res.Database = filepath.Join(opts.CacheDir, DatabaseFile)
-	if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{Force: true}, opts.Load); err != nil {
+	if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{Force: true, Scratch: true}, opts.Load); err != nil {
 		return nil, cleanup, err
 	}
 	files, err := cacheFiles(opts.CacheDir)

@@ -188,14 +188,18 @@ func (d *DB) Close() error {
 	return err
 }
 
-func dsn(path string, readOnly bool) string {
+func dsn(path string, readOnly, scratch bool) string {
 	// A file: URI: escape the characters that would end the path.
 	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(path)
 	mode := "rw"
 	if readOnly {
 		mode = "ro"
 	}
-	return "file:" + p + "?mode=" + mode + "&_foreign_keys=1&_busy_timeout=10000&_txlock=immediate"
+	d := "file:" + p + "?mode=" + mode + "&_foreign_keys=1&_busy_timeout=10000&_txlock=immediate"
+	if scratch {
+		d += "&_sync=OFF"
+	}
+	return d
 }
 
 // Open opens an existing index database for reading and writing. The file
@@ -220,6 +224,11 @@ type OpenOptions struct {
 	// a file exactly as opm left it is not checked again, and Close records
 	// the file as it leaves it.
 	VerifiedLog string
+	// Scratch says the database need not survive a crash of the machine:
+	// a temporary one, or one whose digest is checked before it is used
+	// (a serve cache). Its writes skip sqlite's fsyncs (synchronous=OFF),
+	// which at a catalog's size is flushing hundreds of MB to disk.
+	Scratch bool
 }
 
 // OpenWith is Open with options.
@@ -245,7 +254,7 @@ func open(path string, readOnly bool, opts OpenOptions) (*DB, error) {
 			return nil, err
 		}
 	}
-	sdb, err := sql.Open("sqlite3", dsn(file, readOnly))
+	sdb, err := sql.Open("sqlite3", dsn(file, readOnly, opts.Scratch))
 	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("open index %s: %w", path, err)
@@ -407,7 +416,10 @@ func (d *DB) checkSchema(ctx context.Context) error {
 // opens it. The file appears whole or not at all: the schema is written to a
 // temporary file in the same directory, which is then linked into place; an
 // existing file at path is an error.
-func Create(path string) (*DB, error) {
+func Create(path string) (*DB, error) { return CreateWith(path, OpenOptions{}) }
+
+// CreateWith is Create, opening the new database with options.
+func CreateWith(path string, opts OpenOptions) (*DB, error) {
 	if _, err := os.Lstat(path); err == nil {
 		return nil, fmt.Errorf("create index %s: %w", path, os.ErrExist)
 	}
@@ -445,7 +457,7 @@ func Create(path string) (*DB, error) {
 		return nil, fmt.Errorf("create index %s: %w", path, err)
 	}
 	syncDir(dir)
-	return Open(path)
+	return OpenWith(path, opts)
 }
 
 func initSchema(path string) error {

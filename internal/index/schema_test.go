@@ -228,3 +228,28 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A scratch database (a temporary build, a serve cache checked before
+// use) is written without sqlite's fsyncs; any other keeps them.
+func TestScratchSkipsSync(t *testing.T) {
+	for _, tc := range []struct {
+		scratch bool
+		off     bool // PRAGMA synchronous is 0 (OFF)
+	}{{false, false}, {true, true}} {
+		path := filepath.Join(t.TempDir(), "index.db")
+		db, err := CreateWith(path, OpenOptions{Scratch: tc.scratch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		if err := db.sql.QueryRow(`PRAGMA synchronous`).Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if (got == 0) != tc.off {
+			t.Errorf("scratch=%t: synchronous=%d", tc.scratch, got)
+		}
+	}
+}

@@ -29,7 +29,7 @@ func databaseFromConfigs(ctx context.Context, b *indeximage.Builder, ref string)
 		return nil
 	}
 	// A package at a time: memory holds a few packages, not the catalog.
-	if _, err := fbc.DirToIndex(ctx, b.SourceConfigs(), b.DatabasePath(), fbc.ToIndexOptions{}, fbc.LoadOptions{}); err != nil {
+	if _, err := fbc.DirToIndex(ctx, b.SourceConfigs(), b.DatabasePath(), fbc.ToIndexOptions{Scratch: true}, fbc.LoadOptions{}); err != nil {
 		return fmt.Errorf("catalog %s of %s: %w", b.ConfigsPath(), ref, err)
 	}
 	return nil
