@@ -72,7 +72,17 @@ func NewWriter(w io.Writer, format Format) (*Writer, error) {
 		je := json.NewEncoder(bw)
 		je.SetIndent("", "    ")
 		je.SetEscapeHTML(false)
-		sw.enc = je.Encode
+		// The blobs opm knows are printed by appendBlobJSON, the same
+		// bytes in a fraction of the time; the encoder prints the rest.
+		var fast blobWriter
+		sw.enc = func(v any) error {
+			fast.b = fast.b[:0]
+			if fast.appendBlobJSON(v) {
+				_, err := bw.Write(fast.b)
+				return err
+			}
+			return je.Encode(v)
+		}
 	case FormatYAML:
 		var buf bytes.Buffer
 		je := json.NewEncoder(&buf)
