@@ -169,6 +169,9 @@ func relatedImagesOf(csvJSON []byte, images []string) []RelatedImage {
 
 // csvRelatedImages is the CSV's spec.relatedImages as written.
 func csvRelatedImages(csvJSON []byte) []RelatedImage {
+	if ri, ok := csvRelatedImagesFast(csvJSON); ok {
+		return ri
+	}
 	var csv struct {
 		Spec struct {
 			RelatedImages []RelatedImage `json:"relatedImages"`

@@ -390,3 +390,51 @@ func decodeCSVIconsFast(o []byte, c *csvIcons) bool {
 		})
 	})
 }
+
+// csvRelatedImagesFast is csvRelatedImages without decoding the whole CSV
+// (its CRD descriptions and base64 icon make most of it): the CSV is
+// checked with validValue and only spec.relatedImages is decoded, by
+// encoding/json. False where encoding/json might read the CSV another way
+// (see fields.match, a spec that is neither an object nor null, a
+// relatedImages it does not decode cleanly).
+func csvRelatedImagesFast(csvJSON []byte) ([]RelatedImage, bool) {
+	start := skipSpace(csvJSON, 0)
+	end, ok := validValue(csvJSON, start)
+	if !ok || skipSpace(csvJSON, end) != len(csvJSON) || csvJSON[start] != '{' {
+		return nil, false
+	}
+	// member returns the value of the object's member name (nil when
+	// there is none).
+	member := func(obj []byte, name string) (val []byte, ok bool) {
+		f := newFields(name)
+		ok = members(obj, func(key, v []byte) bool {
+			i, ok := f.match(key)
+			if ok && i == 0 {
+				val = v
+			}
+			return ok
+		})
+		return val, ok
+	}
+	spec, ok := member(csvJSON[start:end], "spec")
+	switch {
+	case !ok:
+		return nil, false
+	case spec == nil || isNull(spec):
+		return nil, true
+	case spec[0] != '{':
+		return nil, false
+	}
+	raw, ok := member(spec, "relatedImages")
+	if !ok {
+		return nil, false
+	}
+	if raw == nil {
+		return nil, true
+	}
+	var out []RelatedImage
+	if json.Unmarshal(raw, &out) != nil {
+		return nil, false
+	}
+	return out, true
+}

@@ -51,6 +51,19 @@ func checkFastDecoders(t *testing.T, raw []byte) (isBundle, isHead, isIcons bool
 			t.Fatalf("decodeCSVIconsFast(%q) = %#v, encoding/json %#v", raw, fi, si)
 		}
 	}
+	if ri, ok := csvRelatedImagesFast(raw); ok {
+		var csv struct {
+			Spec struct {
+				RelatedImages []RelatedImage `json:"relatedImages"`
+			} `json:"spec"`
+		}
+		if err := json.Unmarshal(raw, &csv); err != nil {
+			t.Fatalf("csvRelatedImagesFast decodes %q, encoding/json: %v", raw, err)
+		}
+		if !reflect.DeepEqual(ri, csv.Spec.RelatedImages) {
+			t.Fatalf("csvRelatedImagesFast(%q) = %#v, encoding/json %#v", raw, ri, csv.Spec.RelatedImages)
+		}
+	}
 	return isBundle, isHead, isIcons
 }
 
@@ -97,6 +110,11 @@ var fastDecoderSeeds = []string{
 	` {"kind":"ClusterServiceVersion"} `,
 	`{"kind":"ClusterServiceVersion"} {}`,
 	`[]`, `"x"`, `{`, `{"kind":1}`, `null`,
+	`{"kind":"ClusterServiceVersion","spec":{"relatedImages":[{"name":"op","image":"r/op:1"},{"image":"r/x"}],"icon":[{"base64data":"e30=","mediatype":"image/png"}]}}`,
+	` {"spec":{"relatedImages":null}} `, `{"spec":null}`, `{"spec":{}}`, `{"spec":"x"}`, `{"Spec":{"relatedImages":[]}}`,
+	`{"spec":{"relatedimages":[{"name":"a","image":"b"}]}}`, `{"spec":{"relatedImages":[]},"spec":{}}`,
+	`{"spec":{"relatedImages":[{"name":1,"image":"b"}]}}`, `{"spec":{"relatedImages":"x"}}`, `{"spec":{"relatedImages":[{"Name":"a","IMAGE":"b","x":1}]}}`,
+	`{"sp\u0065c":{"relatedImages":[]}}`, `[]`, `null`,
 }
 
 func TestFastDecodersMatchEncodingJSON(t *testing.T) {
@@ -145,6 +163,9 @@ func TestFastDecodersMatchEncodingJSON(t *testing.T) {
 					t.Fatal(err)
 				}
 				_, h, i := checkFastDecoders(t, o.Data)
+				if _, ok := csvRelatedImagesFast(o.Data); !ok && bytes.Contains(o.Data, []byte(`"kind":"ClusterServiceVersion"`)) {
+					t.Errorf("%s: csvRelatedImagesFast refuses the CSV of %s", r, b.Name)
+				}
 				if h {
 					heads++
 				}
