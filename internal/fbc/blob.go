@@ -280,9 +280,8 @@ type propSet struct {
 
 func (s *propSet) add(typ string, value []byte) {
 	if bytes.ContainsAny(value, " \t\r\n") {
-		var buf bytes.Buffer
-		if json.Compact(&buf, value) == nil {
-			value = buf.Bytes()
+		if c, err := compactJSON(value); err == nil {
+			value = c
 		}
 	}
 	s.addCompact(typ, unescapeHTML(value))

@@ -822,9 +822,8 @@ func indexMetas(others []Meta) []index.Meta {
 	out := make([]index.Meta, 0, len(others))
 	for _, m := range others {
 		blob := []byte(m.Blob)
-		var buf bytes.Buffer
-		if json.Compact(&buf, blob) == nil {
-			blob = buf.Bytes()
+		if c, err := compactJSON(blob); err == nil {
+			blob = c
 		}
 		out = append(out, index.Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: blob})
 	}

@@ -1,5 +1,10 @@
 package fbc
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // Fast equivalents of json.Indent and json.Compact for the writers of a
 // catalog (render, migrate): their input is mostly base64 inside strings
 // (olm.bundle.object values), which encoding/json walks through a state
@@ -156,4 +161,17 @@ func appendCompact(dst, src []byte) ([]byte, bool) {
 		return dst, false
 	}
 	return r.dst, true
+}
+
+// compactJSON is what json.Compact writes for src, by appendCompact where
+// it can.
+func compactJSON(src []byte) ([]byte, error) {
+	if out, ok := appendCompact(make([]byte, 0, len(src)), src); ok {
+		return out, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, src); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -49,6 +49,10 @@ func checkIndentCompact(t *testing.T, data []byte) {
 	case ok && !bytes.Equal(got, want.Bytes()):
 		t.Fatalf("appendCompact(%q)\n got %q\nwant %q", data, got, want.Bytes())
 	}
+	c, cerr := compactJSON(data)
+	if (cerr == nil) != (werr == nil) || (cerr != nil && cerr.Error() != werr.Error()) || (cerr == nil && !bytes.Equal(c, want.Bytes()[1:])) {
+		t.Fatalf("compactJSON(%q) = %q, %v; json.Compact: %q, %v", data, c, cerr, want.Bytes()[1:], werr)
+	}
 }
 
 var indentSeeds = []string{

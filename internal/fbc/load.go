@@ -528,9 +528,8 @@ func compactProps(ps []Property) {
 			ps[i].Value = v
 			continue
 		}
-		var b bytes.Buffer
-		if json.Compact(&b, ps[i].Value) == nil {
-			ps[i].Value = b.Bytes()
+		if c, err := compactJSON(ps[i].Value); err == nil {
+			ps[i].Value = c
 		}
 	}
 }
