@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -430,5 +432,73 @@ func TestReferenceRender(t *testing.T) {
 		if err := json.Unmarshal(body, &m); err != nil || m["name"] != b || bytes.Count(body, []byte("\n")) != 1 {
 			t.Errorf("metas name=%s: %q", b, body)
 		}
+	}
+}
+
+// Start stores the catalog in the background; Wait listens and serves it as
+// Listen would, and what nobody waited for, or could not listen, leaves no
+// temporary copy behind.
+func TestStartInBackground(t *testing.T) {
+	dir := writeCatalog(t, files)
+	bad := writeCatalog(t, map[string]string{"x/catalog.json": `{"schema":`})
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	left := func() []os.DirEntry {
+		entries, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return entries
+	}
+
+	p := httpcatalog.Start(dir, httpcatalog.ServerOptions{Addr: "127.0.0.1:0"})
+	srv, _, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx) }()
+	resp, body := do(t, http.MethodGet, "http://"+srv.Addr().String()+"/catalogs/x/api/v1/all", nil)
+	if resp.StatusCode != http.StatusOK || string(body) != strings.Join(wantLines, "\n")+"\n" {
+		t.Errorf("GET /api/v1/all = %d:\n%s", resp.StatusCode, body)
+	}
+	cancel()
+	<-done
+	p.Close() // the caller owns srv: Close leaves it alone
+	if len(left()) == 0 {
+		t.Fatal("Close of a Pending released the server Wait handed out")
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if l := left(); len(l) != 0 {
+		t.Fatalf("left behind: %v", l)
+	}
+
+	// Nobody waits: Close releases the store.
+	httpcatalog.Start(dir, httpcatalog.ServerOptions{Addr: "127.0.0.1:0"}).Close()
+	if l := left(); len(l) != 0 {
+		t.Fatalf("left behind by an unused Start: %v", l)
+	}
+
+	// A busy address fails Wait and releases the store.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	p = httpcatalog.Start(dir, httpcatalog.ServerOptions{Addr: busy.Addr().String()})
+	if _, _, err := p.Wait(); err == nil {
+		t.Fatal("Wait on a busy address succeeded")
+	}
+	p.Close()
+	if l := left(); len(l) != 0 {
+		t.Fatalf("left behind by a failed listen: %v", l)
+	}
+
+	// A bad catalog fails Wait.
+	if _, _, err := httpcatalog.Start(bad, httpcatalog.ServerOptions{Addr: "127.0.0.1:0"}).Wait(); err == nil || !strings.Contains(err.Error(), "catalog.json") {
+		t.Fatalf("Wait on a bad catalog = %v", err)
 	}
 }

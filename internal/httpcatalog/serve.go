@@ -58,6 +58,15 @@ type Server struct {
 // and opens the listener, so that a bad catalog or a busy address fails
 // before anything is served.
 func Listen(dir string, o ServerOptions) (*Server, error) {
+	s, err := stored(dir)
+	if err != nil {
+		return nil, err
+	}
+	return s.listen(o)
+}
+
+// stored is a server of the catalog in dir, not listening yet.
+func stored(dir string) (*Server, error) {
 	tmp, err := os.MkdirTemp("", "opm-http-catalog-")
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)
@@ -67,15 +76,22 @@ func Listen(dir string, o ServerOptions) (*Server, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("http: %w", err)
 	}
+	return &Server{store: st, dir: tmp}, nil
+}
+
+// listen opens the listener of o (closing the store when it cannot).
+func (s *Server) listen(o ServerOptions) (*Server, error) {
 	lis := o.Listener
 	if lis == nil {
+		var err error
 		if lis, err = net.Listen("tcp", o.Addr); err != nil {
-			_ = st.Close()
-			_ = os.RemoveAll(tmp)
+			_ = s.store.Close()
+			_ = os.RemoveAll(s.dir)
 			return nil, fmt.Errorf("http: %w", err)
 		}
 	}
-	return &Server{store: st, dir: tmp, lis: lis, h: Handler(st, o.Handler)}, nil
+	s.lis, s.h = lis, Handler(s.store, o.Handler)
+	return s, nil
 }
 
 // Addr is where the server listens.
@@ -89,6 +105,52 @@ func (s *Server) Serve(ctx context.Context) error { return Serve(ctx, s.lis, s.h
 
 // Close releases the stored catalog (and the listener, if Serve never ran).
 func (s *Server) Close() error {
-	_ = s.lis.Close() // already closed once Serve has run
+	if s.lis != nil {
+		_ = s.lis.Close() // already closed once Serve has run
+	}
 	return errors.Join(s.store.Close(), os.RemoveAll(s.dir))
+}
+
+// Pending is a Listen whose catalog is stored in the background.
+type Pending struct {
+	o    ServerOptions
+	done chan struct{}
+	srv  *Server
+	err  error
+	took time.Duration
+	used bool
+}
+
+// Start stores the catalog in dir in the background, so that a caller with
+// other work on the same catalog (opm serve's gRPC conversion) does both at
+// once; Wait then opens the listener. Close releases what nobody waited for.
+func Start(dir string, o ServerOptions) *Pending {
+	p := &Pending{o: o, done: make(chan struct{})}
+	start := time.Now()
+	go func() {
+		defer close(p.done)
+		p.srv, p.err = stored(dir)
+		p.took = time.Since(start)
+	}()
+	return p
+}
+
+// Wait is Listen's result: it waits for the store and opens the listener;
+// the caller then owns the server. It also says how long storing took.
+func (p *Pending) Wait() (*Server, time.Duration, error) {
+	<-p.done
+	p.used = true
+	if p.err != nil {
+		return nil, p.took, p.err
+	}
+	srv, err := p.srv.listen(p.o)
+	return srv, p.took, err
+}
+
+// Close waits for the store and releases it unless Wait handed it out.
+func (p *Pending) Close() {
+	<-p.done
+	if !p.used && p.srv != nil {
+		_ = p.srv.Close()
+	}
 }

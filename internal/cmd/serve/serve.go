@@ -181,11 +181,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		defer stop()
 	}
+	if opts.NoGRPC && opts.CacheOnly {
+		return exit.Usagef("--cache-only builds the gRPC cache: drop --grpc=false")
+	}
+	var store *httpcatalog.Pending
+	if web && !opts.CacheOnly {
+		// The HTTP store reads the same files as the gRPC conversion: both at once.
+		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener,
+			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log}})
+		defer store.Close()
+	}
 	if opts.NoGRPC {
-		if opts.CacheOnly {
-			return exit.Usagef("--cache-only builds the gRPC cache: drop --grpc=false")
-		}
-		return serveHTTP(ctx, opts, log, fail, nil)
+		return serveHTTP(ctx, opts, log, fail, store, nil)
 	}
 	start := time.Now()
 	restoreGC := gcbudget.Batch()
@@ -222,7 +229,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		})
 	}
 	if web {
-		return serveHTTP(ctx, opts, log, fail, grpcServe)
+		return serveHTTP(ctx, opts, log, fail, store, grpcServe)
 	}
 	if err := grpcServe(ctx); err != nil {
 		return exit.With(exit.Failed, err)
@@ -230,18 +237,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-// serveHTTP serves the catalogd HTTP API, beside grpcServe when it is not
-// nil; either one stopping stops both.
-func serveHTTP(ctx context.Context, opts *Options, log *slog.Logger, fail func(error) error, grpcServe func(context.Context) error) error {
-	start := time.Now()
-	srv, err := httpcatalog.Listen(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener,
-		Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log}})
+// serveHTTP serves the catalogd HTTP API from store, beside grpcServe when
+// it is not nil; either one stopping stops both.
+func serveHTTP(ctx context.Context, opts *Options, log *slog.Logger, fail func(error) error, store *httpcatalog.Pending, grpcServe func(context.Context) error) error {
+	srv, took, err := store.Wait()
 	if err != nil {
 		return fail(fmt.Errorf("serve %s: %w", opts.Dir, err))
 	}
 	defer func() { _ = srv.Close() }() // a temporary copy
 	log.Info("serving HTTP", "address", srv.Addr().String(), "blobs", srv.Store().Blobs(), "metas", opts.HTTPMetas,
-		"took", time.Since(start).Round(time.Millisecond).String())
+		"took", took.Round(time.Millisecond).String())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, 2)
