@@ -56,8 +56,9 @@ func parseSumKey(s string) (*sumKey, error) {
 
 func (k *sumKey) String() string { return hex.EncodeToString(k.raw[:]) }
 
-// sum is the block's sum. Not safe for concurrent use only in that callers
-// share no buffer; the AEAD itself keeps no state between calls.
+// sum is the block's sum: the first 8 bytes of the GMAC tag (the block as
+// additional data, nothing encrypted, a fixed nonce: the tag is then a
+// keyed polynomial hash of the block).
 func (k *sumKey) sum(block []byte) uint64 {
 	var tag [16]byte
 	out := k.aead.Seal(tag[:0], zeroNonce, nil, block)
