@@ -214,6 +214,14 @@ func TestLayerUploadEndsWhenBuildFails(t *testing.T) {
 	if b.uploadErr == nil {
 		t.Fatal("the early upload succeeded with a layer that was never built")
 	}
+	r, err := image.ParseReference(reg.Addr + "/index:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im, err := c.Open(context.Background(), r); err == nil {
+		_ = im.Close()
+		t.Fatal("a failed Write left an image at the destination")
+	}
 }
 
 var _ v1.Layer = &growingLayer{}
