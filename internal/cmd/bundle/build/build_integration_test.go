@@ -102,9 +102,11 @@ func TestBundleBuildPushValidateRealRegistry(t *testing.T) {
 // opm writes validates the same as the directory (and as opm's own build).
 func TestBundleBuildWithImageBuilder(t *testing.T) {
 	t.Parallel()
+	// One tool after the other: podman and buildah share containers/storage,
+	// the two builds make the same layers, and one's cleanup (rmi) removed
+	// them while the other was committing ("layer not known").
 	for _, name := range []string{"podman", "buildah"} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			o := cmdtest.New(t)
 			src := corpusBundle(t)
 			registrytest.RequireTool(t, name)
