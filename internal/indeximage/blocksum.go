@@ -7,17 +7,18 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"hash/maphash"
 )
 
-// sumKey hashes blocks for the database cache. A cache entry keeps, beside
-// its layer, the sum of every block of the layer's tar stream, so that the
-// next change finds the unchanged blocks without reading the database
-// first. Sums kept on disk cannot come from maphash (its seeds live and
-// die with the process); these are GMAC tags under a random AES key kept
-// with them: a polynomial hash with a secret key, as fast as maphash on
-// CPUs with carry-less multiplication, on which no content can be chosen
-// to collide without the key.
+// sumKey sums the blocks of database layers, to find those a change left
+// as they were: of a layer read from a registry as it is decompressed, of
+// the layer being written, and of the layer a database cache entry keeps
+// (the entry keeps the sums and the key, so that the next change finds
+// the unchanged blocks without reading the database first; maphash could
+// not do that, its seeds live and die with the process). The sums are
+// GMAC tags under a random AES key: a polynomial hash with a secret key,
+// as fast as maphash on CPUs with carry-less multiplication, on which no
+// content can be chosen to collide without the key. The AEAD keeps no
+// state between calls, so sum runs on several goroutines at once.
 type sumKey struct {
 	raw  [16]byte
 	aead cipher.AEAD
@@ -63,10 +64,4 @@ func (k *sumKey) sum(block []byte) uint64 {
 	var tag [16]byte
 	out := k.aead.Seal(tag[:0], zeroNonce, nil, block)
 	return binary.LittleEndian.Uint64(out[:8])
-}
-
-// seedSum is the sum of blocks of a layer read from a registry: maphash
-// under the seed its reader hashed the members with.
-func seedSum(seed maphash.Seed) func([]byte) uint64 {
-	return func(b []byte) uint64 { return maphash.Bytes(seed, b) }
 }

@@ -96,7 +96,7 @@ func (b *Builder) takeFromCache(im *image.Image) (found, bool) {
 		for i := range members {
 			members[i].Sum = meta.Sums[i]
 		}
-		b.prev = &previousLayer{file: prevFile, members: members, sum: key.sum, key: key}
+		b.prev = &previousLayer{file: prevFile, members: members, key: key}
 	} else if key, err := newSumKey(); err == nil {
 		// An entry without sums (an older opm's): the blocks' sums are
 		// those of the layer's tar stream, which the same database at the
@@ -111,7 +111,7 @@ func (b *Builder) takeFromCache(im *image.Image) (found, bool) {
 				members[i].Sum = sums[i]
 			}
 			if err == nil {
-				b.prev = &previousLayer{file: prevFile, members: members, sum: key.sum, key: key}
+				b.prev = &previousLayer{file: prevFile, members: members, key: key}
 			}
 		}
 	}

@@ -23,9 +23,7 @@ import (
 type previousLayer struct {
 	file    string
 	members []layerfs.GzipMember
-	// sum is what the members' Sums were made with; key, when not nil,
-	// is the cache key that sum is (see sumKey).
-	sum func([]byte) uint64
+	// key is what the members' Sums were made with.
 	key *sumKey
 }
 
@@ -199,12 +197,13 @@ func (bw *blockWriter) flush() {
 	}()
 }
 
-// sameBlock is data's sum as the previous layer's members were summed.
+// sameBlock is data's sum as the previous layer's members were summed:
+// kept, its sum for the cache, when that is under the same key.
 func (bw *blockWriter) sameBlock(data []byte, kept uint64) uint64 {
-	if bw.keep != nil && bw.prev.key == bw.keep {
+	if bw.prev.key == bw.keep {
 		return kept
 	}
-	return bw.prev.sum(data)
+	return bw.prev.key.sum(data)
 }
 
 // Close writes the last block and waits for every member to be written.

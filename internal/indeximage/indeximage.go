@@ -12,7 +12,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -344,6 +343,7 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 	// MB again for the diff_id would only check the old config.
 	opts := layerfs.ReaderOptions{NoDiffID: true}
 	var keep *os.File
+	var blockKey *sumKey
 	if b.keepLayer && b.Compression != Zstd {
 		// The layer is read anyway: keep its compressed bytes, and where
 		// each gzip member is, in case opm wrote it and Write can copy
@@ -353,7 +353,10 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 			return found{}, false, err
 		}
 		defer keep.Close()
-		opts = layerfs.ReaderOptions{NoDiffID: true, Members: true, Seed: maphash.MakeSeed(), Copy: keep}
+		if blockKey, err = newSumKey(); err != nil {
+			return found{}, false, err
+		}
+		opts = layerfs.ReaderOptions{NoDiffID: true, Members: true, Sum: blockKey.sum, Copy: keep}
 	}
 	lr, err := im.OpenDatabaseLayerWith(ctx, top, opts)
 	if err != nil {
@@ -410,7 +413,7 @@ func (b *Builder) scanTop(ctx context.Context, im *image.Image, top int, dst str
 	}
 	if keep != nil {
 		if members := lr.Members(); got && reusable(members) {
-			b.prev = &previousLayer{file: keep.Name(), members: members, sum: seedSum(opts.Seed)}
+			b.prev = &previousLayer{file: keep.Name(), members: members, key: blockKey}
 		} else {
 			os.Remove(keep.Name())
 		}

@@ -16,7 +16,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"hash/maphash"
 	"io"
 	"runtime"
 	"sync"
@@ -167,17 +166,17 @@ var (
 var errFormat = errors.New("not a member of opm's block gzip format")
 
 // NewReader reads the members from r, which is at the start of the blob,
-// hashing each one's content with seed (Member.Sum; the zero Seed hashes
-// nothing). Close it when done.
-func NewReader(r io.Reader, seed maphash.Seed) *Reader {
+// summing each one's content with sum (Member.Sum; nil sums nothing; it is
+// called on several goroutines at once). Close it when done.
+func NewReader(r io.Reader, sum func([]byte) uint64) *Reader {
 	z := &Reader{queue: make(chan *pending, 2*runtime.GOMAXPROCS(0)), stop: make(chan struct{}), done: make(chan struct{})}
-	go z.dispatch(r, seed)
+	go z.dispatch(r, sum)
 	return z
 }
 
 // dispatch reads the members one after the other and hands each to a
 // goroutine that decompresses and checks it.
-func (z *Reader) dispatch(r io.Reader, seed maphash.Seed) {
+func (z *Reader) dispatch(r io.Reader, sumOf func([]byte) uint64) {
 	defer close(z.done)
 	defer close(z.queue)
 	var off int64
@@ -237,8 +236,8 @@ func (z *Reader) dispatch(r io.Reader, seed maphash.Seed) {
 				return
 			}
 			var sum uint64
-			if seed != (maphash.Seed{}) {
-				sum = maphash.Bytes(seed, p.out)
+			if sumOf != nil {
+				sum = sumOf(p.out)
 			}
 			z.mu.Lock()
 			z.members[i].USize = int64(len(p.out))

@@ -44,7 +44,7 @@ func TestRoundTripAndStandardReader(t *testing.T) {
 		t.Fatal("Detect does not know the format")
 	}
 	seed := maphash.MakeSeed()
-	z := NewReader(bytes.NewReader(b), seed)
+	z := NewReader(bytes.NewReader(b), func(blk []byte) uint64 { return maphash.Bytes(seed, blk) })
 	got, err := io.ReadAll(z)
 	z.Close()
 	if err != nil || !bytes.Equal(got, data) {
@@ -88,7 +88,7 @@ func TestDetectPlainGzip(t *testing.T) {
 }
 
 func readAll(b []byte) error {
-	z := NewReader(bytes.NewReader(b), maphash.Seed{})
+	z := NewReader(bytes.NewReader(b), nil)
 	defer z.Close()
 	_, err := io.ReadAll(z)
 	return err
@@ -134,7 +134,7 @@ func TestBadBlobsRefused(t *testing.T) {
 // Close returns while members are still waiting to be read.
 func TestCloseEarly(t *testing.T) {
 	b := blob(t, sample(20*BlockSize))
-	z := NewReader(bytes.NewReader(b), maphash.Seed{})
+	z := NewReader(bytes.NewReader(b), nil)
 	if _, err := z.Read(make([]byte, 10)); err != nil {
 		t.Fatal(err)
 	}

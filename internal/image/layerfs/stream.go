@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"hash/maphash"
 	"io"
 
 	"github.com/klauspost/compress/gzip"
@@ -68,8 +67,10 @@ type ReaderOptions struct {
 	Hint string
 	// Members records the members of a gzip blob (Reader.Members).
 	Members bool
-	// Seed is what member contents are hashed with (GzipMember.Sum).
-	Seed maphash.Seed
+	// Sum, when set, sums the content of each member of opm's block gzip
+	// format (GzipMember.Sum), on several goroutines at once. Members of
+	// other gzip streams are not summed: only opm's blocks are ever copied.
+	Sum func([]byte) uint64
 	// Copy, when set, receives the compressed bytes as they are read.
 	Copy io.Writer
 	// NoDiffID skips hashing the uncompressed stream against the config's
@@ -110,7 +111,7 @@ func NewReaderWith(rc io.ReadCloser, want Expect, max int64, opts ReaderOptions)
 	case bytes.HasPrefix(head, gzipMagic):
 		if peek, _ := br.Peek(64); blockgzip.Detect(peek) {
 			// opm's own format: its members decompress on every core.
-			z := blockgzip.NewReader(br, opts.Seed)
+			z := blockgzip.NewReader(br, opts.Sum)
 			lr.decomp, lr.closer, lr.blocks = z, z.Close, z
 			break
 		}
@@ -122,7 +123,6 @@ func NewReaderWith(rc io.ReadCloser, want Expect, max int64, opts ReaderOptions)
 		lr.decomp, lr.closer = zr, func() { _ = zr.Close() }
 		if opts.Members {
 			m := &memberReader{br: br, comp: lr.comp, zr: zr}
-			m.h.SetSeed(opts.Seed)
 			m.cur.Extra = bytes.Clone(zr.Extra)
 			zr.Multistream(false)
 			lr.members, lr.decomp = m, m
@@ -160,7 +160,6 @@ type memberReader struct {
 	br      *bufio.Reader
 	comp    *CountingReader
 	zr      *gzip.Reader
-	h       maphash.Hash
 	cur     GzipMember
 	members []GzipMember
 }
@@ -170,19 +169,16 @@ func (m *memberReader) offset() int64 { return m.comp.N - int64(m.br.Buffered())
 func (m *memberReader) Read(p []byte) (int, error) {
 	for {
 		n, err := m.zr.Read(p)
-		m.h.Write(p[:n])
 		m.cur.USize += int64(n)
 		if err != io.EOF {
 			return n, err
 		}
 		m.cur.Size = m.offset() - m.cur.Offset
-		m.cur.Sum = m.h.Sum64()
 		m.members = append(m.members, m.cur)
 		if _, perr := m.br.Peek(1); perr != nil {
 			return n, io.EOF
 		}
 		m.cur = GzipMember{Offset: m.offset()}
-		m.h.Reset()
 		if err := m.zr.Reset(m.br); err != nil {
 			return n, fmt.Errorf("gzip member at byte %d: %w", m.cur.Offset, err)
 		}
