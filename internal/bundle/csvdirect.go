@@ -327,12 +327,7 @@ func (p *typePlan) fill(v reflect.Value, x any, depth int) bool {
 			v.Set(m)
 			return true
 		case opAny:
-			c, ok := plainCopy(t, depth)
-			if !ok {
-				return false
-			}
-			v.Set(reflect.ValueOf(c))
-			return true
+			return setPlainCopy(v, t, depth)
 		}
 		return false
 	case []any:
@@ -347,12 +342,7 @@ func (p *typePlan) fill(v reflect.Value, x any, depth int) bool {
 			v.Set(s)
 			return true
 		case opAny:
-			c, ok := plainCopy(t, depth)
-			if !ok {
-				return false
-			}
-			v.Set(reflect.ValueOf(c))
-			return true
+			return setPlainCopy(v, t, depth)
 		}
 		return false
 	}
@@ -434,6 +424,16 @@ func plainValue(x any, depth int) bool {
 		return true
 	}
 	return false
+}
+
+// setPlainCopy sets the interface v to a plain copy of the mapping or
+// list x (see plainCopy).
+func setPlainCopy(v reflect.Value, x any, depth int) bool {
+	c, ok := plainCopy(x, depth)
+	if ok {
+		v.Set(reflect.ValueOf(c))
+	}
+	return ok
 }
 
 // plainCopy is x as decoding its JSON text into an `any` gives it: fresh

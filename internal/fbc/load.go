@@ -48,11 +48,10 @@ func LoadErrors(err error) []error {
 	return []error{err}
 }
 
-// LoadDir loads the catalog in directory dir, within the default Limits.
-func LoadDir(dir string) (*Catalog, error) { return LoadDirWith(dir, LoadOptions{}) }
-
-// LoadDirWith is LoadDir with options.
-func LoadDirWith(dir string, opts LoadOptions) (*Catalog, error) {
+// openCatalogRoot opens the catalog directory dir as an os.Root: a symbolic
+// link that leads out of dir is then refused (a finding), as bundle
+// directories refuse it, instead of followed.
+func openCatalogRoot(dir string) (*os.Root, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
@@ -60,11 +59,21 @@ func LoadDirWith(dir string, opts LoadOptions) (*Catalog, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("load catalog %s: not a directory (give the catalog's root directory)", dir)
 	}
-	// Through an os.Root: a symbolic link that leads out of dir is refused
-	// (a finding), as bundle directories refuse it, instead of followed.
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load catalog: %w", err)
+	}
+	return root, nil
+}
+
+// LoadDir loads the catalog in directory dir, within the default Limits.
+func LoadDir(dir string) (*Catalog, error) { return LoadDirWith(dir, LoadOptions{}) }
+
+// LoadDirWith is LoadDir with options.
+func LoadDirWith(dir string, opts LoadOptions) (*Catalog, error) {
+	root, err := openCatalogRoot(dir)
+	if err != nil {
+		return nil, err
 	}
 	defer func() { _ = root.Close() }() // read-only
 	return LoadWith(root.FS(), opts)

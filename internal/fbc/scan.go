@@ -71,16 +71,9 @@ type keyedErr struct {
 // ScanDir scans the catalog in directory dir (see Scanned), read through
 // an os.Root as LoadDirWith reads it; Close it when done.
 func ScanDir(dir string, opts LoadOptions) (*Scanned, error) {
-	st, err := os.Stat(dir)
+	root, err := openCatalogRoot(dir)
 	if err != nil {
-		return nil, fmt.Errorf("load catalog: %w", err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("load catalog %s: not a directory (give the catalog's root directory)", dir)
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("load catalog: %w", err)
+		return nil, err
 	}
 	s, err := Scan(root.FS(), opts)
 	if err != nil {

@@ -72,17 +72,8 @@ func checkDatabaseLayer(t *testing.T, c *image.Client, ref string, db []byte) {
 		t.Fatal(err)
 	}
 	top := ls[len(ls)-1]
-	rc, err := top.Compressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := sha256.New()
-	if _, err := io.Copy(h, rc); err != nil {
-		t.Fatal(err)
-	}
-	_ = rc.Close()
 	want, _ := top.Digest()
-	if got := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != want.String() {
+	if got := digestOf(t, top.Compressed); got != want.String() {
 		t.Fatalf("the registry's blob has digest %s, the manifest names %s", got, want)
 	}
 	data, _, err := im.FindDatabase(context.Background(), strings.TrimPrefix(DefaultDatabasePath, "/"))
@@ -92,19 +83,25 @@ func checkDatabaseLayer(t *testing.T, c *image.Client, ref string, db []byte) {
 	if sha256.Sum256(data) != sha256.Sum256(db) {
 		t.Fatalf("the image's database (%d bytes) is not the one written (%d bytes)", len(data), len(db))
 	}
-	u, err := top.Uncompressed()
+	diffID, _ := top.DiffID()
+	if got := digestOf(t, top.Uncompressed); got != diffID.String() {
+		t.Fatalf("the layer's uncompressed digest is %s, the config names %s", got, diffID)
+	}
+}
+
+// digestOf is the sha256 digest of what open reads.
+func digestOf(t *testing.T, open func() (io.ReadCloser, error)) string {
+	t.Helper()
+	rc, err := open()
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Reset()
-	if _, err := io.Copy(h, u); err != nil {
+	defer rc.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, rc); err != nil {
 		t.Fatal(err)
 	}
-	_ = u.Close()
-	diffID, _ := top.DiffID()
-	if got := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != diffID.String() {
-		t.Fatalf("the layer's uncompressed digest is %s, the config names %s", got, diffID)
-	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil))
 }
 
 // The database layer is uploaded while it is built, to Debian's
