@@ -16,6 +16,7 @@ const (
 // Well-known CSV annotations.
 const (
 	AnnotationALMExamples     = "alm-examples"
+	AnnotationOLMExamples     = "olm.examples"
 	AnnotationSkipRange       = "olm.skipRange"
 	AnnotationSubstitutesFor  = "olm.substitutesFor"
 	AnnotationInternalObjects = "operators.operatorframework.io/internal-objects"

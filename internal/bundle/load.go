@@ -277,12 +277,19 @@ func (b *Bundle) readMetadata(sub fs.FS) ([]error, error) {
 			if b.Annotations == nil || stem == "annotations" {
 				b.Annotations = decodeAnnotations(f.Name, docs[0])
 			}
-		case stem == "properties":
-			b.PropertiesFile = f
-			b.Properties = decodeProperties(docs[0], "properties")
-		case stem == "dependencies":
+		case b.DependenciesFile == nil && len(Slice(docs[0].Value, "dependencies")) > 0:
+			// Like OLM, the first file (by name) listing dependencies is the
+			// dependencies file whatever its name (a properties.yaml that
+			// holds dependencies is common), and likewise for properties.
 			b.DependenciesFile = f
 			b.Dependencies = decodeProperties(docs[0], "dependencies")
+		case b.PropertiesFile == nil && len(Slice(docs[0].Value, "properties")) > 0:
+			b.PropertiesFile = f
+			b.Properties = decodeProperties(docs[0], "properties")
+		case stem == "properties" && b.PropertiesFile == nil:
+			b.PropertiesFile = f // no list: kept so that validation can say so
+		case stem == "dependencies" && b.DependenciesFile == nil:
+			b.DependenciesFile = f
 		}
 	}
 	return problems, nil

@@ -154,7 +154,7 @@ func TestEdgeCorpus(t *testing.T) {
 		{[]string{"E05-replaces-bare-version/datadog-operator/1.3.0"}, "csv-replaces", Error, "manifests/datadog-operator.clusterserviceversion.yaml", "spec.replaces", `"1.2.1" is a bare version`},
 		{[]string{"E06-duplicate-csv-name/slurm-operator/0.4.0", "E06-duplicate-csv-name/slurm-operator/0.4.1"}, "package-duplicate-csv", Error, "", "metadata.name", `CSV name "slurm-operator.v0.4.0" is also used by`},
 		{[]string{"E09-yaml11-equals-scalar-in-crd/observability-operator/0.0.22"}, "yaml-ambiguous-scalar", Warning, "manifests/monitoring.rhobs_alertmanagerconfigs.yaml", "", `plain "="`},
-		{[]string{"E12-crd-not-owned-and-default-channel-elsewhere/infinispan/2.0.0"}, "crd-not-owned", Warning, "manifests/infinispan.org_caches_crd.yaml", "metadata.name", "caches.infinispan.org is in the bundle but the CSV does not own it"},
+		{[]string{"E12-crd-not-owned-and-default-channel-elsewhere/infinispan/2.0.0"}, "crd-not-owned", Error, "manifests/infinispan.org_caches_crd.yaml", "metadata.name", "caches.infinispan.org is in the bundle but the CSV does not own it"},
 		{[]string{"E12-crd-not-owned-and-default-channel-elsewhere/infinispan/2.0.0"}, "annotations-default-channel", Error, "metadata/annotations.yaml", "", `default channel "2.1.x" is not one of the bundle's channels (preview)`},
 		{[]string{"E13-multidoc-manifest-file/community-trivy-operator/2.4.0"}, "manifest-multi-document", Error, "manifests/trivy-operator.service.yaml", "", "holds 2 objects"},
 		{[]string{"E13-multidoc-manifest-file/community-trivy-operator/2.4.0"}, "annotations-default-channel", Info, "metadata/annotations.yaml", "", "no default channel annotation"},

@@ -103,9 +103,9 @@ func init() {
 			}
 		})
 
-	register(&Rule{ID: "crd-not-owned", Severity: Warning, Scope: ScopeBundle,
+	register(&Rule{ID: "crd-not-owned", Severity: Error, Scope: ScopeBundle,
 		What: "Every CRD in manifests/ is listed in spec.customresourcedefinitions.owned.",
-		Why:  "OLM installs it anyway, but without an owned entry it is not tied to the operator: the console does not show it, and upgrades and uninstalls may leave it behind. Upstream ignores it.",
+		Why:  "OLM creates the CRD but does not tie it to the operator: its resolver knows only the APIs a CSV owns, so operators that require this API never find it provided, the console does not show it, and upgrades and uninstalls leave it behind. operator-sdk refuses such a bundle (since 2020).",
 		Fix:  "Add an owned entry (name, version, kind) for the CRD, or remove the CRD from the bundle.",
 		check: func(c *Context) {
 			owned := map[string]bool{}

@@ -540,22 +540,26 @@ var iconMediaTypes = []string{"image/gif", "image/jpeg", "image/png", "image/svg
 
 func init() {
 	csvRule("csv-alm-examples", Error,
-		"The alm-examples annotation is a JSON list of objects, each with apiVersion and kind.",
-		"The console parses alm-examples to offer example resources; invalid JSON breaks that page for the operator.",
+		"The alm-examples annotation (or olm.examples, read when alm-examples is absent) is a JSON list of objects, each with apiVersion and kind.",
+		"The console parses alm-examples to offer example resources; invalid JSON breaks that page for the operator, and operator-sdk refuses it. When both annotations are given, tools read alm-examples only (a warning).",
 		"Make alm-examples a JSON array of example objects.",
 		func(c *Context) {
-			ex, ok := c.CSV.Metadata.Annotations[bundle.AnnotationALMExamples]
+			key, ex, ok := examplesAnnotation(c.CSV)
 			if !ok {
 				return
 			}
-			f := `metadata.annotations["alm-examples"]`
+			f := csvAnnotationField(key)
+			if _, both := c.CSV.Metadata.Annotations[bundle.AnnotationOLMExamples]; both && key == bundle.AnnotationALMExamples {
+				c.ReportAs(Warning, c.csvObj(), csvAnnotationField(bundle.AnnotationOLMExamples), "both alm-examples and olm.examples are given; olm.examples is never read",
+					"keep the examples in alm-examples only")
+			}
 			if strings.TrimSpace(ex) == "" {
-				c.ReportAs(Warning, c.csvObj(), f, "alm-examples is empty", "give at least one example per owned API, or remove the annotation")
+				c.ReportAs(Warning, c.csvObj(), f, key+" is empty", "give at least one example per owned API, or remove the annotation")
 				return
 			}
 			items, err := parseExamples(ex)
 			if err != nil {
-				c.Report(c.csvObj(), f, "alm-examples is not a JSON list of objects: "+err.Error(), "write a JSON array: [{\"apiVersion\": ..., \"kind\": ..., ...}]")
+				c.Report(c.csvObj(), f, key+" is not a JSON list of objects: "+err.Error(), "write a JSON array: [{\"apiVersion\": ..., \"kind\": ..., ...}]")
 				return
 			}
 			for i, it := range items {
@@ -565,14 +569,14 @@ func init() {
 			}
 		})
 
-	csvRule("csv-alm-examples-api", Warning,
-		"Each alm-examples entry is of an API the CSV owns, and each owned API has an example.",
-		"Examples of APIs the operator does not provide cannot be created from the console; an owned API without an example leaves users guessing its spec.",
-		"Add an example per owned CRD or API service; remove examples of kinds the operator does not own.",
+	csvRule("csv-alm-examples-api", Error,
+		"Each alm-examples entry is of an API the CSV owns (group, version and kind); each owned API has an example (a warning).",
+		"An example of an API the operator does not provide cannot be created from the console, and usually means a stale group, version or kind; operator-sdk refuses it. An owned API without an example only leaves users guessing its spec, so that is a warning.",
+		"Add an example per owned CRD or API service; remove examples of kinds the operator does not own, or correct their apiVersion.",
 		func(c *Context) {
-			ex, ok := c.CSV.Metadata.Annotations[bundle.AnnotationALMExamples]
+			key, ex, ok := examplesAnnotation(c.CSV)
 			if !ok {
-				ex = "[]"
+				key, ex = bundle.AnnotationALMExamples, "[]"
 			}
 			items, err := parseExamples(ex)
 			if err != nil {
@@ -582,13 +586,13 @@ func init() {
 			if len(owned) == 0 && len(items) == 0 {
 				return
 			}
-			f := `metadata.annotations["alm-examples"]`
+			f := csvAnnotationField(key)
 			have := map[string]bool{}
 			for _, it := range items {
 				gvk := bundle.Str(it, "apiVersion") + ", Kind=" + bundle.Str(it, "kind")
 				have[gvk] = true
 				if bundle.Str(it, "kind") != "" && !owned[gvk] {
-					c.Report(c.csvObj(), f, fmt.Sprintf("example of %s, which the CSV does not own", gvk), "remove the example or add the API to spec.customresourcedefinitions.owned")
+					c.Report(c.csvObj(), f, fmt.Sprintf("example of %s, which the CSV does not own", gvk), "remove the example, correct its apiVersion and kind, or add the API to spec.customresourcedefinitions.owned")
 				}
 			}
 			var missing []string
@@ -599,7 +603,7 @@ func init() {
 			}
 			sort.Strings(missing)
 			for _, gvk := range missing {
-				c.Report(c.csvObj(), f, fmt.Sprintf("owned API %s has no example in alm-examples", gvk), "add an example object of that kind")
+				c.ReportAs(Warning, c.csvObj(), f, fmt.Sprintf("owned API %s has no example in %s", gvk, key), "add an example object of that kind")
 			}
 		})
 
@@ -690,3 +694,65 @@ func typeMessage(csv *bundle.CSV, te bundle.FieldTypeError) string {
 	}
 	return fmt.Sprintf("%s is a %s, not a %s", te.Field, te.Got, te.Want)
 }
+
+// wellKnownCSVAnnotations are CSV annotation keys OLM and its tools read by
+// exact name: a key that differs only in case is silently never read.
+var wellKnownCSVAnnotations = []string{
+	bundle.AnnotationSkipRange, bundle.AnnotationSubstitutesFor, bundle.AnnotationProperties,
+	bundle.AnnotationALMExamples, bundle.AnnotationOLMExamples, bundle.AnnotationInternalObjects,
+	"olm.operatorGroup", "olm.operatorNamespace", "olm.targetNamespaces", "olm.providedAPIs",
+	"operatorframework.io/suggested-namespace", "operatorframework.io/initialization-resource",
+}
+
+// Required fields and the spelling of well-known keys.
+func init() {
+	csvRule("csv-display-name", Error,
+		"spec.displayName is set to a non-empty string.",
+		"The CSV schema the API server serves requires spec.displayName: a CSV without it is refused, so OLM cannot install the bundle (operator-sdk refuses it too). An empty one is accepted by the API server but leaves the operator nameless in the console, and operator-sdk refuses it as missing.",
+		"Set spec.displayName to the operator's human-readable name, e.g. Widget Operator.",
+		func(c *Context) {
+			if hasTypeError(c.CSV, "spec.displayName") {
+				return // csv-field-type says what it is instead
+			}
+			if _, ok := bundle.Lookup(c.csvObj().Map(), "spec", "displayName"); !ok {
+				c.Report(c.csvObj(), "spec", "spec.displayName is missing; the API server refuses a CSV without it", "add spec.displayName: the operator's name as users should see it")
+				return
+			}
+			if strings.TrimSpace(c.CSV.Spec.DisplayName) == "" {
+				c.Report(c.csvObj(), "spec.displayName", "spec.displayName is empty", "set it to the operator's name as users should see it")
+			}
+		})
+
+	csvRule("csv-annotation-case", Error,
+		"No CSV annotation key differs only in case from a key OLM reads ("+strings.Join(wellKnownCSVAnnotations, ", ")+").",
+		"OLM and the console read these annotations by their exact name: a mis-cased key such as olm.skiprange is silently ignored, so the skip range, substitution or example it was written for does not exist. operator-sdk refuses the mis-cased OLM keys as well.",
+		"Rename the key to the exact spelling the message gives.",
+		func(c *Context) {
+			keys := make([]string, 0, len(c.CSV.Metadata.Annotations))
+			for k := range c.CSV.Metadata.Annotations {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				for _, known := range wellKnownCSVAnnotations {
+					if k != known && strings.EqualFold(k, known) {
+						c.Report(c.csvObj(), csvAnnotationField(k), fmt.Sprintf("annotation %q is read by no tool: the key OLM reads is %q", k, known), "rename it to "+known)
+					}
+				}
+			}
+		})
+}
+
+// examplesAnnotation returns the examples annotation tools read: alm-examples,
+// else olm.examples.
+func examplesAnnotation(csv *bundle.CSV) (key, value string, ok bool) {
+	for _, k := range []string{bundle.AnnotationALMExamples, bundle.AnnotationOLMExamples} {
+		if v, found := csv.Metadata.Annotations[k]; found {
+			return k, v, true
+		}
+	}
+	return "", "", false
+}
+
+// csvAnnotationField is the field path of a CSV annotation.
+func csvAnnotationField(key string) string { return `metadata.annotations["` + key + `"]` }

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"encoding/json"
 	"fmt"
 	"path"
 	"strconv"
@@ -225,9 +226,9 @@ func init() {
 		})
 
 	annotationsRule("annotations-package", Error,
-		"The package annotation is a non-empty, valid package name that matches the CSV.",
-		"The package name groups bundles in an index; upstream accepts an empty one and then builds a broken catalog.",
-		"Set operators.operatorframework.io.bundle.package.v1 to the operator's package name.",
+		"The package annotation is a non-empty, valid package name, and every olm.package property the bundle declares (metadata/properties.yaml, the CSV's olm.properties annotation) names the same package.",
+		"The package name groups bundles in an index; upstream accepts an empty one and then builds a broken catalog. A declared olm.package property is copied into the catalog next to the one made from the annotation: when they name different packages, the catalog is refused (opm validate: catalog-property).",
+		"Set operators.operatorframework.io.bundle.package.v1 to the operator's package name, and make any olm.package property say the same (or remove it: index tools add it).",
 		func(c *Context, a *bundle.Annotations) {
 			v, ok := a.Values[bundle.AnnotationPackage]
 			if !ok {
@@ -240,6 +241,12 @@ func init() {
 			}
 			if msgs := dns1123Label(v); len(msgs) > 0 {
 				reportAnnotation(c, a, f, fmt.Sprintf("package name %q is not a valid name: %s", v, strings.Join(msgs, "; ")), "use lower case letters, digits and '-'")
+			}
+			for _, d := range declaredPackages(c) {
+				if d.name != v {
+					c.ReportFile(d.file, d.line, d.field, fmt.Sprintf("olm.package property names package %q, but the bundle's package annotation is %q", d.name, v),
+						fmt.Sprintf("set packageName to %q, or remove the property (index tools add it from the annotation)", v))
+				}
 			}
 		})
 
@@ -347,4 +354,45 @@ func misCased(m map[string]any, missing []string) (msg, hint string) {
 	}
 	return fmt.Sprintf("mis-cased key %s: Kubernetes field names are case-sensitive, so %s is unset", strings.Join(found, ", "), strings.Join(want, ", ")),
 		"write " + strings.Join(want, ", ") + " exactly"
+}
+
+// declaredPackage is an olm.package property a bundle declares itself.
+type declaredPackage struct {
+	name, file, field string
+	line              int
+}
+
+// declaredPackages returns the package names of the olm.package properties in
+// metadata/properties.yaml and in the CSV's olm.properties annotation.
+func declaredPackages(c *Context) []declaredPackage {
+	var out []declaredPackage
+	if f := c.Bundle.PropertiesFile; f != nil && len(f.Docs) > 0 {
+		for _, p := range c.Bundle.Properties {
+			if name, ok := mustLookup(p.Value, "packageName").(string); p.Type == typePackage && ok {
+				field := p.Field + ".value.packageName"
+				out = append(out, declaredPackage{name: name, file: f.Name, field: field, line: f.Docs[0].LineOf(field)})
+			}
+		}
+	}
+	if c.CSV == nil {
+		return out
+	}
+	if raw, ok := c.CSV.Metadata.Annotations[bundle.AnnotationProperties]; ok {
+		var props []struct {
+			Type  string          `json:"type"`
+			Value json.RawMessage `json:"value"`
+		}
+		if json.Unmarshal([]byte(raw), &props) == nil {
+			for _, p := range props {
+				var v struct {
+					PackageName string `json:"packageName"`
+				}
+				if p.Type == typePackage && json.Unmarshal(p.Value, &v) == nil {
+					field := `metadata.annotations["olm.properties"]`
+					out = append(out, declaredPackage{name: v.PackageName, file: c.CSV.Object.File, field: field, line: c.CSV.Object.Line(field)})
+				}
+			}
+		}
+	}
+	return out
 }

@@ -183,7 +183,7 @@ func TestRules(t *testing.T) {
 			mutate: replace(csvFile, `olm.skipRange: ">=1.0.0 <1.2.0"`, `olm.skipRange: ">=1.0.x <1.2.0"`)},
 		{name: "alm-examples not json", rule: "csv-alm-examples", sev: Error, msg: "not a JSON list",
 			mutate: replace(csvFile, `[{"apiVersion"`, `[{apiVersion"`)},
-		{name: "alm-examples of an API not owned", rule: "csv-alm-examples-api", sev: Warning, msg: "does not own",
+		{name: "alm-examples of an API not owned (operator-sdk agrees)", rule: "csv-alm-examples-api", sev: Error, msg: "does not own",
 			mutate: replace(csvFile, `"kind": "Widget"`, `"kind": "Gadget"`)},
 		{name: "related image invalid", rule: "csv-related-images", sev: Error, field: "spec.relatedImages[0].image",
 			mutate: replace(csvFile, "  - name: operator\n    image: quay.example.com/widgets/operator@sha256:", "  - name: operator\n    image: quay.example.com/Widgets/operator@sha256:")},
@@ -222,7 +222,7 @@ func TestRules(t *testing.T) {
 			mutate: replace(csvFile, "      version: v1\n      kind: Widget", "      version: v1\n      kind: Widgit")},
 		{name: "required crd malformed", rule: "csv-required-crds", sev: Error, msg: "has no version",
 			mutate: replace(csvFile, "  relatedImages:\n", "    required:\n    - name: gadgets.other.io\n      kind: Gadget\n  relatedImages:\n")},
-		{name: "crd not owned (real: infinispan)", rule: "crd-not-owned", sev: Warning, file: "manifests/gadgets.crd.yaml",
+		{name: "crd not owned (edge: infinispan; operator-sdk agrees)", rule: "crd-not-owned", sev: Error, file: "manifests/gadgets.crd.yaml",
 			mutate: func(t testing.TB, m fstest.MapFS) {
 				m["manifests/gadgets.crd.yaml"] = &fstest.MapFile{Data: []byte(strings.NewReplacer("widget", "gadget", "Widget", "Gadget").Replace(string(m[crdFile].Data)))}
 			}},
