@@ -191,3 +191,24 @@ func TestPeekPackage(t *testing.T) {
 	}
 	assert.Equal(t, "", PeekPackageDir(t.TempDir()+"/missing", LoadOptions{}))
 }
+
+// Like OLM, the metadata file listing dependencies is the dependencies
+// file whatever its name (pelorus-operator keeps them in properties.yaml).
+func TestLoadFindsMetadataListsByContent(t *testing.T) {
+	fsys := fstest.MapFS{
+		"manifests/csv.yaml":        {Data: []byte(minimalCSV)},
+		"metadata/annotations.yaml": {Data: []byte("annotations:\n  operators.operatorframework.io.bundle.package.v1: a\n")},
+		"metadata/properties.yaml":  {Data: []byte("dependencies:\n- type: olm.package\n  value: {packageName: b, version: 1.0.0}\n")},
+		"metadata/extra.yaml":       {Data: []byte("properties:\n- type: olm.label\n  value: {label: x}\n")},
+	}
+	b, err := Load(fsys)
+	require.NoError(t, err)
+	require.NotNil(t, b.DependenciesFile)
+	assert.Equal(t, "metadata/properties.yaml", b.DependenciesFile.Name)
+	require.Len(t, b.Dependencies, 1)
+	assert.Equal(t, "b", Str(b.Dependencies[0].Value, "packageName"))
+	require.NotNil(t, b.PropertiesFile)
+	assert.Equal(t, "metadata/extra.yaml", b.PropertiesFile.Name)
+	require.Len(t, b.Properties, 1)
+	assert.Equal(t, "olm.label", b.Properties[0].Type)
+}

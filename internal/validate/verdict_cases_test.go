@@ -36,6 +36,10 @@ var verdictCases = []struct {
 	{"object-namespace", "manifest-metadata", Warning, "which OLM ignores"},
 	{"install-mode-duplicate", "csv-install-modes", Error, "twice"},
 	{"icon-empty-list", "", 0, ""},
+	// Controls: rules that already agreed with operator-sdk.
+	{"csv-min-kube-v-prefix", "csv-min-kube-version-format", Error, `"v1.25.0"`},
+	{"csv-no-install", "csv-deployments", Error, `install strategy is ""`},
+	{"related-image-empty", "csv-related-images", Error, "empty image reference"},
 }
 
 func TestVerdictCases(t *testing.T) {
