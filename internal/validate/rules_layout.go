@@ -226,9 +226,9 @@ func init() {
 		})
 
 	annotationsRule("annotations-package", Error,
-		"The package annotation is a non-empty, valid package name, and every olm.package property the bundle declares (metadata/properties.yaml, the CSV's olm.properties annotation) names the same package.",
-		"The package name groups bundles in an index; upstream accepts an empty one and then builds a broken catalog. A declared olm.package property is copied into the catalog next to the one made from the annotation: when they name different packages, the catalog is refused (opm validate: catalog-property).",
-		"Set operators.operatorframework.io.bundle.package.v1 to the operator's package name, and make any olm.package property say the same (or remove it: index tools add it).",
+		"The package annotation is a non-empty, valid package name (a DNS-1123 label); metadata-properties compares it with declared olm.package properties.",
+		"The package name groups bundles in an index, and OLM names objects after it; upstream accepts an empty one and then builds a broken catalog.",
+		"Set operators.operatorframework.io.bundle.package.v1 to the operator's package name.",
 		func(c *Context, a *bundle.Annotations) {
 			v, ok := a.Values[bundle.AnnotationPackage]
 			if !ok {
@@ -241,12 +241,6 @@ func init() {
 			}
 			if msgs := dns1123Label(v); len(msgs) > 0 {
 				reportAnnotation(c, a, f, fmt.Sprintf("package name %q is not a valid name: %s", v, strings.Join(msgs, "; ")), "use lower case letters, digits and '-'")
-			}
-			for _, d := range declaredPackages(c) {
-				if d.name != v {
-					c.ReportFile(d.file, d.line, d.field, fmt.Sprintf("olm.package property names package %q, but the bundle's package annotation is %q", d.name, v),
-						fmt.Sprintf("set packageName to %q, or remove the property (index tools add it from the annotation)", v))
-				}
 			}
 		})
 

@@ -43,15 +43,26 @@ func init() {
 		}})
 
 	register(&Rule{ID: "metadata-properties", Severity: Error, Scope: ScopeBundle, NoCSV: true,
-		What: "Each entry of metadata/properties.yaml has a type and a value; the types OLM reads (olm.package, olm.gvk, olm.gvk.required, olm.package.required, olm.label, olm.constraint) have values of their shape.",
-		Why:  "opm render and index builds copy these properties into the catalog, where OLM and opm validate parse the well-known types: one malformed value makes the whole catalog unusable. operator-sdk does not read this file at all.",
-		Fix:  "Correct the entry as the message says, e.g. {type: olm.gvk, value: {group: example.com, version: v1, kind: Widget}}.",
+		What: "Each entry of metadata/properties.yaml has a type and a value; the types OLM reads (olm.package, olm.gvk, olm.gvk.required, olm.package.required, olm.label, olm.constraint) have values of their shape; an olm.package property declared there or in the CSV's olm.properties annotation names the package of the package annotation.",
+		Why:  "opm render and index builds copy these properties into the catalog, where OLM and opm validate parse the well-known types: one malformed value makes the whole catalog unusable. A declared olm.package property naming another package ends up next to the one made from the annotation, and opm validate refuses that catalog (catalog-property). operator-sdk does not read this file at all.",
+		Fix:  "Correct the entry as the message says, e.g. {type: olm.gvk, value: {group: example.com, version: v1, kind: Widget}}; remove a declared olm.package property (index tools add it from the annotations) or make it name the bundle's package.",
 		check: func(c *Context) {
-			f := c.Bundle.PropertiesFile
-			if f == nil || len(f.Docs) == 0 {
+			if f := c.Bundle.PropertiesFile; f != nil && len(f.Docs) > 0 {
+				checkMetadataList(c, f, "properties", checkProperty)
+			}
+			if c.Bundle.Annotations == nil {
 				return
 			}
-			checkMetadataList(c, f, "properties", checkProperty)
+			pkg, ok := c.Bundle.Annotations.Values[bundle.AnnotationPackage]
+			if !ok || strings.TrimSpace(pkg) == "" {
+				return // annotations-required and annotations-package say so
+			}
+			for _, d := range declaredPackages(c) {
+				if d.name != pkg {
+					c.ReportFile(d.file, d.line, d.field, fmt.Sprintf("olm.package property names package %q, but the bundle's package annotation is %q", d.name, pkg),
+						fmt.Sprintf("set packageName to %q, or remove the property (index tools add it from the annotation)", pkg))
+				}
+			}
 		}})
 
 	register(&Rule{ID: "manifest-metadata", Severity: Error, Scope: ScopeBundle, NoCSV: true,

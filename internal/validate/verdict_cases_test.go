@@ -29,7 +29,7 @@ var verdictCases = []struct {
 	{"dependencies-valid", "", 0, ""},
 	{"dependencies-in-properties-file", "", 0, ""},
 	{"property-gvk-no-kind", "metadata-properties", Error, "needs version and kind"},
-	{"property-package-mismatch", "annotations-package", Error, `olm.package property names package "gadget-operator"`},
+	{"property-package-mismatch", "metadata-properties", Error, `olm.package property names package "gadget-operator"`},
 	{"object-label-invalid", "manifest-metadata", Error, `label "app.kubernetes.io/name" has an invalid value`},
 	{"object-annotation-key-invalid", "manifest-metadata", Error, `annotation key "example.com/scrape port" is invalid`},
 	{"object-annotations-too-large", "manifest-metadata", Error, "over the API server's limit"},

@@ -58,13 +58,13 @@ var deliberate = map[string]string{
 // least one difference.
 var stricter = map[string]string{
 	"annotations-default-channel": "the default channel is not one of the bundle's channels: an index with this bundle as head has a default channel that does not exist",
-	"annotations-package":         "an invalid package name (bidi control, look-alike letters), or a declared olm.package property naming another package",
+	"annotations-package":         "an invalid package name (a bidi control character, look-alike letters): not a DNS label",
 	"manifest-object":             "an object without apiVersion (or with a mis-cased ApiVersion, which upstream's case-insensitive decoding reads and the API server does not)",
 	"manifest-multi-document":     "OLM's unpacker installs only the first object of a file",
 	"csv-replaces":                "replaces is a bare version, which never names a CSV",
 	"csv-install-modes":           "an unknown install mode type, which the API server refuses",
 	"yaml-duplicate-key":          "metadata.name given twice: the bundle's identity depends on the reader",
-	"metadata-properties":         "upstream never reads metadata/properties.yaml; a malformed well-known property breaks the catalog",
+	"metadata-properties":         "upstream never reads metadata/properties.yaml; a malformed well-known property, or an olm.package property naming another package, breaks the catalog",
 }
 
 // result is one bundle's two verdicts.
