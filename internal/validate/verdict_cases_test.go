@@ -36,6 +36,13 @@ var verdictCases = []struct {
 	{"object-namespace", "manifest-metadata", Warning, "which OLM ignores"},
 	{"install-mode-duplicate", "csv-install-modes", Error, "twice"},
 	{"icon-empty-list", "", 0, ""},
+	{"crd-singular-upper", "crd-spec", Error, `singular "Widget" is not a DNS-1035 label`},
+	{"crd-listkind-is-kind", "crd-spec", Error, `listKind and kind are both "Widget"`},
+	{"crd-short-name-invalid", "crd-spec", Error, `shortNames entry "wi dget"`},
+	{"crd-printer-column-type", "crd-spec", Error, `printer column type "nonsense"`},
+	{"crd-printer-column-miscased-path", "", 0, ""},
+	{"crd-scale-path", "crd-spec", Error, `scale specReplicasPath "spec"`},
+	{"crd-conversion-webhook-no-config", "crd-spec", Error, "without a webhook client config"},
 	// Controls: rules that already agreed with operator-sdk.
 	{"csv-min-kube-v-prefix", "csv-min-kube-version-format", Error, `"v1.25.0"`},
 	{"csv-no-install", "csv-deployments", Error, `install strategy is ""`},
