@@ -66,8 +66,8 @@ func init() {
 		}})
 
 	register(&Rule{ID: "manifest-metadata", Severity: Error, Scope: ScopeBundle, NoCSV: true,
-		What: "Every object's metadata is what the API server accepts: label keys are qualified names and label values valid label values, annotation keys are qualified names, annotations together are at most 256 KiB; objects other than the CSV and CRDs carry no metadata.namespace (a warning).",
-		Why:  "The API server refuses an object with an invalid label, an invalid annotation key or over 256 KiB of annotations (a large alm-examples is the usual cause), and OLM then fails the install at that step. A namespace is not refused but ignored: OLM creates namespaced objects in the operator's namespace, whatever the manifest says (operator-sdk refuses it).",
+		What: "Every object's metadata is what the API server accepts: label keys are qualified names and label values valid label values, annotation keys and finalizers are qualified names, annotations together are at most 256 KiB; objects other than the CSV and CRDs carry no metadata.namespace (a warning).",
+		Why:  "The API server refuses an object (the CSV and CRDs included) with an invalid label, annotation key or finalizer, or over 256 KiB of annotations (a large alm-examples is the usual cause), and OLM then fails the install at that step. A namespace is not refused but ignored: OLM creates namespaced objects in the operator's namespace, whatever the manifest says (operator-sdk refuses it).",
 		Fix:  "Fix the key or value as the message says (keys are [prefix/]name, names at most 63 characters of letters, digits, '-', '_' and '.'), shorten the annotations, remove metadata.namespace.",
 		check: func(c *Context) {
 			for _, o := range c.Bundle.Objects {
@@ -414,6 +414,12 @@ func checkObjectMeta(c *Context, o *bundle.Object) {
 		if total > maxAnnotationBytes {
 			c.Report(o, "metadata.annotations", fmt.Sprintf("annotations take %d bytes, over the API server's limit of %d (256 KiB)", total, maxAnnotationBytes),
 				"shorten the largest annotations (alm-examples: one small example per API)")
+		}
+	}
+	for i, v := range bundle.Slice(meta, "finalizers") {
+		s, _ := v.(string)
+		for _, msg := range validation.IsQualifiedName(s) {
+			c.Report(o, fmt.Sprintf("metadata.finalizers[%d]", i), fmt.Sprintf("finalizer %q is invalid: %s", s, msg), "use a qualified name such as example.com/cleanup")
 		}
 	}
 	if ns, _ := meta["namespace"].(string); ns != "" && o.Kind != bundle.CSVKind && o.Kind != bundle.CRDKind {

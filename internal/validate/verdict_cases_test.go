@@ -34,6 +34,8 @@ var verdictCases = []struct {
 	{"object-annotation-key-invalid", "manifest-metadata", Error, `annotation key "example.com/scrape port" is invalid`},
 	{"object-annotations-too-large", "manifest-metadata", Error, "over the API server's limit"},
 	{"object-namespace", "manifest-metadata", Warning, "which OLM ignores"},
+	{"object-finalizer-invalid", "manifest-metadata", Error, `finalizer "example.com/clean up" is invalid`},
+	{"csv-label-invalid", "manifest-metadata", Error, `label key "operatorframework.io/arch amd64" is invalid`},
 	{"install-mode-duplicate", "csv-install-modes", Error, "twice"},
 	{"icon-empty-list", "", 0, ""},
 	{"crd-singular-upper", "crd-spec", Error, `singular "Widget" is not a DNS-1035 label`},

@@ -64,6 +64,7 @@ var stricter = map[string]string{
 	"csv-replaces":                "replaces is a bare version, which never names a CSV",
 	"csv-install-modes":           "an unknown install mode type, which the API server refuses",
 	"yaml-duplicate-key":          "metadata.name given twice: the bundle's identity depends on the reader",
+	"manifest-metadata":           "the CSV's own labels and annotations, which the API server validates like any object's and upstream does not check",
 	"metadata-properties":         "upstream never reads metadata/properties.yaml; a malformed well-known property, or an olm.package property naming another package, breaks the catalog",
 }
 
