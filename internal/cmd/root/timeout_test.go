@@ -68,3 +68,23 @@ func TestTimeoutStopsAStalledRun(t *testing.T) {
 	r = o.Run("bundle", "validate", "--timeout", "1m", validBundle)
 	assert.Equal(t, exit.OK, r.Code, "a run within its timeout is unaffected: %s", r.ErrOut)
 }
+
+// A registry that accepts and never answers: opm says which registry it
+// is waiting for before --registry-timeout runs out, and with --retries 0
+// the pull fails once it has, naming the registry.
+func TestRegistryTimeoutAndRetriesZero(t *testing.T) {
+	t.Parallel()
+	addr := stallingRegistry(t)
+	o := cmdtest.New(t)
+	for _, extra := range [][]string{nil, {"--use-http"}} {
+		args := append([]string{"render", "--registry-timeout", "2s", "--retries", "0", addr + "/bundle:v1"}, extra...)
+		start := time.Now()
+		r := o.Run(args...)
+		took := time.Since(start)
+		assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+		assert.Contains(t, r.ErrOut, "waiting for "+addr+" to answer")
+		assert.Contains(t, r.ErrOut, "registry "+addr+" did not answer within 2s (raise --registry-timeout")
+		// Loose: the one attempt takes 2 s; the default retries would make it 8 s and more.
+		assert.Less(t, took, 7*time.Second, "%v: --retries 0 means one attempt", args)
+	}
+}
