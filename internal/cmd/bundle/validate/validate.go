@@ -46,7 +46,8 @@ an image reference: a registry (quay.io/org/bundle:v1, docker://...),
 oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE. An image's
 labels are checked against its metadata/annotations.yaml (rule image-labels),
 then the same rules run as for a directory. Images are pulled several at a
-time, with a progress count on a terminal.
+time, with a progress count (on a terminal one line redrawn, elsewhere
+a plain line at most every 5 seconds).
 
 A directory that is not a bundle itself is not searched for bundles, except
 for one bundle nested up to three levels down (a repository's bundle/
