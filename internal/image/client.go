@@ -346,8 +346,18 @@ var (
 )
 
 // registryError rewrites go-containerregistry errors into messages that say
-// what to do. It never includes credentials: only their source file.
+// what to do, as a *PullError (see SharedCause). It never includes
+// credentials: only their source file.
 func registryError(op string, ep endpoint, cred Credentials, err error) error {
+	e := describeRegistryError(op, ep, cred, err)
+	prefix := fmt.Sprintf("%s %s: ", op, ep.ref)
+	if !strings.HasPrefix(e.Error(), prefix) {
+		return e
+	}
+	return &PullError{Op: op, Ref: ep.ref.String(), repo: ep.ref.Context().RepositoryStr(), prefix: prefix, err: e}
+}
+
+func describeRegistryError(op string, ep endpoint, cred Credentials, err error) error {
 	host := ep.host()
 	var (
 		te *transport.Error

@@ -93,7 +93,7 @@ func LoadBundles(ctx context.Context, in Bundles) ([]index.LoadedBundle, []index
 		return nil, nil, ctx.Err()
 	}
 	if !in.Permissive {
-		if err := errors.Join(errs...); err != nil {
+		if err := errors.Join(groupCauses(args, errs)...); err != nil {
 			return nil, nil, fmt.Errorf("%w\n%s (--permissive adds the other bundles)", err, loadAdvice(args, errs, unreachable))
 		}
 		return out, nil, nil
@@ -113,6 +113,25 @@ func LoadBundles(ctx context.Context, in Bundles) ([]index.LoadedBundle, []index
 		skipped = append(skipped, index.Skipped{Bundle: ref, Reason: err, Message: err.Error()})
 	}
 	return loaded, skipped, nil
+}
+
+// groupCauses says a cause several images share (the registry did not
+// answer, or wants credentials) once, with the images, and the other
+// errors as they are.
+func groupCauses(args []string, errs []error) []error {
+	groups, rest := image.GroupCauses(errs)
+	out := make([]error, 0, len(groups)+len(rest))
+	for _, g := range groups {
+		names := make([]string, len(g.Items))
+		for k, i := range g.Items {
+			names[k] = args[i]
+		}
+		out = append(out, fmt.Errorf("load bundles: %w", &image.GroupedError{Group: g, Images: names, First: errs[g.Items[0]]}))
+	}
+	for _, i := range rest {
+		out = append(out, errs[i])
+	}
+	return out
 }
 
 func isDir(p string) bool {

@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,4 +88,31 @@ func TestRegistryTimeoutAndRetriesZero(t *testing.T) {
 		// Loose: the one attempt takes 2 s; the default retries would make it 8 s and more.
 		assert.Less(t, took, 7*time.Second, "%v: --retries 0 means one attempt", args)
 	}
+}
+
+// Four images of one silent registry fail for one cause, which is said
+// once with the images: as the error without --permissive, as one warning
+// with it.
+func TestRegistryCauseSaidOnce(t *testing.T) {
+	t.Parallel()
+	addr := stallingRegistry(t)
+	o := cmdtest.New(t)
+	var refs []string
+	for _, n := range []string{"a", "b", "c", "d"} {
+		refs = append(refs, addr+"/"+n+":1")
+	}
+	cause := "registry " + addr + " did not answer within 1s"
+	db := filepath.Join(t.TempDir(), "index.db")
+	args := []string{"index", "add", "--database", db, "--bundles", strings.Join(refs, ","), "--registry-timeout", "1s", "--retries", "0"}
+
+	r := o.Run(args...)
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "4 images ("+strings.Join(refs, ", ")+"): "+cause)
+
+	r = o.Run(append(args, "--permissive")...)
+	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "warning: skipped 4 bundles ("+strings.Join(refs, ", ")+"): "+cause)
+	assert.NotContains(t, r.ErrOut, "error:")
 }
