@@ -91,8 +91,8 @@ func TestRegistryTimeoutAndRetriesZero(t *testing.T) {
 }
 
 // Four images of one silent registry fail for one cause, which is said
-// once with the images: as the error without --permissive, as one warning
-// with it.
+// once with the images: index add's error without --permissive, one
+// warning with it, and after bundle validate's report.
 func TestRegistryCauseSaidOnce(t *testing.T) {
 	t.Parallel()
 	addr := stallingRegistry(t)
@@ -115,4 +115,13 @@ func TestRegistryCauseSaidOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
 	assert.Contains(t, r.ErrOut, "warning: skipped 4 bundles ("+strings.Join(refs, ", ")+"): "+cause)
 	assert.NotContains(t, r.ErrOut, "error:")
+
+	// bundle validate: each image's report says it could not be pulled,
+	// the cause follows once.
+	r = o.Run(append([]string{"bundle", "validate", "--registry-timeout", "1s", "--retries", "0"}, refs...)...)
+	assert.Equal(t, exit.Usage, r.Code, r.ErrOut)
+	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
+	assert.Equal(t, 4, strings.Count(r.ErrOut, "could not be pulled: the registry's reason follows the report"), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "4 image(s) could not be opened\n  "+cause)
+	assert.Contains(t, r.ErrOut, "(4 image(s): "+strings.Join(refs, ", ")+")")
 }

@@ -143,12 +143,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		err = opts.Render(f, res, vopts.FailOn, "bundle")
 	} else {
+		// A registry's reason (it did not answer, it wants credentials)
+		// is said once below, not in the report of each of its images.
+		src.ShortShared = true
 		err = streamText(ctx, f, inputs, vopts, src.Progress)
 	}
 	if n := src.Failed.Load(); n > 0 {
 		// The report names each image that could not be opened (rule
 		// bundle-load); that is an I/O error, not a verdict on a bundle.
-		return exit.With(exit.Usage, fmt.Errorf("%d image(s) could not be opened", n))
+		msg := fmt.Sprintf("%d image(s) could not be opened", n)
+		for _, c := range src.SharedCauses() {
+			msg += "\n  " + c
+		}
+		return exit.With(exit.Usage, errors.New(msg))
 	}
 	return err
 }
