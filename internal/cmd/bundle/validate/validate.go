@@ -47,7 +47,10 @@ oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE. An image's
 labels are checked against its metadata/annotations.yaml (rule image-labels),
 then the same rules run as for a directory. Images are pulled several at a
 time, with a progress count (on a terminal one line redrawn, elsewhere
-a plain line at most every 5 seconds).
+a plain line at most every 5 seconds). An image that cannot be pulled is a
+bundle-load error in its report (exit 2); in the text report a reason of
+its registry's that several images share (it did not answer, it wants
+credentials) is said once after the report, with the images.
 
 A directory that is not a bundle itself is not searched for bundles, except
 for one bundle nested up to three levels down (a repository's bundle/
