@@ -92,7 +92,8 @@ func TestRegistryTimeoutAndRetriesZero(t *testing.T) {
 
 // Four images of one silent registry fail for one cause, which is said
 // once with the images: index add's error without --permissive, one
-// warning with it, and after bundle validate's report.
+// warning with it, after bundle validate's report, and for the first
+// image alpha render-template names.
 func TestRegistryCauseSaidOnce(t *testing.T) {
 	t.Parallel()
 	addr := stallingRegistry(t)
@@ -124,4 +125,20 @@ func TestRegistryCauseSaidOnce(t *testing.T) {
 	assert.Equal(t, 4, strings.Count(r.ErrOut, "could not be pulled: the registry's reason follows the report"), r.ErrOut)
 	assert.Contains(t, r.ErrOut, "4 image(s) could not be opened\n  "+cause)
 	assert.Contains(t, r.ErrOut, "(4 image(s): "+strings.Join(refs, ", ")+")")
+
+	// alpha render-template: the first image the template names has the
+	// reason, the others point to it.
+	tmpl := filepath.Join(t.TempDir(), "basic.yaml")
+	doc := "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: p\n"
+	for _, ref := range refs {
+		doc += "- schema: olm.bundle\n  image: " + ref + "\n"
+	}
+	require.NoError(t, os.WriteFile(tmpl, []byte(doc), 0o644))
+	r = o.Run("alpha", "render-template", "basic", tmpl, "--registry-timeout", "1s", "--retries", "0")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "bundle image "+refs[0]+": cannot be pulled: ")
+	for _, ref := range refs[1:] {
+		assert.Contains(t, r.ErrOut, "bundle image "+ref+": cannot be pulled, for the registry's reason given for "+refs[0]+"\n")
+	}
 }
