@@ -28,8 +28,8 @@ func (e *PullError) Unwrap() error { return e.err }
 // failed so. ok is false for anything else, such as an image not found.
 func SharedCause(err error) (op, cause string, ok bool) {
 	var pe *PullError
-	if !errors.As(err, &pe) {
-		return "", "", false
+	if !errors.As(err, &pe) || errors.Is(err, ErrNotFound) || errors.Is(err, ErrBlobNotFound) {
+		return "", "", false // missing is the image's own state, whatever the text
 	}
 	cause = strings.TrimPrefix(pe.err.Error(), pe.prefix)
 	if pe.repo == "" || namesImage(cause, pe.Ref, pe.repo) {
