@@ -33,7 +33,9 @@ const maxSilence = 5 * time.Second
 func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
 	var noted *time.Timer
-	if g.note != nil && g.wait > 0 {
+	// An upload's time goes into sending its body, which is not waiting
+	// for the registry: only requests without one are named.
+	if g.note != nil && g.wait > 0 && (req.Body == nil || req.Body == http.NoBody) {
 		noted = time.AfterFunc(min(g.wait/2, maxSilence), func() {
 			g.note(fmt.Sprintf("waiting for %s to answer (each attempt gives up after %s: --%s, --%s)", g.host, g.wait, FlagTimeout, FlagRetries))
 		})
