@@ -170,9 +170,16 @@ func loadAdvice(args []string, errs []error, unreachable []bool) string {
 // the archive to read (Bundles.From). insecure lets podman pull from a
 // plain-HTTP or self-signed registry; the tool's output goes to out.
 // cleanup removes the archives.
-func PullWithTool(ctx context.Context, tool containertools.Tool, args []string, insecure bool, out io.Writer) (map[string]string, func(), error) {
+//
+// The pulls are held to the signature policy opm's own would be: podman
+// is given the policy file (policy, "" for its default), and docker, which
+// checks no signatures, is refused when the policy requires any (checks).
+func PullWithTool(ctx context.Context, tool containertools.Tool, args []string, insecure bool, policy string, checks bool, out io.Writer) (map[string]string, func(), error) {
 	if tool == "" {
 		return nil, func() {}, nil
+	}
+	if tool == containertools.Docker && checks {
+		return nil, func() {}, fmt.Errorf("--pull-tool docker: the signature policy %s requires signatures, which docker does not check: pull with podman (given the policy) or with opm itself (no --pull-tool)", policy)
 	}
 	r, err := containertools.Find(tool)
 	if err != nil {
@@ -193,10 +200,14 @@ func PullWithTool(ctx context.Context, tool containertools.Tool, args []string, 
 		if err != nil || ref.Transport != image.TransportRegistry {
 			continue // archives and layouts are read directly
 		}
-		pull := []string{"pull", ref.Name}
+		pull := []string{"pull"}
 		if tool == containertools.Podman && insecure {
-			pull = []string{"pull", "--tls-verify=false", ref.Name}
+			pull = append(pull, "--tls-verify=false")
 		}
+		if tool == containertools.Podman && policy != "" {
+			pull = append(pull, "--signature-policy", policy)
+		}
+		pull = append(pull, ref.Name)
 		if err := r.Run(ctx, "", pull...); err != nil {
 			return nil, cleanup, err
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
@@ -190,4 +191,36 @@ entries:
 			}
 		}
 	}
+}
+
+// TestPullToolHeldToThePolicy: bundles pulled by a container tool are
+// held to the same policy: docker, which checks no signatures, is refused
+// under a policy that requires them; podman is given the policy and
+// refuses the pull itself.
+func TestPullToolHeldToThePolicy(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Start(t)
+	o := cmdtest.New(t)
+	bundleRef := reg.Ref("bundle:1")
+	r := o.Run("bundle", "build", "-d", validBundle, "-t", bundleRef, "--use-http")
+	require.Equal(t, 0, r.Code, r.ErrOut)
+	dir := t.TempDir()
+	policy := filepath.Join(dir, "reject.json")
+	require.NoError(t, os.WriteFile(policy, []byte(`{"default":[{"type":"reject"}]}`), 0o644))
+
+	for _, args := range [][]string{
+		{"index", "add", "--bundles", bundleRef, "--database", filepath.Join(dir, "a.db"), "--pull-tool", "docker"},
+		{"registry", "add", "-b", bundleRef, "-d", filepath.Join(dir, "b.db"), "-c", "docker"},
+	} {
+		r := o.Run(append(args, "--use-http", "--signature-policy", policy)...)
+		assert.NotEqual(t, 0, r.Code, r.ErrOut)
+		assert.Contains(t, r.ErrOut, "--pull-tool docker: the signature policy "+policy+" requires signatures, which docker does not check", "%v", args)
+	}
+
+	registrytest.RequireTool(t, "podman")
+	r = o.Run("index", "add", "--bundles", bundleRef, "--database", filepath.Join(dir, "c.db"), "--pull-tool", "podman", "--use-http", "--signature-policy", policy)
+	assert.NotEqual(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "rejected by policy", "podman refuses the pull under the policy it was given")
+	_, err := os.Stat(filepath.Join(dir, "c.db"))
+	assert.True(t, os.IsNotExist(err), "nothing was added")
 }
