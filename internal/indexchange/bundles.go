@@ -171,12 +171,21 @@ func loadAdvice(args []string, errs []error, unreachable []bool) string {
 // plain-HTTP or self-signed registry; the tool's output goes to out.
 // cleanup removes the archives.
 //
-// The pulls are held to the signature policy opm's own would be: podman
-// is given the policy file (policy, "" for its default), and docker, which
-// checks no signatures, is refused when the policy requires any (checks).
-func PullWithTool(ctx context.Context, tool containertools.Tool, args []string, insecure bool, policy string, checks bool, out io.Writer) (map[string]string, func(), error) {
+// The pulls are held to the signature policy of the client newClient
+// makes, as opm's own pulls are: podman is given the policy file, and
+// docker, which checks no signatures, is refused when the policy requires
+// any.
+func PullWithTool(ctx context.Context, tool containertools.Tool, args []string, insecure bool, newClient func() (*image.Client, error), out io.Writer) (map[string]string, func(), error) {
 	if tool == "" {
 		return nil, func() {}, nil
+	}
+	c, err := newClient()
+	if err != nil {
+		return nil, func() {}, err
+	}
+	policy, checks, err := c.SignaturePolicy()
+	if err != nil {
+		return nil, func() {}, err
 	}
 	if tool == containertools.Docker && checks {
 		return nil, func() {}, fmt.Errorf("--pull-tool docker: the signature policy %s requires signatures, which docker does not check: pull with podman (given the policy) or with opm itself (no --pull-tool)", policy)

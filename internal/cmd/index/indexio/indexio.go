@@ -53,18 +53,8 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 // (see indexchange.PullWithTool), the tool's output on stderr, held to the
 // signature policy of opts.
 func PullWithTool(ctx context.Context, f *factory.Factory, tool containertools.Tool, args []string, opts image.Options) (map[string]string, func(), error) {
-	if tool == "" {
-		return nil, func() {}, nil
-	}
-	c, err := f.ImageClient(opts)
-	if err != nil {
-		return nil, func() {}, err
-	}
-	policy, checks, err := c.SignaturePolicy()
-	if err != nil {
-		return nil, func() {}, err
-	}
-	return indexchange.PullWithTool(ctx, tool, args, opts.UseHTTP || opts.SkipTLSVerify, policy, checks, f.IO.ErrOut)
+	newClient := func() (*image.Client, error) { return f.ImageClient(opts) }
+	return indexchange.PullWithTool(ctx, tool, args, opts.UseHTTP || opts.SkipTLSVerify, newClient, f.IO.ErrOut)
 }
 
 // StartPull is the progress line of bundles being loaded ("bundles 3/10,
