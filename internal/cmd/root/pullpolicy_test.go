@@ -193,10 +193,12 @@ entries:
 	}
 }
 
-// TestPullToolHeldToThePolicy: bundles pulled by a container tool are
-// held to the same policy: docker, which checks no signatures, is refused
-// under a policy that requires them; podman is given the policy and
-// refuses the pull itself.
+// TestPullToolHeldToThePolicy: images pulled by a container tool (bundles
+// with --pull-tool, the --binary-image with --build-tool, the --base-image
+// of alpha bundle build -b) are held to the
+// same policy: docker, which checks no signatures, is refused under a
+// policy that requires them; podman is given the policy and refuses the
+// pull itself.
 func TestPullToolHeldToThePolicy(t *testing.T) {
 	t.Parallel()
 	reg := registrytest.Start(t)
@@ -217,10 +219,25 @@ func TestPullToolHeldToThePolicy(t *testing.T) {
 		assert.Contains(t, r.ErrOut, "--pull-tool docker: the signature policy "+policy+" requires signatures, which docker does not check", "%v", args)
 	}
 
+	// A build tool pulls the --binary-image (the bundle is a directory,
+	// which is not pulled).
+	build := []string{"index", "add", "--bundles", validBundle, "--tag", reg.Ref("out:1"), "--binary-image", bundleRef, "--use-http", "--signature-policy", policy}
+	r = o.Run(append(build, "--build-tool", "docker")...)
+	assert.NotEqual(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "--build-tool docker: the signature policy "+policy+" requires signatures, which docker does not check")
+
+	r = o.Run("alpha", "bundle", "build", "-d", validBundle, "-t", reg.Ref("out:1"), "-p", "example-operator", "-c", "stable",
+		"--base-image", bundleRef, "-b", "docker", "--use-http", "--signature-policy", policy)
+	assert.NotEqual(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "--base-image: the signature policy "+policy+" requires signatures, which docker does not check")
+
 	registrytest.RequireTool(t, "podman")
 	r = o.Run("index", "add", "--bundles", bundleRef, "--database", filepath.Join(dir, "c.db"), "--pull-tool", "podman", "--use-http", "--signature-policy", policy)
 	assert.NotEqual(t, 0, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "rejected by policy", "podman refuses the pull under the policy it was given")
 	_, err := os.Stat(filepath.Join(dir, "c.db"))
 	assert.True(t, os.IsNotExist(err), "nothing was added")
+	r = o.Run(append(build, "--build-tool", "podman")...)
+	assert.NotEqual(t, 0, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "rejected by policy", "podman build refuses the FROM image under the policy it was given")
 }
