@@ -91,6 +91,9 @@ type Result struct {
 // Write builds the image and writes it to ref with c (nil with a Tool).
 func (b Build) Write(ctx context.Context, c *image.Client, ref image.Ref) (*Result, error) {
 	if b.Tool != nil {
+		if err := b.holdToPolicy(c); err != nil {
+			return nil, &BaseError{Err: err}
+		}
 		df, err := WithTool(ctx, b.Tool, b.Dir, b.Labels, ref, b.BaseImage)
 		if err != nil {
 			return nil, err
@@ -117,6 +120,26 @@ func (b Build) Write(ctx context.Context, c *image.Client, ref image.Ref) (*Resu
 		return nil, err
 	}
 	return &Result{Builder: "opm", Digest: d.String()}, nil
+}
+
+// holdToPolicy holds the tool's pull of the base image to the signature
+// policy of c, as opm's own pull would be: podman and buildah are given
+// the policy file; docker, which checks no signatures, is refused when the
+// policy requires any.
+func (b Build) holdToPolicy(c *image.Client) error {
+	if c == nil || b.BaseImage == "" || b.BaseImage == "scratch" {
+		return nil
+	}
+	policy, checks, err := c.SignaturePolicy()
+	switch {
+	case err != nil:
+		return err
+	case b.Tool.Tool == containertools.Docker && checks:
+		return fmt.Errorf("the signature policy %s requires signatures, which %s does not check when it pulls %s: build without --image-builder (opm pulls and checks it) or with podman", policy, b.Tool.Tool, b.BaseImage)
+	case b.Tool.Tool != containertools.Docker && policy != "":
+		b.Tool.BuildFlags = append(b.Tool.BuildFlags, "--signature-policy", policy)
+	}
+	return nil
 }
 
 // ReadError is a bundle that could not be read into an image; LinkOut

@@ -50,6 +50,8 @@ type Runner struct {
 	Stdout, Stderr io.Writer
 	// Env is added to the environment of the tool.
 	Env []string
+	// BuildFlags are added to every build (such as --signature-policy).
+	BuildFlags []string
 }
 
 // Find resolves the tool's binary in PATH. A missing tool says how to fix it.
@@ -93,6 +95,11 @@ func orStderr(w io.Writer) io.Writer {
 // BuildArgs returns the arguments that build dockerfile in contextDir as tag.
 // buildah's subcommand is "bud"; docker and podman use "build".
 func (r *Runner) BuildArgs(dockerfile, tag, contextDir string) []string {
+	args := r.buildArgs(dockerfile, tag, contextDir)
+	return append(append([]string{args[0]}, r.BuildFlags...), args[1:]...)
+}
+
+func (r *Runner) buildArgs(dockerfile, tag, contextDir string) []string {
 	switch r.Tool {
 	case Buildah:
 		return []string{"bud", "--file", dockerfile, "--tag", tag, contextDir}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/containers/image/v5/docker/reference"
 	"github.com/containers/image/v5/pkg/sysregistriesv2"
@@ -210,8 +211,15 @@ func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
 	}
 	base := remote.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = cfg
+	// Every wait on the registry is bounded by --registry-timeout: the
+	// connection and the TLS handshake too, whose library defaults (30 s,
+	// 10 s) would otherwise make a registry that accepts and never answers
+	// outlast the flag.
+	dialer := &net.Dialer{Timeout: c.opts.ResponseTimeout, KeepAlive: 30 * time.Second}
+	base.DialContext = dialer.DialContext
+	base.TLSHandshakeTimeout = c.opts.ResponseTimeout
 	base.ResponseHeaderTimeout = c.opts.ResponseTimeout
-	var t http.RoundTripper = &stallGuard{host: host, idle: c.opts.IdleTimeout, next: base}
+	var t http.RoundTripper = &stallGuard{host: host, idle: c.opts.IdleTimeout, wait: c.opts.ResponseTimeout, note: c.warn, next: base}
 	switch {
 	case !allowHTTP:
 		t = httpsOnly{host: host, next: t}
@@ -299,7 +307,7 @@ func (c *Client) remoteOptions(ctx context.Context, ep endpoint) ([]remote.Optio
 		remote.WithTransport(tr),
 		remote.WithAuth(auth),
 		remote.WithUserAgent("opm"),
-		remote.WithRetryBackoff(remote.Backoff{Duration: c.opts.RetryDelay, Factor: 2, Jitter: 0.1, Steps: c.opts.Retries + 1}),
+		remote.WithRetryBackoff(remote.Backoff{Duration: c.opts.RetryDelay, Factor: 2, Jitter: 0.1, Steps: c.opts.retries() + 1}),
 		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests,
 			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
 		remote.WithRetryPredicate(retryable),
@@ -309,6 +317,10 @@ func (c *Client) remoteOptions(ctx context.Context, ep endpoint) ([]remote.Optio
 
 // retryable is true for errors a retry can fix: timeouts and dropped connections.
 func retryable(err error) bool {
+	var na *errNoAnswer
+	if errors.As(err, &na) {
+		return true // before the check below: net/http's timeouts are also DeadlineExceeded
+	}
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
@@ -334,11 +346,29 @@ var (
 )
 
 // registryError rewrites go-containerregistry errors into messages that say
-// what to do. It never includes credentials: only their source file.
+// what to do, as a *PullError (see SharedCause). It never includes
+// credentials: only their source file.
 func registryError(op string, ep endpoint, cred Credentials, err error) error {
+	e := describeRegistryError(op, ep, cred, err)
+	prefix := fmt.Sprintf("%s %s: ", op, ep.ref)
+	if !strings.HasPrefix(e.Error(), prefix) {
+		return e
+	}
+	return &PullError{Op: op, Ref: ep.ref.String(), repo: ep.ref.Context().RepositoryStr(), prefix: prefix, err: e}
+}
+
+func describeRegistryError(op string, ep endpoint, cred Credentials, err error) error {
 	host := ep.host()
-	var te *transport.Error
+	var (
+		te *transport.Error
+		na *errNoAnswer
+	)
 	switch {
+	case errors.As(err, &na):
+		// Said alone: a plain-HTTP fallback refused beside it is not the
+		// reason, the registry's silence is. First, as net/http's
+		// timeouts are also context.DeadlineExceeded.
+		return fmt.Errorf("%s %s: %w", op, ep.ref, na)
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("%s %s: %w", op, ep.ref, err)
 	case errors.As(err, &te) && te.StatusCode == http.StatusUnauthorized:

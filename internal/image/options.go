@@ -3,6 +3,7 @@ package image
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,9 +21,10 @@ const (
 	DefaultPlatform              = "linux/amd64"
 	DefaultRetries               = 3
 	// DefaultRegistryTimeout is how long a registry may keep opm waiting for
-	// response headers, or for the next bytes of a body. With DefaultRetries
-	// a registry that stalls outright fails within (3+1)×10 s plus backoff,
-	// under a minute.
+	// a connection, a TLS handshake, response headers, or the next bytes of
+	// a body. With DefaultRetries a registry that stalls outright fails
+	// within (3+1)×10 s plus backoff, under a minute; opm names it after
+	// half the timeout (at most 5 s), so the wait is not silent.
 	DefaultRegistryTimeout = 10 * time.Second
 	// Files up to SpillFileSize stay in memory while the whole tree stays under
 	// SpillTotalSize; anything beyond goes to a temporary file.
@@ -56,8 +58,9 @@ type Options struct {
 	Retries int
 	// RetryDelay is the first backoff delay (doubled on each retry); 0 means 200ms.
 	RetryDelay time.Duration
-	// ResponseTimeout is how long to wait for a registry's response headers;
-	// 0 means DefaultRegistryTimeout.
+	// ResponseTimeout is how long to wait for a connection to a registry,
+	// its TLS handshake, or its response headers; 0 means
+	// DefaultRegistryTimeout.
 	ResponseTimeout time.Duration
 	// IdleTimeout is how long a response body may send nothing before the
 	// read fails (and a blob download resumes on a new connection); 0 means
@@ -110,9 +113,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&o.MaxLayerSize, FlagMaxLayerSize, o.MaxLayerSize, fmt.Sprintf("largest layer or layer entry accepted, in bytes (default %d)", DefaultMaxLayerSize))
 	fs.Int64Var(&o.MaxImageSize, FlagMaxImageSize, o.MaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, in bytes (default %d)", DefaultMaxImageSize))
 	fs.Int64Var(&o.MaxDatabaseSize, FlagMaxDBSize, o.MaxDatabaseSize, fmt.Sprintf("largest database layer of an index image, in bytes (default %d)", DefaultMaxDatabaseSize))
-	fs.IntVar(&o.Retries, FlagRetries, o.Retries, fmt.Sprintf("retries for failed registry requests (default %d, negative for none)", DefaultRetries))
+	fs.Var(retriesFlag{o}, FlagRetries, fmt.Sprintf("retries for failed registry requests (default %d; 0 for none)", DefaultRetries))
 	fs.StringVar(&o.SignaturePolicy, FlagSignaturePolicy, o.SignaturePolicy, "containers policy.json that every image pull is verified against (default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
-	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry's response, or for more bytes of one, before retrying (default %s)", DefaultRegistryTimeout))
+	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry to connect, answer, or send more bytes, before retrying (default %s)", DefaultRegistryTimeout))
 }
 
 // ErrFlagConflict is returned when --skip-tls-verify and --use-http are both set.
@@ -147,11 +150,11 @@ func (o *Options) Validate() error {
 	if _, err := ParsePlatform(o.Platform); err != nil {
 		return err
 	}
+	// Negative stays negative: Validate runs again on options it has
+	// filled in (a command's, then the client's), and none must not
+	// become the default.
 	if o.Retries == 0 {
 		o.Retries = DefaultRetries
-	}
-	if o.Retries < 0 {
-		o.Retries = 0
 	}
 	if o.RetryDelay == 0 {
 		o.RetryDelay = 200 * time.Millisecond
@@ -173,6 +176,10 @@ func (o *Options) Validate() error {
 	}
 	return nil
 }
+
+// retries is how many times a failed request is retried (Retries, none
+// when negative).
+func (o *Options) retries() int { return max(o.Retries, 0) }
 
 // Platform is an os/arch[/variant] triple.
 type Platform struct {
@@ -199,6 +206,34 @@ func ParsePlatform(s string) (Platform, error) {
 	}
 	return p, nil
 }
+
+// retriesFlag sets Retries from the command line, where 0 means what it
+// says, no retries (Options' zero value means the default).
+type retriesFlag struct{ o *Options }
+
+func (f retriesFlag) String() string {
+	switch {
+	case f.o == nil || f.o.Retries == 0:
+		return ""
+	case f.o.Retries < 0:
+		return "0"
+	}
+	return strconv.Itoa(f.o.Retries)
+}
+
+func (f retriesFlag) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("want a number of retries, such as 3 (0 for none)")
+	}
+	if n <= 0 {
+		n = -1
+	}
+	f.o.Retries = n
+	return nil
+}
+
+func (retriesFlag) Type() string { return "int" }
 
 // timeoutFlag sets both registry timeouts from one duration flag.
 type timeoutFlag struct{ o *Options }

@@ -32,6 +32,17 @@ func (c *Client) policy() (*policyState, error) {
 	return s, s.err
 }
 
+// SignaturePolicy is the policy file the client's pulls are checked
+// against ("" when there is none) and whether it requires more of a
+// registry image than insecureAcceptAnything.
+func (c *Client) SignaturePolicy() (path string, checks bool, err error) {
+	st, err := c.policy()
+	if err != nil {
+		return "", false, err
+	}
+	return st.path, st.needs, nil
+}
+
 func (c *Client) verifySignature(_ context.Context, r Ref, _ []byte) error {
 	st, err := c.policy()
 	if err != nil || !st.needs || r.named == nil {

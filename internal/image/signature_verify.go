@@ -51,6 +51,18 @@ func (c *Client) policy() (*policyState, error) {
 	return s, s.err
 }
 
+// SignaturePolicy is the policy file the client's pulls are checked
+// against ("" when there is none) and whether it requires more of a
+// registry image than insecureAcceptAnything: what a pull by another tool
+// must be held to.
+func (c *Client) SignaturePolicy() (path string, checks bool, err error) {
+	st, err := c.policy()
+	if err != nil {
+		return "", false, err
+	}
+	return st.path, st.pol != nil, nil
+}
+
 // verifySignature checks the image r names, whose manifest (the one just
 // read, so that what is verified is what is pulled) has this content,
 // against the signature policy. Signatures are read through containers/image

@@ -88,7 +88,7 @@ func (s *registrySource) blob(ctx context.Context, desc v1.Descriptor) (io.ReadC
 	if err != nil {
 		return nil, err
 	}
-	return &resumingBody{ctx: ctx, open: open, rc: rc, retries: s.c.opts.Retries, delay: s.c.opts.RetryDelay}, nil
+	return &resumingBody{ctx: ctx, open: open, rc: rc, retries: s.c.opts.retries(), delay: s.c.opts.RetryDelay}, nil
 }
 
 func (s *registrySource) openBlob(ctx context.Context, desc v1.Descriptor) (io.ReadCloser, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -13,17 +14,42 @@ import (
 // stallGuard fails a response body that sends nothing for idle: a registry
 // (or a proxy) that stops mid-body would otherwise hold opm forever, since
 // http.Transport bounds only the wait for headers.
+//
+// It also names a registry that keeps opm waiting for an answer: after
+// half of wait (at most maxSilence) it says once, through note, which
+// registry opm is waiting for; and a wait that runs out is an
+// errNoAnswer naming the registry and the flag.
 type stallGuard struct {
 	host string
 	idle time.Duration
+	wait time.Duration
+	note func(string)
 	next http.RoundTripper
 }
 
+// maxSilence is the longest a wait on a registry goes unmentioned.
+const maxSilence = 5 * time.Second
+
 func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx, cancel := context.WithCancel(req.Context())
+	var noted *time.Timer
+	// An upload's time goes into sending its body, which is not waiting
+	// for the registry: only requests without one are named.
+	if g.note != nil && g.wait > 0 && (req.Body == nil || req.Body == http.NoBody) {
+		noted = time.AfterFunc(min(g.wait/2, maxSilence), func() {
+			g.note(fmt.Sprintf("waiting for %s to answer (each attempt gives up after %s: --%s, --%s)", g.host, g.wait, FlagTimeout, FlagRetries))
+		})
+	}
 	resp, err := g.next.RoundTrip(req.WithContext(ctx))
+	if noted != nil {
+		noted.Stop()
+	}
 	if err != nil {
 		cancel()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() && req.Context().Err() == nil {
+			return nil, &errNoAnswer{host: g.host, wait: g.wait, err: err}
+		}
 		return nil, err
 	}
 	b := &idleBody{rc: resp.Body, cancel: cancel, host: g.host, idle: g.idle}
@@ -51,6 +77,22 @@ func (e *errStalled) Error() string {
 }
 func (e *errStalled) Timeout() bool   { return true }
 func (e *errStalled) Temporary() bool { return true }
+
+// errNoAnswer is a registry that did not connect, finish its TLS
+// handshake or send response headers in time; it is a net.Error timeout
+// so that retries treat it like one.
+type errNoAnswer struct {
+	host string
+	wait time.Duration
+	err  error
+}
+
+func (e *errNoAnswer) Error() string {
+	return fmt.Sprintf("registry %s did not answer within %s (raise --%s for a slow registry): %v", e.host, e.wait, FlagTimeout, e.err)
+}
+func (e *errNoAnswer) Unwrap() error   { return e.err }
+func (e *errNoAnswer) Timeout() bool   { return true }
+func (e *errNoAnswer) Temporary() bool { return true }
 
 type idleBody struct {
 	rc      io.ReadCloser

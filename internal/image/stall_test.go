@@ -211,3 +211,96 @@ func TestStalledRegistry(t *testing.T) {
 		}
 	})
 }
+
+// silentListener accepts connections and never answers them, nor closes
+// them until the test ends.
+func silentListener(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu   sync.Mutex
+		held []net.Conn
+	)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// TestSilentRegistry: a registry that accepts and never answers is named
+// while opm waits (before the timeout runs out), and the pull fails once
+// the timeout has run out on the only attempt (Retries < 0), with an error
+// naming the registry and the flag, whether the wait is for a TLS
+// handshake or for response headers over plain HTTP.
+func TestSilentRegistry(t *testing.T) {
+	t.Parallel()
+	addr := silentListener(t)
+	const wait = time.Second
+	for _, useHTTP := range []bool{false, true} {
+		var (
+			mu    sync.Mutex
+			notes []string
+			noted time.Duration
+		)
+		start := time.Now()
+		c := mustClient(t, Options{UseHTTP: useHTTP, Retries: -1, ResponseTimeout: wait, IdleTimeout: wait,
+			Warn: func(m string) {
+				mu.Lock()
+				defer mu.Unlock()
+				notes = append(notes, m)
+				noted = time.Since(start)
+			}})
+		_, err := c.Open(context.Background(), mustRef(t, addr+"/bundle:v1"))
+		took := time.Since(start)
+		var na *errNoAnswer
+		if !errors.As(err, &na) || !strings.Contains(err.Error(), "read manifest of "+addr+"/bundle:v1: registry "+addr+" did not answer within 1s (raise --registry-timeout") {
+			t.Errorf("use-http %t: got %v, want a no-answer error naming %s and the flag", useHTTP, err, addr)
+		}
+		if took > wait+5*time.Second {
+			t.Errorf("use-http %t: failed after %s: the only attempt should end after %s", useHTTP, took, wait)
+		}
+		mu.Lock()
+		if len(notes) != 1 || !strings.Contains(notes[0], "waiting for "+addr) || noted >= wait {
+			t.Errorf("use-http %t: notes %q (the first after %s), want one naming %s before %s", useHTTP, notes, noted, addr, wait)
+		}
+		mu.Unlock()
+		t.Logf("use-http %t: failed after %s: %v", useHTTP, took.Round(time.Millisecond), err)
+	}
+}
+
+// TestSilentRegistryRetried: a registry's silence is retried like any
+// timeout, so with one retry the pull waits twice.
+func TestSilentRegistryRetried(t *testing.T) {
+	t.Parallel()
+	addr := silentListener(t)
+	const wait = 500 * time.Millisecond
+	c := mustClient(t, Options{Retries: 1, RetryDelay: time.Millisecond, ResponseTimeout: wait, IdleTimeout: wait})
+	start := time.Now()
+	_, err := c.Open(context.Background(), mustRef(t, addr+"/bundle:v1"))
+	var na *errNoAnswer
+	if !errors.As(err, &na) {
+		t.Fatalf("got %v, want a no-answer error", err)
+	}
+	if took := time.Since(start); took < 2*wait {
+		t.Errorf("failed after %s: one retry means two waits of %s", took, wait)
+	}
+}

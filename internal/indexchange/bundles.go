@@ -93,7 +93,7 @@ func LoadBundles(ctx context.Context, in Bundles) ([]index.LoadedBundle, []index
 		return nil, nil, ctx.Err()
 	}
 	if !in.Permissive {
-		if err := errors.Join(errs...); err != nil {
+		if err := errors.Join(groupCauses(args, errs)...); err != nil {
 			return nil, nil, fmt.Errorf("%w\n%s (--permissive adds the other bundles)", err, loadAdvice(args, errs, unreachable))
 		}
 		return out, nil, nil
@@ -113,6 +113,25 @@ func LoadBundles(ctx context.Context, in Bundles) ([]index.LoadedBundle, []index
 		skipped = append(skipped, index.Skipped{Bundle: ref, Reason: err, Message: err.Error()})
 	}
 	return loaded, skipped, nil
+}
+
+// groupCauses says a cause several images share (the registry did not
+// answer, or wants credentials) once, with the images, and the other
+// errors as they are.
+func groupCauses(args []string, errs []error) []error {
+	groups, rest := image.GroupCauses(errs)
+	out := make([]error, 0, len(groups)+len(rest))
+	for _, g := range groups {
+		names := make([]string, len(g.Items))
+		for k, i := range g.Items {
+			names[k] = args[i]
+		}
+		out = append(out, fmt.Errorf("load bundles: %w", &image.GroupedError{Group: g, Images: names, First: errs[g.Items[0]]}))
+	}
+	for _, i := range rest {
+		out = append(out, errs[i])
+	}
+	return out
 }
 
 func isDir(p string) bool {
@@ -151,9 +170,25 @@ func loadAdvice(args []string, errs []error, unreachable []bool) string {
 // the archive to read (Bundles.From). insecure lets podman pull from a
 // plain-HTTP or self-signed registry; the tool's output goes to out.
 // cleanup removes the archives.
-func PullWithTool(ctx context.Context, tool containertools.Tool, args []string, insecure bool, out io.Writer) (map[string]string, func(), error) {
+//
+// The pulls are held to the signature policy of the client newClient
+// makes, as opm's own pulls are: podman is given the policy file, and
+// docker, which checks no signatures, is refused when the policy requires
+// any.
+func PullWithTool(ctx context.Context, tool containertools.Tool, args []string, insecure bool, newClient func() (*image.Client, error), out io.Writer) (map[string]string, func(), error) {
 	if tool == "" {
 		return nil, func() {}, nil
+	}
+	c, err := newClient()
+	if err != nil {
+		return nil, func() {}, err
+	}
+	policy, checks, err := c.SignaturePolicy()
+	if err != nil {
+		return nil, func() {}, err
+	}
+	if tool == containertools.Docker && checks {
+		return nil, func() {}, fmt.Errorf("--pull-tool docker: the signature policy %s requires signatures, which docker does not check: pull with podman (given the policy) or with opm itself (no --pull-tool)", policy)
 	}
 	r, err := containertools.Find(tool)
 	if err != nil {
@@ -174,10 +209,14 @@ func PullWithTool(ctx context.Context, tool containertools.Tool, args []string, 
 		if err != nil || ref.Transport != image.TransportRegistry {
 			continue // archives and layouts are read directly
 		}
-		pull := []string{"pull", ref.Name}
+		pull := []string{"pull"}
 		if tool == containertools.Podman && insecure {
-			pull = []string{"pull", "--tls-verify=false", ref.Name}
+			pull = append(pull, "--tls-verify=false")
 		}
+		if tool == containertools.Podman && policy != "" {
+			pull = append(pull, "--signature-policy", policy)
+		}
+		pull = append(pull, ref.Name)
 		if err := r.Run(ctx, "", pull...); err != nil {
 			return nil, cleanup, err
 		}

@@ -255,11 +255,25 @@ func build(ctx context.Context, b *indeximage.Builder, req Request) (*Result, er
 		return nil, fmt.Errorf("--build-tool: %w", err)
 	}
 	r.Stdout, r.Stderr = req.ToolOutput, req.ToolOutput
-	args := r.BuildArgs(dockerfile, req.Tag, dir)
 	if req.BuildTool == containertools.Podman && req.Insecure {
 		// The FROM image may be on a plain-HTTP or self-signed registry too.
-		args = append([]string{args[0], "--tls-verify=false"}, args[1:]...)
+		r.BuildFlags = append(r.BuildFlags, "--tls-verify=false")
 	}
+	// The tool pulls the FROM image (--binary-image): held to opm's
+	// signature policy as opm's own pulls are.
+	if req.Client != nil {
+		policy, checks, err := req.Client.SignaturePolicy()
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case req.BuildTool == containertools.Docker && checks:
+			return nil, fmt.Errorf("--build-tool docker: the signature policy %s requires signatures, which docker does not check when it pulls the --binary-image %s: build with podman (given the policy) or without a build tool", policy, req.BinaryImage)
+		case req.BuildTool != containertools.Docker && policy != "":
+			r.BuildFlags = append(r.BuildFlags, "--signature-policy", policy)
+		}
+	}
+	args := r.BuildArgs(dockerfile, req.Tag, dir)
 	if err := r.Run(ctx, dir, args...); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"time"
 
 	"github.com/mattn/go-isatty"
 )
@@ -23,6 +24,10 @@ type IOStreams struct {
 	// LookupEnv reads NO_COLOR and TERM; nil means os.LookupEnv. Tests
 	// give a fake environment so that they can run in parallel.
 	LookupEnv func(string) (string, bool)
+
+	// ProgressEvery is how often progress is written at most when ErrOut
+	// is not a terminal; 0 means DefaultPlainEvery. Tests shorten it.
+	ProgressEvery time.Duration
 }
 
 // System are stdin, stdout and stderr.

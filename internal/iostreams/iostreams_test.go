@@ -74,3 +74,51 @@ func TestProgressDetailShowTick(t *testing.T) {
 	p.Finish()
 	assert.Equal(t, "\r\x1b[Kpushing 1\r\x1b[Kpushing 2\r\x1b[K", buf.String(), "shown at the start and once more at stop")
 }
+
+// TestPlainProgress: off a terminal, progress is whole lines without
+// control sequences, at most one per interval by the clock; a run shorter
+// than the interval prints nothing, and Finish ends a printed log with the
+// final figure.
+func TestPlainProgress(t *testing.T) {
+	t.Parallel()
+	clock := time.Unix(0, 0)
+	now := func() time.Time { return clock }
+	var buf bytes.Buffer
+	mib := 0
+	p := NewPlainProgress(&buf, "pulled", 181, 5*time.Second, now).SetDetail(func() string { return fmt.Sprintf("%d MiB", mib) })
+	p.Step()
+	clock = clock.Add(4 * time.Second)
+	p.Step()
+	assert.Empty(t, buf.String(), "nothing before the first interval")
+	clock = clock.Add(time.Second)
+	mib = 12
+	p.Step()
+	assert.Equal(t, "pulled 3/181, 12 MiB\n", buf.String())
+	for range 37 {
+		clock = clock.Add(100 * time.Millisecond)
+		p.Step()
+	}
+	assert.Equal(t, "pulled 3/181, 12 MiB\n", buf.String(), "at most one line per interval")
+	clock = clock.Add(2 * time.Second)
+	p.Step()
+	assert.Equal(t, "pulled 3/181, 12 MiB\npulled 41/181, 12 MiB\n", buf.String())
+	p.Step()
+	p.Finish()
+	assert.Equal(t, "pulled 3/181, 12 MiB\npulled 41/181, 12 MiB\npulled 42/181, 12 MiB\n", buf.String(), "Finish writes the last state")
+	assert.NotContains(t, buf.String(), "\x1b")
+	assert.NotContains(t, buf.String(), "\r")
+
+	buf.Reset()
+	short := NewPlainProgress(&buf, "pulled", 2, 5*time.Second, now)
+	short.Step()
+	short.Step()
+	short.Finish()
+	assert.Empty(t, buf.String(), "a run shorter than the interval prints nothing")
+
+	buf.Reset()
+	shown := NewPlainProgress(&buf, "", 0, 5*time.Second, now)
+	clock = clock.Add(5 * time.Second)
+	shown.Show("pushing: 3 MiB sent")
+	shown.Finish()
+	assert.Equal(t, "pushing: 3 MiB sent\n", buf.String(), "nothing changed since the last line: Finish adds none")
+}

@@ -10,6 +10,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -187,6 +189,66 @@ type Inputs struct {
 	Progress *iostreams.Progress
 	// Failed counts images that could not be opened at all.
 	Failed atomic.Int64
+	// ShortShared, when set, keeps a cause an image shares with others of
+	// its registry (image.SharedCause) out of its report: the report says
+	// it could not be pulled, and SharedCauses says the cause once.
+	ShortShared bool
+
+	mu     sync.Mutex
+	causes []sharedCause
+}
+
+// sharedCause is a registry's reason and the images that failed for it.
+type sharedCause struct {
+	cause  string
+	images []string
+}
+
+// SharedCauses are the causes ShortShared kept out of the reports, each
+// with the images that failed for it: "CAUSE (2 images: a, b)".
+func (s *Inputs) SharedCauses() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, c := range s.causes {
+		images := slices.Sorted(slices.Values(c.images)) // not in the order the pulls ended
+		out = append(out, fmt.Sprintf("%s (%d image(s): %s)", c.cause, len(images), listSome(images, 10)))
+	}
+	return out
+}
+
+func (s *Inputs) noteShared(arg string, err error) error {
+	_, cause, ok := image.SharedCause(err)
+	if !s.ShortShared || !ok {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := 0
+	for i < len(s.causes) && s.causes[i].cause != cause {
+		i++
+	}
+	if i == len(s.causes) {
+		s.causes = append(s.causes, sharedCause{cause: cause})
+	}
+	s.causes[i].images = append(s.causes[i].images, arg)
+	return &sharedError{err: err}
+}
+
+// sharedError is a pull whose cause is said once after the report.
+type sharedError struct{ err error }
+
+func (e *sharedError) Error() string {
+	return "could not be pulled: the registry's reason follows the report"
+}
+func (e *sharedError) Unwrap() error { return e.err }
+
+// listSome joins the first n items and says how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
 // NewInputs reads directories with load and images through opener (whose
@@ -219,6 +281,7 @@ func (s *Inputs) Input(arg string) (validate.Input, error) {
 			if ob == nil {
 				if ctx.Err() == nil {
 					s.Failed.Add(1)
+					err = s.noteShared(arg, err)
 				}
 				return nil, err
 			}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/require"
@@ -45,7 +46,15 @@ type Runner struct {
 	// Configure, when set, adjusts the factory before each run (a fake
 	// clock, version or image client).
 	Configure func(*factory.Factory)
+	// ProgressEvery is how often progress lines are written off a
+	// terminal; 0 means never in practice (an hour): a run's output must
+	// not depend on how long a loaded machine takes.
+	ProgressEvery time.Duration
 }
+
+// quietProgress keeps plain progress lines out of test runs (see
+// Runner.ProgressEvery).
+const quietProgress = time.Hour
 
 // New is a runner whose environment holds nothing of the developer's: its
 // config directory and home are an empty temporary directory.
@@ -78,6 +87,10 @@ func (r *Runner) Run(args ...string) Result {
 	}
 	s, _, out, errOut := iostreams.Test()
 	s.OutTTY, s.ErrTTY = r.TTY, r.TTY
+	s.ProgressEvery = r.ProgressEvery
+	if s.ProgressEvery == 0 {
+		s.ProgressEvery = quietProgress
+	}
 	f := factory.NewWithEnv(s, r.Env)
 	if r.Configure != nil {
 		r.Configure(f)
@@ -95,7 +108,9 @@ const childEnv = "CMDTEST_RUN_OPM"
 func Main(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
 		ctx, stop := exit.SignalContext()
-		code := root.Run(ctx, factory.New(iostreams.System()), os.Args[1:])
+		s := iostreams.System()
+		s.ProgressEvery = quietProgress
+		code := root.Run(ctx, factory.New(s), os.Args[1:])
 		stop()
 		os.Exit(code)
 	}

@@ -3,7 +3,9 @@ package index_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,8 +16,8 @@ import (
 )
 
 // On a terminal, index add shows the bundles loaded (n/N) with the bytes
-// pulled, then the push of the index image; nothing of it off a terminal
-// or with -o json.
+// pulled, then the push of the index image; off a terminal the same as
+// plain lines, at most one per interval; nothing of it with -o json.
 func TestIndexAddProgress(t *testing.T) {
 	t.Parallel()
 	o := cmdtest.New(t)
@@ -47,11 +49,21 @@ func TestIndexAddProgress(t *testing.T) {
 	assert.Contains(t, r.ErrOut, "bundles 2/2\r\x1b[K")
 	assert.NotContains(t, r.ErrOut, "pulled")
 
-	// Not a terminal, or -o json: no progress, no control sequences.
+	// Not a terminal (a CI log): plain lines at most every interval (here
+	// every time), no control sequences.
+	o.ProgressEvery = time.Nanosecond
 	r = o.Run("index", "add", "--use-http", "-b", bundleRef, "--from-index", tag, "-t", reg.ref("index:2"), "--overwrite-latest")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.NotContains(t, r.ErrOut, "\r")
+	assert.NotContains(t, r.ErrOut, "\x1b")
+	assert.Regexp(t, `(?m)^bundles 1/1, [0-9.]+ [KM]iB pulled$`, r.ErrOut)
+	assert.Regexp(t, `(?m)^writing `+regexp.QuoteMeta(reg.ref("index:2"))+`: [0-9.]+ [KM]?i?B pushed$`, r.ErrOut)
+	// With the usual interval, a run this short prints none.
+	o.ProgressEvery = 0
+	r = o.Run("index", "add", "--use-http", "-b", bundleRef, "--from-index", tag, "-t", reg.ref("index:2"), "--overwrite-latest")
+	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.NotContains(t, r.ErrOut, "bundles 1/1")
+	// -o json: no progress at all.
 	r = o.RunTTY("index", "add", "--use-http", "-b", local, "--from-index", tag, "-t", reg.ref("index:3"), "--overwrite-latest", "-o", "json")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	assert.NotContains(t, r.ErrOut, "\r")

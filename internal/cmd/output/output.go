@@ -194,11 +194,19 @@ func nonNil(v reflect.Value) reflect.Value {
 }
 
 // Progress is a progress line on stderr for a command writing format: nil
-// (which shows nothing) unless stderr is a terminal and the output is
-// text, so that logs and machine output get no control sequences.
+// (which shows nothing) unless the output is text. On a terminal it is
+// one line redrawn in place; elsewhere (a CI log) plain lines, at most
+// one every s.ProgressEvery, with no control sequences.
 func Progress(s *iostreams.IOStreams, format, verb string, total int) *iostreams.Progress {
-	if !s.ErrTTY || format != Text {
+	if format != Text {
 		return nil
+	}
+	if !s.ErrTTY {
+		every := s.ProgressEvery
+		if every <= 0 {
+			every = iostreams.DefaultPlainEvery
+		}
+		return iostreams.NewPlainProgress(s.ErrOut, verb, total, every, nil)
 	}
 	return iostreams.NewProgress(s.ErrOut, verb, total)
 }

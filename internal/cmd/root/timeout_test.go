@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,4 +68,77 @@ func TestTimeoutStopsAStalledRun(t *testing.T) {
 
 	r = o.Run("bundle", "validate", "--timeout", "1m", validBundle)
 	assert.Equal(t, exit.OK, r.Code, "a run within its timeout is unaffected: %s", r.ErrOut)
+}
+
+// A registry that accepts and never answers: opm says which registry it
+// is waiting for before --registry-timeout runs out, and with --retries 0
+// the pull fails once it has, naming the registry.
+func TestRegistryTimeoutAndRetriesZero(t *testing.T) {
+	t.Parallel()
+	addr := stallingRegistry(t)
+	o := cmdtest.New(t)
+	for _, extra := range [][]string{nil, {"--use-http"}} {
+		args := append([]string{"render", "--registry-timeout", "2s", "--retries", "0", addr + "/bundle:v1"}, extra...)
+		start := time.Now()
+		r := o.Run(args...)
+		took := time.Since(start)
+		assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+		assert.Contains(t, r.ErrOut, "waiting for "+addr+" to answer")
+		assert.Contains(t, r.ErrOut, "registry "+addr+" did not answer within 2s (raise --registry-timeout")
+		// Loose: the one attempt takes 2 s; the default retries would make it 8 s and more.
+		assert.Less(t, took, 7*time.Second, "%v: --retries 0 means one attempt", args)
+	}
+}
+
+// Four images of one silent registry fail for one cause, which is said
+// once with the images: index add's error without --permissive, one
+// warning with it, after bundle validate's report, and for the first
+// image alpha render-template names.
+func TestRegistryCauseSaidOnce(t *testing.T) {
+	t.Parallel()
+	addr := stallingRegistry(t)
+	o := cmdtest.New(t)
+	var refs []string
+	for _, n := range []string{"a", "b", "c", "d"} {
+		refs = append(refs, addr+"/"+n+":1")
+	}
+	cause := "registry " + addr + " did not answer within 1s"
+	db := filepath.Join(t.TempDir(), "index.db")
+	args := []string{"index", "add", "--database", db, "--bundles", strings.Join(refs, ","), "--registry-timeout", "1s", "--retries", "0"}
+
+	r := o.Run(args...)
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "4 images ("+strings.Join(refs, ", ")+"): "+cause)
+
+	r = o.Run(append(args, "--permissive")...)
+	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "warning: skipped 4 bundles ("+strings.Join(refs, ", ")+"): "+cause)
+	assert.NotContains(t, r.ErrOut, "error:")
+
+	// bundle validate: each image's report says it could not be pulled,
+	// the cause follows once.
+	r = o.Run(append([]string{"bundle", "validate", "--registry-timeout", "1s", "--retries", "0"}, refs...)...)
+	assert.Equal(t, exit.Usage, r.Code, r.ErrOut)
+	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
+	assert.Equal(t, 4, strings.Count(r.ErrOut, "could not be pulled: the registry's reason follows the report"), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "4 image(s) could not be opened\n  "+cause)
+	assert.Contains(t, r.ErrOut, "(4 image(s): "+strings.Join(refs, ", ")+")")
+
+	// alpha render-template: the first image the template names has the
+	// reason, the others point to it.
+	tmpl := filepath.Join(t.TempDir(), "basic.yaml")
+	doc := "schema: olm.template.basic\nentries:\n- schema: olm.package\n  name: p\n"
+	for _, ref := range refs {
+		doc += "- schema: olm.bundle\n  image: " + ref + "\n"
+	}
+	require.NoError(t, os.WriteFile(tmpl, []byte(doc), 0o644))
+	r = o.Run("alpha", "render-template", "basic", tmpl, "--registry-timeout", "1s", "--retries", "0")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "bundle image "+refs[0]+": cannot be pulled: ")
+	for _, ref := range refs[1:] {
+		assert.Contains(t, r.ErrOut, "bundle image "+ref+": cannot be pulled, for the registry's reason given for "+refs[0]+"\n")
+	}
 }

@@ -50,7 +50,7 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		Short: "Render a catalog template (basic, semver or substitutes) into a file-based catalog",
 		Long: `Render a catalog template into file-based catalog blobs on stdout, pulling
 every bundle image it names (several at once, through one image client; a
-progress line on a terminal).
+progress line on a terminal, plain lines every few seconds elsewhere).
 
 TYPE is basic, semver or substitutes; without it, the type
 comes from the template's schema (` + template.SchemaBasic + `,

@@ -197,16 +197,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 
 	out := buildResult{Ref: opts.Tag, Builder: "opm", BundleDir: bundleDir, Labels: labels, Findings: findings}
 	build := bundleimage.Build{Dir: bundleDir, Labels: labels, BaseImage: opts.BaseImage, FollowSymlinks: opts.Load.FollowSymlinks, Tool: runner}
-	var c *image.Client
 	progress := output.Progress(f.IO, opts.Output, "", 0)
 	stop := func() {}
+	if runner == nil && progress != nil && opts.Image.Traffic == nil {
+		opts.Image.Traffic = &image.Traffic{}
+	}
+	// A tool's build is held to the client's signature policy too.
+	c, err := f.ImageClient(opts.Image)
+	if err != nil {
+		return exit.Usagef("%v", err)
+	}
 	if runner == nil {
-		if progress != nil && opts.Image.Traffic == nil {
-			opts.Image.Traffic = &image.Traffic{}
-		}
-		if c, err = f.ImageClient(opts.Image); err != nil {
-			return exit.Usagef("%v", err)
-		}
 		fsys, closeFS, err := bundlesource.DirFS(bundleDir, opts.Load)
 		if err != nil {
 			return exit.With(exit.Usage, err)

@@ -46,7 +46,11 @@ an image reference: a registry (quay.io/org/bundle:v1, docker://...),
 oci:DIR[:TAG], oci-archive:FILE[:TAG] or docker-archive:FILE. An image's
 labels are checked against its metadata/annotations.yaml (rule image-labels),
 then the same rules run as for a directory. Images are pulled several at a
-time, with a progress count on a terminal.
+time, with a progress count (on a terminal one line redrawn, elsewhere
+a plain line at most every 5 seconds). An image that cannot be pulled is a
+bundle-load error in its report (exit 2); in the text report a reason of
+its registry's that several images share (it did not answer, it wants
+credentials) is said once after the report, with the images.
 
 A directory that is not a bundle itself is not searched for bundles, except
 for one bundle nested up to three levels down (a repository's bundle/
@@ -142,12 +146,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		err = opts.Render(f, res, vopts.FailOn, "bundle")
 	} else {
+		// A registry's reason (it did not answer, it wants credentials)
+		// is said once below, not in the report of each of its images.
+		src.ShortShared = true
 		err = streamText(ctx, f, inputs, vopts, src.Progress)
 	}
 	if n := src.Failed.Load(); n > 0 {
 		// The report names each image that could not be opened (rule
 		// bundle-load); that is an I/O error, not a verdict on a bundle.
-		return exit.With(exit.Usage, fmt.Errorf("%d image(s) could not be opened", n))
+		msg := fmt.Sprintf("%d image(s) could not be opened", n)
+		for _, c := range src.SharedCauses() {
+			msg += "\n  " + c
+		}
+		return exit.With(exit.Usage, errors.New(msg))
 	}
 	return err
 }

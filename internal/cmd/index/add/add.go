@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -225,8 +226,18 @@ func writeAddResult(f *factory.Factory, db string, res *index.AddResult) {
 	for _, b := range res.Overwritten {
 		fmt.Fprintf(w, "  replaced %s (%s)\n", pn(b.Name), pn(b.Package))
 	}
-	for _, s := range res.Skipped {
-		fmt.Fprintf(w, "  %s skipped %s: %s\n", t.ErrorPrefix(), pn(s.Bundle.Name), printable.Text(s.Message))
+	// Skipped bundles are warnings: --permissive goes on without them. A
+	// reason several share (a package's, or a registry's) is said once.
+	for _, g := range groupSkipped(res.Skipped) {
+		if len(g.names) == 1 {
+			fmt.Fprintf(w, "  %s skipped %s: %s\n", t.WarningPrefix(), pn(g.names[0]), printable.Text(g.reason))
+			continue
+		}
+		names := make([]string, 0, len(g.names))
+		for _, n := range g.names {
+			names = append(names, pn(n))
+		}
+		fmt.Fprintf(w, "  %s skipped %d bundles (%s): %s\n", t.WarningPrefix(), len(g.names), listSome(names, maxNamesShown), printable.Text(g.reason))
 	}
 	for _, p := range res.Packages {
 		fmt.Fprintf(w, "  %s (default channel %s)\n", pn(p.Name), pn(p.DefaultChannel))
@@ -237,4 +248,50 @@ func writeAddResult(f *factory.Factory, db string, res *index.AddResult) {
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(w, "%s %s\n", t.NotePrefix(), printable.Text(warn))
 	}
+}
+
+// maxNamesShown is how many bundle names a grouped reason lists.
+const maxNamesShown = 10
+
+// skipGroup is a reason and the bundles skipped for it.
+type skipGroup struct {
+	reason string
+	names  []string
+	first  string // the first bundle's whole message
+}
+
+// groupSkipped groups skipped bundles by reason, in the order of the
+// first of each: by the message, or, for images that could not be pulled
+// for one cause of their registry's (image.SharedCause), by that cause,
+// since each message names its image.
+func groupSkipped(skipped []index.Skipped) []skipGroup {
+	var groups []skipGroup
+	at := map[string]int{}
+	for _, s := range skipped {
+		reason := s.Message
+		if _, cause, ok := image.SharedCause(s.Reason); ok {
+			reason = cause
+		}
+		if i, ok := at[reason]; ok {
+			groups[i].names = append(groups[i].names, s.Bundle.Name)
+			continue
+		}
+		at[reason] = len(groups)
+		groups = append(groups, skipGroup{reason: reason, names: []string{s.Bundle.Name}, first: s.Message})
+	}
+	// A bundle alone keeps its whole message.
+	for i, g := range groups {
+		if len(g.names) == 1 {
+			groups[i].reason = g.first
+		}
+	}
+	return groups
+}
+
+// listSome joins the first n items and says how many more there are.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }

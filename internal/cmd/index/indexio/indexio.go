@@ -50,9 +50,11 @@ func LoadBundles(ctx context.Context, opener *bundlesource.Opener, args []string
 }
 
 // PullWithTool pulls the bundle images among args with tool into archives
-// (see indexchange.PullWithTool), the tool's output on stderr.
+// (see indexchange.PullWithTool), the tool's output on stderr, held to the
+// signature policy of opts.
 func PullWithTool(ctx context.Context, f *factory.Factory, tool containertools.Tool, args []string, opts image.Options) (map[string]string, func(), error) {
-	return indexchange.PullWithTool(ctx, tool, args, opts.UseHTTP || opts.SkipTLSVerify, f.IO.ErrOut)
+	newClient := func() (*image.Client, error) { return f.ImageClient(opts) }
+	return indexchange.PullWithTool(ctx, tool, args, opts.UseHTTP || opts.SkipTLSVerify, newClient, f.IO.ErrOut)
 }
 
 // StartPull is the progress line of bundles being loaded ("bundles 3/10,

@@ -124,7 +124,47 @@ func (r *Renderer) Prefetch(ctx context.Context, refs []string) {
 		}()
 	}
 	wg.Wait()
+	r.shareCauses(refs)
 }
+
+// shareCauses gives a registry's reason that several images failed for
+// (image.SharedCause) in full for the first of them in refs' order, the
+// order a template names them in, and as a pointer to it for the others:
+// one cause, said once.
+func (r *Renderer) shareCauses(refs []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	first := map[string]string{} // cause → the first image failing for it
+	seen := map[string]bool{}
+	for _, ref := range refs {
+		res := r.done[ref]
+		if seen[ref] || res == nil || res.err == nil {
+			continue
+		}
+		seen[ref] = true
+		_, cause, ok := image.SharedCause(res.err)
+		if !ok {
+			continue
+		}
+		if f, ok := first[cause]; ok {
+			res.err = &sameCause{as: f, err: res.err}
+			continue
+		}
+		first[cause] = ref
+	}
+}
+
+// sameCause is an image that failed for the reason given in full for
+// another one.
+type sameCause struct {
+	as  string
+	err error
+}
+
+func (e *sameCause) Error() string {
+	return fmt.Sprintf("cannot be pulled, for the registry's reason given for %s", e.as)
+}
+func (e *sameCause) Unwrap() error { return e.err }
 
 // Distinct counts the distinct references of refs.
 func Distinct(refs []string) int {

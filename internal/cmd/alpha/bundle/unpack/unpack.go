@@ -59,11 +59,13 @@ read, so an interrupted or failed unpack leaves --out as it was.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Out, "out", "o", "./", "directory to unpack into")
 	fl.BoolVarP(&opts.SkipValidation, "skip-validation", "v", false, "do not validate the bundle first")
-	fl.StringVarP(&opts.ImageOpts.CAFile, "root-ca", "c", "", "PEM file of a root CA for registries")
+	// The shared image flags, as on every command that pulls: among them
+	// --signature-policy, without which the pull would be checked against
+	// the default policy whatever the command line said.
+	opts.ImageOpts.AddFlags(fl)
+	fl.StringVarP(&opts.ImageOpts.CAFile, "root-ca", "c", "", "PEM file of a root CA for registries (as --ca-file)")
 	fl.BoolVarP(&opts.SkipTLS, "skip-tls", "s", false, "use plain HTTP for registries")
 	config.Deprecate(fl, "skip-tls", "use --use-http (or --skip-tls-verify) instead")
-	fl.BoolVar(&opts.ImageOpts.SkipTLSVerify, image.FlagSkipTLSVerify, false, "skip TLS certificate verification for registries")
-	fl.BoolVar(&opts.ImageOpts.UseHTTP, image.FlagUseHTTP, false, "use plain HTTP for registries")
 	fl.BoolVarP(&opts.Debug, "debug", "d", false, "print more detail on stderr")
 	return cmd
 }
