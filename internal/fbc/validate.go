@@ -34,11 +34,14 @@ func validateKeeping(c *Catalog, objs decodedObjects) []validate.Finding {
 	return v.out
 }
 
-// sortFindings orders findings by file, line and rule, keeping the order
-// of equal ones.
+// sortFindings orders findings by file, line and rule, root causes
+// (syntax errors) first, keeping the order of equal ones.
 func sortFindings(fs []validate.Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
+		if ra, rb := validate.IsRootCause(a.Rule), validate.IsRootCause(b.Rule); ra != rb {
+			return ra
+		}
 		if a.File != b.File {
 			return a.File < b.File
 		}

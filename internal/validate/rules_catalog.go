@@ -4,7 +4,7 @@ package validate
 // this package for findings; they are registered here so that the rule
 // catalog (docs/validation.md) and --list-rules show them.
 var (
-	RuleCatalogSyntax = register(&Rule{ID: "catalog-syntax", Severity: Error, Scope: ScopeCatalog,
+	RuleCatalogSyntax = register(&Rule{ID: "catalog-syntax", Severity: Error, Scope: ScopeCatalog, RootCause: true,
 		What: "Every catalog file parses (JSON objects back to back, or YAML documents) and every object is a blob with a schema of the right shape.",
 		Why:  "opm and OLM refuse the whole catalog when one file does not parse.",
 		Fix:  "Fix the syntax at the reported line, or list the file in .indexignore if it is not part of the catalog."})

@@ -83,7 +83,7 @@ func (r *Rule) runsWithoutCSV() bool { return r.NoCSV }
 
 // Load problems become findings of these rules.
 var (
-	ruleYAMLSyntax = register(&Rule{ID: "yaml-syntax", Severity: Error, Scope: ScopeCSV, NoCSV: true,
+	ruleYAMLSyntax = register(&Rule{ID: "yaml-syntax", Severity: Error, Scope: ScopeCSV, NoCSV: true, RootCause: true,
 		What: "Every manifest and metadata file parses as YAML or JSON.",
 		Why:  "A file that does not parse is skipped or refused by every OLM tool; upstream reports it as a missing CSV, which hides the real cause.",
 		Fix:  "Fix the syntax at the reported line (indentation, an unclosed quote or bracket, a tab)."})
@@ -95,7 +95,7 @@ var (
 		What: "manifests/ holds exactly one ClusterServiceVersion.",
 		Why:  "A bundle is one operator version; with two CSVs upstream silently keeps one of them.",
 		Fix:  "Move each extra CSV to a bundle directory of its own."})
-	ruleLoad = register(&Rule{ID: "bundle-load", Severity: Error, Scope: ScopeBundle, NoCSV: true,
+	ruleLoad = register(&Rule{ID: "bundle-load", Severity: Error, Scope: ScopeBundle, NoCSV: true, RootCause: true,
 		What: "The bundle can be read at all.",
 		Why:  "Nothing else can be checked in a bundle that cannot be read.",
 		Fix:  "Follow the message: usually a path that is not a bundle directory, or a file that cannot be read."})

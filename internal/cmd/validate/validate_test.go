@@ -204,3 +204,21 @@ func TestValidateNoCatalog(t *testing.T) {
 		t.Errorf("upstream-json: exit %d: %s %s", r.Code, r.Out, r.ErrOut)
 	}
 }
+
+// TestValidateSyntaxErrorFirst: the syntax error that hides a channel blob
+// is listed before what it causes (no channel for the default, a bundle in
+// no channel), though it is further down the file.
+func TestValidateSyntaxErrorFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lines := strings.SplitAfter(goodCatalog, "\n")
+	write(t, dir, "p/catalog.json", lines[0]+lines[2]+"{\n  \"schema\": \"olm.channel\",\n  \"name\": \"stable\",\n  oops\n}\n")
+	r := cmdtest.New(t).Run("validate", dir, "-o", "json")
+	if r.Code != 1 {
+		t.Fatalf("exit %d: %s", r.Code, r.ErrOut)
+	}
+	fs := cmdtest.Findings(cmdtest.DecodeReport(t, r.Out), 0)
+	if len(fs) < 2 || fs[0]["rule"] != "catalog-syntax" || fmt.Sprint(fs[0]["line"]) != "6" {
+		t.Errorf("the syntax error should come first: %v", fs)
+	}
+}
