@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -97,7 +98,37 @@ config file.`,
 		catalogdiff.NewCmd(f, nil),
 	)
 	completion.Register(root)
+	withUsageOnArgErrors(root)
 	return root
+}
+
+// withUsageOnArgErrors makes every command's wrong argument count a usage
+// error that prints the command's usage line, as cobra would print its
+// usage were it not silenced (opm silences it so that a failed run is not
+// followed by a page of flags). Groups keep group.NoArgs, which already
+// suggests subcommands.
+func withUsageOnArgErrors(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		withUsageOnArgErrors(c)
+	}
+	if cmd.Args == nil || cmd.HasSubCommands() || !cmd.Runnable() {
+		return
+	}
+	check := cmd.Args
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		err := check(c, args)
+		if err == nil {
+			return nil
+		}
+		msg := err.Error()
+		// cobra.NoArgs says "unknown command" even of a command that has
+		// no subcommands; it is an argument too many.
+		if strings.HasPrefix(msg, "unknown command ") && len(args) > 0 {
+			msg = fmt.Sprintf("%s takes no arguments, got %q", c.CommandPath(), strings.Join(args, " "))
+		}
+		msg, _, _ = strings.Cut(msg, "\nRun '")
+		return exit.Usagef("%s\nUsage: %s\nRun '%s --help' for more.", msg, c.UseLine(), c.CommandPath())
+	}
 }
 
 // Run runs opm with args (without the program name) and returns the exit
