@@ -105,7 +105,10 @@ func loadFinding(err error) Finding {
 	var se *bundle.SyntaxError
 	var tl *bundle.FileTooLargeError
 	var sl *bundle.SymlinkError
+	var sub *bundle.BundleSubdirError
 	switch {
+	case errors.As(err, &sub):
+		return Finding{Rule: ruleNoCSV.ID, Severity: Error, Message: err.Error(), Hint: sub.Hint()}
 	case errors.As(err, &sl):
 		return Finding{Rule: ruleLoad.ID, Severity: Error, File: sl.File, Message: err.Error(),
 			Hint: "copy the file into the bundle directory; links that leave it are followed only with --follow-symlinks"}
