@@ -151,6 +151,13 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 		}
 		return exit.TimedOut
 	}
+	if err == nil && ctx.Err() == nil && cmd != nil && cmd.Annotations[rootflags.Server] == "true" && cmd.Context() != nil && errors.As(context.Cause(cmd.Context()), &timedOut) {
+		// A server stopped by --timeout stopped gracefully, as on
+		// SIGTERM, but the run was cut short: 124, as the README says and
+		// as GNU timeout gives (upstream's --timeout-seconds keeps 0).
+		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), fmt.Sprintf("stopped after %s (--timeout)", timedOut.After))
+		return exit.TimedOut
+	}
 	if err != nil && ctx.Err() != nil {
 		// A signal stopped the run: whatever each cancelled request
 		// returned, say it once. Commands have rolled back and removed

@@ -22,6 +22,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	registryserve "github.com/opmkit/opm/internal/cmd/registry/serve"
+	"github.com/opmkit/opm/internal/cmd/rootflags"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/gcbudget"
@@ -104,6 +105,8 @@ The catalog is read once: later changes to DIR are not served.`,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
+	// --timeout stops a server with exit status 124 (internal/cmd/root).
+	cmd.Annotations = map[string]string{rootflags.Server: "true"}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Port, "port", "p", "50051", "port to serve on, on every interface, or HOST:PORT to listen on one address")
 	fl.StringVar(&opts.CacheDir, "cache-dir", "", "keep the converted catalog and its digest in this directory, and serve from it when it matches")

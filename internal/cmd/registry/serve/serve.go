@@ -17,6 +17,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/rootflags"
 	"github.com/opmkit/opm/internal/registry"
 )
 
@@ -70,6 +71,8 @@ to --termination-log, which Kubernetes shows in the pod's status.`,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
+	// --timeout stops a server with exit status 124 (internal/cmd/root).
+	cmd.Annotations = map[string]string{rootflags.Server: "true"}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Database, "database", "d", "bundles.db", "the sqlite index database to serve")
 	fl.StringVarP(&opts.Port, "port", "p", "50051", "TCP port to serve on, on every interface, or HOST:PORT to listen on one address")
