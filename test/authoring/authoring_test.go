@@ -2,7 +2,8 @@
 // replacement for operator-sdk's catalog-build target, as written there,
 // against a registry of its own: bundle images built by opm from
 // testdata, a sqlite index image, then migrate, convert-template, an edit,
-// render-template, validate, and the Makefile targets.
+// render-template, validate, and the Makefile targets. It walks
+// docs/getting-started.md and supply-chain.md's CI recipe the same way.
 package authoring
 
 import (
