@@ -25,6 +25,12 @@ func TestSyntaxErrorsListedFirst(t *testing.T) {
 	require.GreaterOrEqual(t, len(rules), 4, "two syntax errors and what they cause: %v", rules)
 	assert.Equal(t, []string{"yaml-syntax " + crdFile, "yaml-syntax " + annFile}, rules[:2], "root causes first, by file")
 	assert.Contains(t, rules[2:], "csv-owned-crd-present "+csvFile)
+	assert.Contains(t, rules, "annotations-missing "+annFile)
+	for _, f := range res.Bundles[0].Findings {
+		if f.Rule == "annotations-missing" {
+			assert.Equal(t, annFile+" cannot be read: it has a syntax error (see its yaml-syntax finding)", f.Message, "not 'missing': it is there")
+		}
+	}
 
 	// NewResult (csv lint, opm validate) sorts the same way.
 	rep := NewResult([]BundleReport{{Findings: []Finding{

@@ -74,7 +74,26 @@ func Check(path string, b *bundle.Bundle, loadErr error, opts Options) BundleRep
 		r.check(c)
 		rep.Findings = append(rep.Findings, c.findings...)
 	}
+	sayUnreadable(rep.Findings)
 	return rep
+}
+
+// sayUnreadable rewords a finding that calls annotations.yaml missing when
+// the file is there but does not parse: its syntax error, listed first, is
+// the cause.
+func sayUnreadable(fs []Finding) {
+	broken := map[string]bool{}
+	for _, f := range fs {
+		if f.Rule == ruleYAMLSyntax.ID {
+			broken[f.File] = true
+		}
+	}
+	for i, f := range fs {
+		if f.Rule == "annotations-missing" && broken[f.File] {
+			fs[i].Message = f.File + " cannot be read: it has a syntax error (see its yaml-syntax finding)"
+			fs[i].Hint = "fix the syntax error; the annotations in the file are not read until then"
+		}
+	}
 }
 
 // runsWithoutCSV reports whether a bundle rule still makes sense when the
