@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,15 +48,36 @@ func blocks(t *testing.T, name string) []string {
 	return out
 }
 
-// buildOpm builds opm into a temporary directory.
+// built is the directory opm is built into, once for the package's tests
+// (TestMain removes it).
+var built struct {
+	once sync.Once
+	dir  string
+	out  []byte
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// buildOpm builds opm (once) and returns the directory holding it.
 func buildOpm(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-tags", buildTags, "-o", filepath.Join(dir, "opm"), "./cmd/opm")
-	cmd.Dir = repoRoot
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return dir
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "opm-authoring-"); built.err != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-tags", buildTags, "-o", filepath.Join(built.dir, "opm"), "./cmd/opm")
+		cmd.Dir = repoRoot
+		built.out, built.err = cmd.CombinedOutput()
+	})
+	require.NoError(t, built.err, "%s", built.out)
+	return built.dir
 }
 
 type shell struct {
