@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/opmkit/opm/internal/atomicfile"
@@ -34,8 +35,8 @@ type GenerateOptions struct {
 	// Upstream selects the rules of upstream's `opm alpha bundle generate`
 	// and `alpha bundle build`: no default channel is invented (several
 	// channels and no DefaultChannel write no default-channel annotation,
-	// as upstream did). Package must be given either way: the CSV name is
-	// never taken for it.
+	// as upstream did), and the package is never taken from the CSV name
+	// (upstream guessed it from the directory layout instead; opm asks).
 	Upstream bool
 	// BaseImage is the Dockerfile's FROM (upstream --base-image); empty
 	// means scratch.
@@ -85,7 +86,7 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 		res.BundleDir = filepath.Dir(mdir)
 	}
 
-	mediaType, csvName, err := sniffManifests(mdir)
+	mediaType, csv, err := sniffManifests(mdir)
 	if err != nil {
 		return nil, err
 	}
@@ -105,14 +106,20 @@ func Generate(opts GenerateOptions) (*GenerateResult, error) {
 		channels = SplitChannels(existing[AnnotationChannels])
 		res.Notes = append(res.Notes, fmt.Sprintf("channels %s taken from %s", strings.Join(channels, ","), res.AnnotationsFile))
 	}
+	if pkg == "" && !opts.Upstream {
+		if p, ok := packageFromCSVName(csv.name, csv.version); ok {
+			pkg = p
+			res.Notes = append(res.Notes, fmt.Sprintf("package %q taken from the CSV name %s", pkg, csv.name))
+		}
+	}
 	if pkg == "" {
-		// Upstream guessed the package from the directory layout, and opm
-		// once from the CSV name; both named packages nobody chose.
-		where := "(opm does not guess it from the directory or the CSV name)"
+		// Upstream guessed the package from the directory layout, which
+		// names packages nobody chose; opm asks instead.
+		where := "(opm does not guess it from the directory)"
 		if !opts.Upstream {
-			where = fmt.Sprintf("(%s holds none, and the CSV name is not taken for it)", res.AnnotationsFile)
-			if csvName != "" {
-				where = fmt.Sprintf("(%s holds none, and the CSV name %s is not taken for it)", res.AnnotationsFile, csvName)
+			where = fmt.Sprintf("(%s holds none, and the manifests hold no CSV named <package>.v<version>)", res.AnnotationsFile)
+			if csv.name != "" {
+				where = fmt.Sprintf("(%s holds none, and the CSV name %s is not of the form <package>.v<version>)", res.AnnotationsFile, csv.name)
 			}
 		}
 		if len(channels) == 0 {
@@ -274,12 +281,18 @@ func labelValue(v string) string {
 
 // sniffManifests reads the manifests to pick the media type and find the
 // CSV name.
-func sniffManifests(dir string) (mediaType, csvName string, err error) {
+// csvIdentity is what Generate needs of the bundle's CSV.
+type csvIdentity struct {
+	name    string // metadata.name; "" when there is no CSV
+	version string // spec.version
+}
+
+func sniffManifests(dir string) (mediaType string, csv csvIdentity, err error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return "", "", err
+		return "", csv, err
 	}
-	any := false
+	any, found := false, false
 	for _, e := range entries {
 		if e.IsDir() || !isManifestName(e.Name()) {
 			continue
@@ -288,28 +301,46 @@ func sniffManifests(dir string) (mediaType, csvName string, err error) {
 		name := filepath.Join(dir, e.Name())
 		data, err := os.ReadFile(name)
 		if err != nil {
-			return "", "", err
+			return "", csv, err
 		}
 		docs, err := decodeDocuments(name, data)
 		if err != nil {
-			return "", "", err
+			return "", csv, err
 		}
 		for _, d := range docs {
-			if Str(d.Value, "kind") == CSVKind && csvName == "" {
-				csvName = Str(d.Value, "metadata", "name")
-				if csvName == "" {
-					csvName = "-"
-				}
+			if Str(d.Value, "kind") == CSVKind && !found {
+				found = true
+				csv = csvIdentity{name: Str(d.Value, "metadata", "name"), version: Str(d.Value, "spec", "version")}
 			}
 		}
 	}
 	if !any {
-		return "", "", fmt.Errorf("%s holds no YAML or JSON manifests", dir)
+		return "", csv, fmt.Errorf("%s holds no YAML or JSON manifests", dir)
 	}
-	if csvName != "" {
-		return MediaTypeRegistryV1, strings.TrimPrefix(csvName, "-"), nil
+	if found {
+		return MediaTypeRegistryV1, csv, nil
 	}
-	return MediaTypePlain, "", nil
+	return MediaTypePlain, csv, nil
+}
+
+// packageFromCSVName returns the package a CSV name follows OLM's naming
+// convention for, <package>.v<version> (what operator-sdk writes): the name
+// must end in ".v" and the CSV's spec.version, so that a name that merely
+// contains a dot is never cut into a package nobody chose. Without a
+// spec.version, any semantic version after the last ".v" will do.
+func packageFromCSVName(name, version string) (string, bool) {
+	if version != "" {
+		p, ok := strings.CutSuffix(name, ".v"+version)
+		return p, ok && p != ""
+	}
+	i := strings.LastIndex(name, ".v")
+	if i <= 0 {
+		return "", false
+	}
+	if _, err := semver.Parse(name[i+2:]); err != nil {
+		return "", false
+	}
+	return name[:i], true
 }
 
 func readAnnotationsFile(path string) (map[string]string, error) {

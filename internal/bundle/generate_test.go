@@ -23,10 +23,7 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 func TestGenerateWritesAnnotationsAndDockerfile(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"op/manifests/csv.yaml": strings.Replace(minimalCSV, "a.v1.0.0", "widget.v1.0.0", 1)})
-	_, err := Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "op/manifests"), Channels: []string{"stable", "2022.4"}, DefaultChannel: "stable", WorkDir: root})
-	require.ErrorContains(t, err, "-p/--package", "the CSV name is never taken for the package")
-	require.ErrorContains(t, err, "widget.v1.0.0")
-	_, err = Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "op/manifests"), Package: "widget", Channels: []string{"stable", "2022.4"}, DefaultChannel: "stable", WorkDir: root})
+	_, err := Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "op/manifests"), Package: "widget", Channels: []string{"stable", "2022.4"}, DefaultChannel: "stable", WorkDir: root})
 	require.NoError(t, err)
 
 	ann, err := os.ReadFile(filepath.Join(root, "op/metadata/annotations.yaml"))
@@ -96,7 +93,7 @@ func TestGenerateErrors(t *testing.T) {
 	writeTree(t, root, map[string]string{"manifests/csv.yaml": minimalCSV})
 	m := filepath.Join(root, "manifests")
 	_, err := Generate(GenerateOptions{ManifestsDir: m, WorkDir: root})
-	assert.ErrorContains(t, err, "--package")
+	assert.EqualError(t, err, "no channels: give -c/--channels (e.g. --channels stable)", "the package is a, from the CSV name a.v1.0.0")
 	_, err = Generate(GenerateOptions{ManifestsDir: m, Package: "a", WorkDir: root})
 	assert.ErrorContains(t, err, "--channels")
 	_, err = Generate(GenerateOptions{ManifestsDir: m, Package: "a", Channels: []string{"a", "b"}, WorkDir: root})
@@ -120,4 +117,50 @@ func TestGenerateCopiesToOutputDir(t *testing.T) {
 	b, err := LoadDir(filepath.Join(root, "out"))
 	require.NoError(t, err)
 	assert.Equal(t, "a.v1.0.0", b.CSV.Metadata.Name)
+}
+
+// getting-started.md runs `opm bundle generate -d manifests -c stable`: the
+// package comes from a CSV named <package>.v<spec.version>, and only then.
+func TestGeneratePackageFromCSVName(t *testing.T) {
+	csv := func(name, version string) string {
+		s := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: " + name + "\nspec:\n"
+		if version != "" {
+			s += "  version: " + version + "\n"
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name, version, want string
+	}{
+		{"example-operator.v0.1.0", "0.1.0", "example-operator"},
+		{"etcdoperator.v0.9.4-clusterwide", "0.9.4-clusterwide", "etcdoperator"},
+		{"my.dotted.op.v1.2.3", "1.2.3", "my.dotted.op"},
+		{"widget.v2.0.0", "", "widget"}, // no spec.version: a semver after .v
+		{"widget.v2.0.0", "2.0.1", ""},  // name and version disagree
+		{"widget-2.0.0", "2.0.0", ""},   // not <package>.v<version>
+		{"widget.vnext", "", ""},        // not a version
+		{".v1.0.0", "1.0.0", ""},        // no package before .v
+	} {
+		t.Run(tc.name+"/"+tc.version, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, map[string]string{"op/manifests/csv.yaml": csv(tc.name, tc.version)})
+			res, err := Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "op/manifests"), Channels: []string{"stable"}, WorkDir: root})
+			if tc.want == "" {
+				require.ErrorContains(t, err, "-p/--package")
+				require.ErrorContains(t, err, "<package>.v<version>", "the error says which names are taken")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, res.Annotations[AnnotationPackage])
+			assert.Equal(t, "stable", res.Annotations[AnnotationDefaultChannel])
+			require.Len(t, res.Notes, 1)
+			assert.Equal(t, `package "`+tc.want+`" taken from the CSV name `+tc.name, res.Notes[0])
+		})
+	}
+
+	// upstream's path (opm alpha bundle generate) still asks for -p.
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"op/manifests/csv.yaml": csv("widget.v1.0.0", "1.0.0")})
+	_, err := Generate(GenerateOptions{ManifestsDir: filepath.Join(root, "op/manifests"), Channels: []string{"stable"}, WorkDir: root, Upstream: true})
+	require.ErrorContains(t, err, "-p/--package")
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -96,6 +97,52 @@ func (e *SymlinkError) Error() string {
 	return fmt.Sprintf("%s is a symbolic link to %s, outside the bundle directory; it was not followed (copy the file into the bundle, or pass --follow-symlinks to read it)", e.File, e.Target)
 }
 
+// BundleSubdirError is ErrNoCSV for a directory that is the manifests/ or
+// metadata/ directory of a bundle: the bundle is its parent.
+type BundleSubdirError struct {
+	Dir    string // as given
+	Sub    string // ManifestsDir or MetadataDir
+	Bundle string // the parent, the directory to give instead
+}
+
+func (e *BundleSubdirError) Error() string {
+	return fmt.Sprintf("%s is the %s/ directory of the bundle %s, not a bundle directory (the one that holds %s/ and %s/)",
+		e.Dir, e.Sub, e.Bundle, ManifestsDir, MetadataDir)
+}
+
+func (e *BundleSubdirError) Unwrap() error { return ErrNoCSV }
+
+// Hint is what to do instead.
+func (e *BundleSubdirError) Hint() string {
+	return fmt.Sprintf("give the bundle directory %s instead", e.Bundle)
+}
+
+// bundleSubdir returns a *BundleSubdirError when dir, in which no bundle
+// was found, is a bundle's manifests/ (it holds a CSV) or metadata/ (its
+// parent holds manifests/).
+func bundleSubdir(dir string, fsys fs.FS) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	// The parent as the user would write it: ".." for ".".
+	parent := filepath.Join(filepath.Clean(dir), "..")
+	name := filepath.Base(abs)
+	switch name {
+	case ManifestsDir:
+		if !hasCSVFile(fsys, ".") {
+			return nil
+		}
+	case MetadataDir:
+		if st, err := os.Stat(filepath.Join(parent, ManifestsDir)); err != nil || !st.IsDir() {
+			return nil
+		}
+	default:
+		return nil
+	}
+	return &BundleSubdirError{Dir: dir, Sub: name, Bundle: parent}
+}
+
 // LoadOptions tune LoadDirWith.
 type LoadOptions struct {
 	// FollowSymlinks follows symbolic links that lead outside the bundle
@@ -114,7 +161,13 @@ func LoadDirWith(dir string, opts LoadOptions) (*Bundle, error) {
 		return nil, err
 	}
 	defer done()
-	return Load(fsys)
+	b, err := Load(fsys)
+	if errors.Is(err, ErrNoCSV) {
+		if sub := bundleSubdir(dir, fsys); sub != nil {
+			err = sub
+		}
+	}
+	return b, err
 }
 
 // openDir is the file system LoadDirWith reads dir through; done releases

@@ -34,11 +34,14 @@ func validateKeeping(c *Catalog, objs decodedObjects) []validate.Finding {
 	return v.out
 }
 
-// sortFindings orders findings by file, line and rule, keeping the order
-// of equal ones.
+// sortFindings orders findings by file, line and rule, root causes
+// (syntax errors) first, keeping the order of equal ones.
 func sortFindings(fs []validate.Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
+		if ra, rb := validate.IsRootCause(a.Rule), validate.IsRootCause(b.Rule); ra != rb {
+			return ra
+		}
 		if a.File != b.File {
 			return a.File < b.File
 		}
@@ -84,7 +87,47 @@ func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions) 
 		}
 		return a.Line < b.Line
 	})
-	return append(append(LoadFindings(s.Err()), found...), foundV1...), nil
+	loadErr := s.Err()
+	if len(s.Packages()) == 0 && loadErr == nil {
+		found = []validate.Finding{emptyFinding(dir, s.files, s.Ignored)}
+	}
+	return append(append(LoadFindings(loadErr), found...), foundV1...), nil
+}
+
+// EmptyFinding is the catalog-empty finding for a catalog of no blobs
+// (nil when c has some), for callers that hold a whole Catalog.
+func EmptyFinding(where string, c *Catalog) []validate.Finding {
+	if len(c.Packages)+len(c.Channels)+len(c.Bundles)+len(c.Others) > 0 {
+		return nil
+	}
+	return []validate.Finding{emptyFinding(where, nil, c.Ignored)}
+}
+
+// emptyFinding says why a catalog of no blobs is empty: which files were
+// read and found empty, or that there were none (and what was skipped).
+func emptyFinding(where string, files, ignored []string) validate.Finding {
+	msg := where + " holds no file-based catalog: "
+	switch {
+	case len(files) > 0:
+		msg += fmt.Sprintf("its JSON and YAML files (%s) hold no blobs", listSome(files))
+	case len(ignored) > 0:
+		msg += fmt.Sprintf("it has no JSON or YAML file (%s skipped: neither)", listSome(ignored))
+	default:
+		msg += "it has no files"
+	}
+	f := validate.Finding{Rule: validate.RuleCatalogEmpty.ID, Severity: validate.Error, Message: msg, Hint: validate.RuleCatalogEmpty.Fix}
+	if len(files) == 1 {
+		f.File = files[0]
+	}
+	return f
+}
+
+// listSome names up to three of names.
+func listSome(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
 
 // LoadFindings turns an error from Load into catalog-syntax findings.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/opmkit/opm/internal/bytesize"
 )
 
 // Defaults for Options fields left zero.
@@ -110,9 +112,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CAFile, FlagCAFile, o.CAFile, "PEM file of extra certificate authorities for registries")
 	fs.StringVar(&o.AuthFile, FlagAuthFile, o.AuthFile, "registry credentials file, consulted before REGISTRY_AUTH_FILE and the docker/containers defaults")
 	fs.StringVar(&o.Platform, FlagPlatform, o.Platform, "platform to pick from multi-arch images, os/arch[/variant] (default "+DefaultPlatform+")")
-	fs.Int64Var(&o.MaxLayerSize, FlagMaxLayerSize, o.MaxLayerSize, fmt.Sprintf("largest layer or layer entry accepted, in bytes (default %d)", DefaultMaxLayerSize))
-	fs.Int64Var(&o.MaxImageSize, FlagMaxImageSize, o.MaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, in bytes (default %d)", DefaultMaxImageSize))
-	fs.Int64Var(&o.MaxDatabaseSize, FlagMaxDBSize, o.MaxDatabaseSize, fmt.Sprintf("largest database layer of an index image, in bytes (default %d)", DefaultMaxDatabaseSize))
+	fs.Var(bytesize.Flag(&o.MaxLayerSize), FlagMaxLayerSize, fmt.Sprintf("largest layer or layer entry accepted, e.g. 1GiB or bytes (default %s)", bytesize.Format(DefaultMaxLayerSize)))
+	fs.Var(bytesize.Flag(&o.MaxImageSize), FlagMaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, e.g. 512MiB or bytes (default %s)", bytesize.Format(DefaultMaxImageSize)))
+	fs.Var(bytesize.Flag(&o.MaxDatabaseSize), FlagMaxDBSize, fmt.Sprintf("largest database layer of an index image, e.g. 8GiB or bytes (default %s)", bytesize.Format(DefaultMaxDatabaseSize)))
 	fs.Var(retriesFlag{o}, FlagRetries, fmt.Sprintf("retries for failed registry requests (default %d; 0 for none)", DefaultRetries))
 	fs.StringVar(&o.SignaturePolicy, FlagSignaturePolicy, o.SignaturePolicy, "containers policy.json that every image pull is verified against (default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
 	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry to connect, answer, or send more bytes, before retrying (default %s)", DefaultRegistryTimeout))

@@ -104,13 +104,26 @@ func (r *Result) Count() (errors, warnings, infos int) {
 	return
 }
 
+// IsRootCause reports whether findings of rule id explain others (see
+// Rule.RootCause).
+func IsRootCause(id string) bool {
+	r, ok := registry[id]
+	return ok && r.RootCause
+}
+
 // Fails reports whether a finding of severity s fails a run that fails on
 // failOn: failing on warnings also fails on errors.
 func Fails(s, failOn Severity) bool { return s <= failOn }
 
+// sortFindings orders findings by file, line, severity and rule, root
+// causes (syntax errors) before the rest: the finding to fix first is the
+// first one read.
 func sortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {
 		a, b := fs[i], fs[j]
+		if ra, rb := IsRootCause(a.Rule), IsRootCause(b.Rule); ra != rb {
+			return ra
+		}
 		if a.File != b.File {
 			return a.File < b.File
 		}

@@ -36,6 +36,10 @@ type Rule struct {
 	Scope    Scope
 	// NoCSV marks rules that still run when the CSV could not be read.
 	NoCSV bool
+	// RootCause marks rules whose findings explain others (a file that does
+	// not parse hides what it holds, which other rules then miss): reports
+	// list them first.
+	RootCause bool
 	// Set names the opt-in rule set the rule belongs to (SetOLMv1,
 	// SetSupplyChain); such rules run only when --select names them or
 	// their set. "" is the default set, run unless --select says otherwise.

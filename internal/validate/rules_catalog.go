@@ -4,10 +4,14 @@ package validate
 // this package for findings; they are registered here so that the rule
 // catalog (docs/validation.md) and --list-rules show them.
 var (
-	RuleCatalogSyntax = register(&Rule{ID: "catalog-syntax", Severity: Error, Scope: ScopeCatalog,
+	RuleCatalogSyntax = register(&Rule{ID: "catalog-syntax", Severity: Error, Scope: ScopeCatalog, RootCause: true,
 		What: "Every catalog file parses (JSON objects back to back, or YAML documents) and every object is a blob with a schema of the right shape.",
 		Why:  "opm and OLM refuse the whole catalog when one file does not parse.",
 		Fix:  "Fix the syntax at the reported line, or list the file in .indexignore if it is not part of the catalog."})
+	RuleCatalogEmpty = register(&Rule{ID: "catalog-empty", Severity: Error, Scope: ScopeCatalog,
+		What: "The catalog holds at least one blob: the directory (or image) checked is a file-based catalog, not an empty directory, a directory of other files, or empty files.",
+		Why:  "An empty catalog serves nothing; it is usually the wrong directory, or an empty file left by a failed render (opm render-template ... > catalog.yaml) that would otherwise pass as a catalog.",
+		Fix:  "Give the catalog's root directory (the one holding the package directories or catalog.json), or regenerate the empty file."})
 	RuleCatalogPackageUnique = register(&Rule{ID: "catalog-package-unique", Severity: Error, Scope: ScopeCatalog,
 		What: "Each package has exactly one olm.package blob, with a name.",
 		Why:  "The package blob carries the default channel; two of them leave OLM to guess.",

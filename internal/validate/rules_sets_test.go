@@ -135,6 +135,11 @@ func TestSupplyChainRules(t *testing.T) {
 	t.Parallel()
 	sc := Options{Select: []string{SetSupplyChain}, AllowedRegistries: []string{"quay.example.com/widgets", "registry.example.com:5000"}}
 	assert.Empty(t, check(t, validFS(t), sc).Findings, "the valid fixture is pinned, from an allowed registry")
+	// The CI recipe of supply-chain.md (--select default,supply-chain
+	// --fail-on warning) passes a pinned bundle: without --allowed-registries
+	// there is no list to check against, which is no finding of the bundle.
+	assert.Empty(t, check(t, validFS(t), Options{Select: []string{"default", SetSupplyChain}}).Findings,
+		"a pinned bundle and no --allowed-registries: nothing to report")
 
 	m := validFS(t)
 	edit(t, m, csvFile, "    capabilities: Basic Install\n", "    capabilities: Basic Install\n    containerImage: quay.example.com/widgets/operator:v1.2.0\n")

@@ -74,7 +74,26 @@ func Check(path string, b *bundle.Bundle, loadErr error, opts Options) BundleRep
 		r.check(c)
 		rep.Findings = append(rep.Findings, c.findings...)
 	}
+	sayUnreadable(rep.Findings)
 	return rep
+}
+
+// sayUnreadable rewords a finding that calls annotations.yaml missing when
+// the file is there but does not parse: its syntax error, listed first, is
+// the cause.
+func sayUnreadable(fs []Finding) {
+	broken := map[string]bool{}
+	for _, f := range fs {
+		if f.Rule == ruleYAMLSyntax.ID {
+			broken[f.File] = true
+		}
+	}
+	for i, f := range fs {
+		if f.Rule == "annotations-missing" && broken[f.File] {
+			fs[i].Message = f.File + " cannot be read: it has a syntax error (see its yaml-syntax finding)"
+			fs[i].Hint = "fix the syntax error; the annotations in the file are not read until then"
+		}
+	}
 }
 
 // runsWithoutCSV reports whether a bundle rule still makes sense when the
@@ -83,7 +102,7 @@ func (r *Rule) runsWithoutCSV() bool { return r.NoCSV }
 
 // Load problems become findings of these rules.
 var (
-	ruleYAMLSyntax = register(&Rule{ID: "yaml-syntax", Severity: Error, Scope: ScopeCSV, NoCSV: true,
+	ruleYAMLSyntax = register(&Rule{ID: "yaml-syntax", Severity: Error, Scope: ScopeCSV, NoCSV: true, RootCause: true,
 		What: "Every manifest and metadata file parses as YAML or JSON.",
 		Why:  "A file that does not parse is skipped or refused by every OLM tool; upstream reports it as a missing CSV, which hides the real cause.",
 		Fix:  "Fix the syntax at the reported line (indentation, an unclosed quote or bracket, a tab)."})
@@ -95,7 +114,7 @@ var (
 		What: "manifests/ holds exactly one ClusterServiceVersion.",
 		Why:  "A bundle is one operator version; with two CSVs upstream silently keeps one of them.",
 		Fix:  "Move each extra CSV to a bundle directory of its own."})
-	ruleLoad = register(&Rule{ID: "bundle-load", Severity: Error, Scope: ScopeBundle, NoCSV: true,
+	ruleLoad = register(&Rule{ID: "bundle-load", Severity: Error, Scope: ScopeBundle, NoCSV: true, RootCause: true,
 		What: "The bundle can be read at all.",
 		Why:  "Nothing else can be checked in a bundle that cannot be read.",
 		Fix:  "Follow the message: usually a path that is not a bundle directory, or a file that cannot be read."})
@@ -105,7 +124,10 @@ func loadFinding(err error) Finding {
 	var se *bundle.SyntaxError
 	var tl *bundle.FileTooLargeError
 	var sl *bundle.SymlinkError
+	var sub *bundle.BundleSubdirError
 	switch {
+	case errors.As(err, &sub):
+		return Finding{Rule: ruleNoCSV.ID, Severity: Error, Message: err.Error(), Hint: sub.Hint()}
 	case errors.As(err, &sl):
 		return Finding{Rule: ruleLoad.ID, Severity: Error, File: sl.File, Message: err.Error(),
 			Hint: "copy the file into the bundle directory; links that leave it are followed only with --follow-symlinks"}

@@ -4,11 +4,10 @@ package fbcflags
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/opmkit/opm/internal/bytesize"
 	"github.com/opmkit/opm/internal/fbc"
 )
 
@@ -19,50 +18,28 @@ func AddLimitFlags(fl *pflag.FlagSet, l *fbc.Limits) {
 	fl.Var((*sizeValue)(&l.MaxFileBytes), "max-file-size", "largest catalog file to read, each blob counting at least 1 KiB, e.g. 1GiB (0: no limit)")
 }
 
-// sizeValue is a byte count written as a number with an optional unit
-// (B, KiB, MiB, GiB; K, M, G and KB, MB, GB mean the same powers of 1024).
-// 0 means no limit, stored as -1 (fbc.Limits' "none"; its 0 is default).
+// sizeValue is a byte count as every size flag takes it (see
+// internal/bytesize). 0 means no limit, stored as -1 (fbc.Limits' "none";
+// its 0 is the default).
 type sizeValue int64
 
-var units = []struct {
-	suffix string
-	shift  uint
-}{{"kib", 10}, {"mib", 20}, {"gib", 30}, {"kb", 10}, {"mb", 20}, {"gb", 30}, {"k", 10}, {"m", 20}, {"g", 30}, {"b", 0}}
-
 func (s *sizeValue) Set(v string) error {
-	t := strings.ToLower(strings.TrimSpace(v))
-	shift := uint(0)
-	for _, u := range units {
-		if strings.HasSuffix(t, u.suffix) {
-			t, shift = strings.TrimSpace(strings.TrimSuffix(t, u.suffix)), u.shift
-			break
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)>>shift {
-		return fmt.Errorf("want a size such as 64MiB, 1GiB or a number of bytes (0: no limit)")
+	n, err := bytesize.Parse(v)
+	if err != nil {
+		return fmt.Errorf("%w (0: no limit)", err)
 	}
 	if n == 0 {
-		*s = -1
-		return nil
+		n = -1
 	}
-	*s = sizeValue(n << shift)
+	*s = sizeValue(n)
 	return nil
 }
 
 func (s *sizeValue) String() string {
-	n := int64(*s)
-	switch {
-	case n <= 0:
+	if *s <= 0 {
 		return "0"
-	case n%(1<<30) == 0:
-		return fmt.Sprintf("%dGiB", n>>30)
-	case n%(1<<20) == 0:
-		return fmt.Sprintf("%dMiB", n>>20)
-	case n%(1<<10) == 0:
-		return fmt.Sprintf("%dKiB", n>>10)
 	}
-	return strconv.FormatInt(n, 10)
+	return bytesize.Format(int64(*s))
 }
 
 func (s *sizeValue) Type() string { return "size" }

@@ -58,7 +58,7 @@ func TestJSONErrorObject(t *testing.T) {
 	e = decodeError(t, r.Out)
 	assert.Equal(t, exit.Usage, e.Error.Code)
 	assert.Equal(t, "no bundle given: opm bundle validate PATH...", e.Error.Message)
-	assert.Equal(t, "Run 'opm bundle validate --help' for usage.", e.Error.Hint)
+	assert.Equal(t, "Usage: opm bundle validate PATH|IMAGE... [flags]\nRun 'opm bundle validate --help' for more.", e.Error.Hint)
 	o.Env["OPM_OUTPUT"] = ""
 
 	// Failing findings are the report itself, not an error object.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -97,7 +98,37 @@ config file.`,
 		catalogdiff.NewCmd(f, nil),
 	)
 	completion.Register(root)
+	withUsageOnArgErrors(root)
 	return root
+}
+
+// withUsageOnArgErrors makes every command's wrong argument count a usage
+// error that prints the command's usage line, as cobra would print its
+// usage were it not silenced (opm silences it so that a failed run is not
+// followed by a page of flags). Groups keep group.NoArgs, which already
+// suggests subcommands.
+func withUsageOnArgErrors(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		withUsageOnArgErrors(c)
+	}
+	if cmd.Args == nil || cmd.HasSubCommands() || !cmd.Runnable() {
+		return
+	}
+	check := cmd.Args
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		err := check(c, args)
+		if err == nil {
+			return nil
+		}
+		msg := err.Error()
+		// cobra.NoArgs says "unknown command" even of a command that has
+		// no subcommands; it is an argument too many.
+		if strings.HasPrefix(msg, "unknown command ") && len(args) > 0 {
+			msg = fmt.Sprintf("%s takes no arguments, got %q", c.CommandPath(), strings.Join(args, " "))
+		}
+		msg, _, _ = strings.Cut(msg, "\nRun '")
+		return exit.Usagef("%s\nUsage: %s\nRun '%s --help' for more.", msg, c.UseLine(), c.CommandPath())
+	}
 }
 
 // Run runs opm with args (without the program name) and returns the exit
@@ -118,6 +149,13 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 		if output.Of(cmd) == output.JSON {
 			_ = output.WriteJSON(f.IO.Out, output.NewErrorObject(errors.New(msg), exit.TimedOut))
 		}
+		return exit.TimedOut
+	}
+	if err == nil && ctx.Err() == nil && cmd != nil && cmd.Annotations[rootflags.Server] == "true" && cmd.Context() != nil && errors.As(context.Cause(cmd.Context()), &timedOut) {
+		// A server stopped by --timeout stopped gracefully, as on
+		// SIGTERM, but the run was cut short: 124, as the README says and
+		// as GNU timeout gives (upstream's --timeout-seconds keeps 0).
+		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), fmt.Sprintf("stopped after %s (--timeout)", timedOut.After))
 		return exit.TimedOut
 	}
 	if err != nil && ctx.Err() != nil {

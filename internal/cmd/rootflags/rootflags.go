@@ -46,6 +46,12 @@ func Add(root *cobra.Command) {
 // flagTimeout bounds a whole run.
 const flagTimeout = "timeout"
 
+// Server is the annotation (set to "true") of a command that runs until it
+// is stopped (opm serve, opm registry serve): it stops gracefully when the
+// run's context ends and returns no error, so --timeout running out is
+// told by the context, and still exits 124 as for every command.
+const Server = "opm.dev/server"
+
 // ApplyTimeout gives cmd's context the --timeout deadline.
 func ApplyTimeout(cmd *cobra.Command) error {
 	fl := cmd.Flags().Lookup(flagTimeout)

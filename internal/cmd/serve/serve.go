@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	registryserve "github.com/opmkit/opm/internal/cmd/registry/serve"
+	"github.com/opmkit/opm/internal/cmd/rootflags"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/gcbudget"
@@ -105,8 +105,10 @@ The catalog is read once: later changes to DIR are not served.`,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
+	// --timeout stops a server with exit status 124 (internal/cmd/root).
+	cmd.Annotations = map[string]string{rootflags.Server: "true"}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Port, "port", "p", "50051", "port to serve on")
+	fl.StringVarP(&opts.Port, "port", "p", "50051", "port to serve on, on every interface, or HOST:PORT to listen on one address")
 	fl.StringVar(&opts.CacheDir, "cache-dir", "", "keep the converted catalog and its digest in this directory, and serve from it when it matches")
 	fl.BoolVar(&opts.CacheOnly, "cache-only", false, "build the cache in --cache-dir and exit without serving")
 	fl.BoolVar(&opts.CacheEnforceIntegrity, "cache-enforce-integrity", false, "fail when the cache is missing or does not match the catalog (default: true with --cache-dir unless --cache-only)")
@@ -165,11 +167,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if lis == nil && !opts.CacheOnly && !opts.NoGRPC {
 		// Refuse a bad or busy port before converting the catalog, which
 		// can take minutes.
-		port, err := strconv.ParseUint(opts.Port, 10, 16)
+		addr, err := registryserve.ListenAddr(opts.Port)
 		if err != nil {
-			return exit.Usagef("--port %q%s: want a TCP port number (0 to 65535)", opts.Port, f.From("port"))
+			return exit.Usagef("--port %q%s: %v", opts.Port, f.From("port"), err)
 		}
-		if lis, err = net.Listen("tcp", net.JoinHostPort("", strconv.FormatUint(port, 10))); err != nil {
+		if lis, err = net.Listen("tcp", addr); err != nil {
 			return fail(fmt.Errorf("serve: %w", err))
 		}
 		defer func() { _ = lis.Close() }() // closed already once served

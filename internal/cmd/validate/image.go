@@ -37,7 +37,7 @@ func imageFindings(ctx context.Context, f *factory.Factory, opts *Options, vopts
 		}
 		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
 	}
-	findings := fbc.Validate(c.Catalog)
+	findings := append(fbc.EmptyFinding(opts.Dir, c.Catalog), fbc.Validate(c.Catalog)...)
 	if vopts.EnabledSet(validate.SetOLMv1) {
 		findings = append(append(findings, indeximage.OLMv1Findings(opts.Dir, c.Labels)...), fbc.ValidateOLMv1(c.Catalog)...)
 	}

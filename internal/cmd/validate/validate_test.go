@@ -176,3 +176,49 @@ func TestValidateLimits(t *testing.T) {
 		t.Errorf("bad size: exit %d: %s", r.Code, r.ErrOut)
 	}
 }
+
+// TestValidateNoCatalog: a directory that holds no catalog fails (upstream
+// fails too) and says why, rather than passing with 0 errors: an empty
+// directory, a directory of other files (docs/), and an empty catalog.yaml
+// left by a failed `opm render-template ... > catalog.yaml`.
+func TestValidateNoCatalog(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	empty := t.TempDir()
+	docs := t.TempDir()
+	write(t, docs, "README.md", "# not a catalog\n")
+	emptyFile := t.TempDir()
+	write(t, emptyFile, "catalog.yaml", "")
+	for _, tc := range []struct{ dir, want string }{
+		{empty, "it has no files"},
+		{docs, "it has no JSON or YAML file (README.md skipped: neither)"},
+		{emptyFile, "its JSON and YAML files (catalog.yaml) hold no blobs"},
+	} {
+		r := o.Run("validate", tc.dir)
+		if r.Code != 1 || !strings.Contains(r.ErrOut, "catalog-empty") || !strings.Contains(r.ErrOut, tc.want) || !strings.Contains(r.ErrOut, "holds no file-based catalog") {
+			t.Errorf("validate %s: exit %d: %s", tc.dir, r.Code, r.ErrOut)
+		}
+	}
+	r := o.Run("validate", emptyFile, "-o", "upstream-json")
+	if r.Code != 1 || !strings.Contains(r.Out, `"passed": false`) {
+		t.Errorf("upstream-json: exit %d: %s %s", r.Code, r.Out, r.ErrOut)
+	}
+}
+
+// TestValidateSyntaxErrorFirst: the syntax error that hides a channel blob
+// is listed before what it causes (no channel for the default, a bundle in
+// no channel), though it is further down the file.
+func TestValidateSyntaxErrorFirst(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lines := strings.SplitAfter(goodCatalog, "\n")
+	write(t, dir, "p/catalog.json", lines[0]+lines[2]+"{\n  \"schema\": \"olm.channel\",\n  \"name\": \"stable\",\n  oops\n}\n")
+	r := cmdtest.New(t).Run("validate", dir, "-o", "json")
+	if r.Code != 1 {
+		t.Fatalf("exit %d: %s", r.Code, r.ErrOut)
+	}
+	fs := cmdtest.Findings(cmdtest.DecodeReport(t, r.Out), 0)
+	if len(fs) < 2 || fs[0]["rule"] != "catalog-syntax" || fmt.Sprint(fs[0]["line"]) != "6" {
+		t.Errorf("the syntax error should come first: %v", fs)
+	}
+}

@@ -161,7 +161,7 @@ func TestBundleBuildUsageErrors(t *testing.T) {
 		{"builder with a layout", []string{"-d", validBundle, "-t", tag, "-b", "podman"}, "drop --image-builder"},
 		{"conflicting TLS flags", []string{"-d", validBundle, "-t", tag, "--use-http", "--skip-tls-verify"}, "mutually exclusive"},
 		{"bad fail-on", []string{"-d", validBundle, "-t", tag, "--fail-on", "fatal"}, `invalid --fail-on "fatal"`},
-		{"arguments", []string{"-d", validBundle, "-t", tag, "extra"}, "unknown command"},
+		{"arguments", []string{"-d", validBundle, "-t", tag, "extra"}, "opm bundle build takes no arguments, got \"extra\"\nUsage: opm bundle build"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := o.Run(append([]string{"bundle", "build"}, tc.args...)...)

@@ -40,7 +40,8 @@ copy of the manifests), and bundle.Dockerfile in the current directory, as
 upstream opm does.
 
 Package, channels and default channel not given are taken from an existing
-annotations.yaml, then from the CSV name (package) or the only channel
+annotations.yaml, then from the CSV name (package: a CSV named
+<package>.v<spec.version>, as operator-sdk names them) or the only channel
 (default). An existing annotations.yaml that says something else is left alone
 and the difference shown, unless --overwrite is given.`,
 		Example: `  opm bundle generate -d ./manifests -p my-operator -c stable,fast -e stable
@@ -55,7 +56,7 @@ and the difference shown, unless --overwrite is given.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Directory, "directory", "d", "", "the directory holding the bundle's manifests (required)")
-	fl.StringVarP(&opts.Package, "package", "p", "", "the package name (default: from annotations.yaml or the CSV name)")
+	fl.StringVarP(&opts.Package, "package", "p", "", "the package name (default: from annotations.yaml, or PKG of a CSV named PKG.v<version>)")
 	fl.StringSliceVarP(&opts.Channels, "channels", "c", nil, "comma-separated channels the bundle is in")
 	fl.StringVarP(&opts.DefaultChannel, "default", "e", "", "the package's default channel (default: the only channel)")
 	fl.StringVarP(&opts.OutputDir, "output-dir", "u", "", "bundle directory to write into (default: the parent of --directory)")

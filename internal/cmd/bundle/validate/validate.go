@@ -113,7 +113,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if len(paths) == 0 {
-		return exit.Usagef("no bundle given: opm bundle validate PATH...\nRun 'opm bundle validate --help' for usage.")
+		// Not a cobra Args check: no argument is right with --list-rules and
+		// for pre-commit's file lists.
+		return exit.Usagef("no bundle given: opm bundle validate PATH...\nUsage: opm bundle validate PATH|IMAGE... [flags]\nRun 'opm bundle validate --help' for more.")
 	}
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)

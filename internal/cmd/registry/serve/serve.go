@@ -5,9 +5,11 @@ package serve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/rootflags"
 	"github.com/opmkit/opm/internal/registry"
 )
 
@@ -68,9 +71,11 @@ to --termination-log, which Kubernetes shows in the pod's status.`,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
+	// --timeout stops a server with exit status 124 (internal/cmd/root).
+	cmd.Annotations = map[string]string{rootflags.Server: "true"}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Database, "database", "d", "bundles.db", "the sqlite index database to serve")
-	fl.StringVarP(&opts.Port, "port", "p", "50051", "TCP port to serve on (every interface)")
+	fl.StringVarP(&opts.Port, "port", "p", "50051", "TCP port to serve on, on every interface, or HOST:PORT to listen on one address")
 	fl.StringVarP(&opts.TerminationLog, "termination-log", "t", "/dev/termination-log", "file that receives the error when the database cannot be served (Kubernetes' terminationMessagePath); empty for none")
 	fl.StringVar(&opts.TimeoutSeconds, "timeout-seconds", Infinite, "stop serving gracefully after this many seconds, or "+Infinite)
 	fl.BoolVar(&opts.SkipMigrate, "skip-migrate", false, "accepted for compatibility with upstream opm: opm never migrates, it serves the database read-only")
@@ -81,9 +86,9 @@ to --termination-log, which Kubernetes shows in the pod's status.`,
 
 // Run serves the database until ctx ends or the timeout passes.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	port, err := strconv.ParseUint(opts.Port, 10, 16)
+	addr, err := ListenAddr(opts.Port)
 	if err != nil {
-		return exit.Usagef("--port %q%s: want a TCP port number (0 to 65535)", opts.Port, f.From("port"))
+		return exit.Usagef("--port %q%s: %v", opts.Port, f.From("port"), err)
 	}
 	timeout, err := ParseTimeout(opts.TimeoutSeconds)
 	if err != nil {
@@ -99,7 +104,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	log := slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: level}))
 	err = registry.Serve(ctx, registry.Options{
 		DB:             opts.Database,
-		Addr:           net.JoinHostPort("", strconv.FormatUint(port, 10)),
+		Addr:           addr,
 		TerminationLog: opts.TerminationLog,
 		Timeout:        timeout,
 		StopGrace:      opts.Server.Grace(),
@@ -112,6 +117,27 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, err)
 	}
 	return nil
+}
+
+// ListenAddr reads --port of the gRPC servers: a bare port listens on
+// every interface, as upstream's -p did; HOST:PORT (127.0.0.1:50051,
+// [::1]:50051, localhost:50051) listens on that address only.
+func ListenAddr(s string) (string, error) {
+	host, port := "", s
+	if strings.ContainsRune(s, ':') {
+		var err error
+		if host, port, err = net.SplitHostPort(s); err != nil {
+			return "", fmt.Errorf("want a TCP port number (0 to 65535) or HOST:PORT (an IPv6 host in brackets: [::1]:50051): %v", err)
+		}
+		if host == "" {
+			return "", errors.New("want a TCP port number (0 to 65535) or HOST:PORT: the host is empty (give the port alone to listen on every interface)")
+		}
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return "", errors.New("want a TCP port number (0 to 65535) or HOST:PORT")
+	}
+	return net.JoinHostPort(host, strconv.FormatUint(n, 10)), nil
 }
 
 // ParseTimeout reads --timeout-seconds: a whole number of seconds, or

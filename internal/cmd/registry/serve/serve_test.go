@@ -70,7 +70,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-p", "70000"}, `--port "70000"`},
 		{[]string{"--timeout-seconds", "10s"}, `--timeout-seconds "10s": want a positive whole number of seconds, or infinite`},
 		{[]string{"-d", ""}, "--database is empty"},
-		{[]string{"extra"}, "unknown command"},
+		{[]string{"extra"}, "opm registry serve takes no arguments, got \"extra\"\nUsage: opm registry serve"},
 	} {
 		r := cmdtest.Run(t, append([]string{"registry", "serve"}, tc.args...)...)
 		assert.Equal(t, exit.UpstreamUsage, r.Code, "%v: %s", tc.args, r.ErrOut)
