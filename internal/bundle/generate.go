@@ -12,6 +12,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/opmkit/opm/internal/atomicfile"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // GenerateOptions says what `opm bundle generate` writes.
@@ -290,7 +291,7 @@ func sniffManifests(dir string) (mediaType, csvName string, err error) {
 		if err != nil {
 			return "", "", err
 		}
-		docs, err := decodeDocuments(name, data)
+		docs, err := yamldoc.Decode(name, data)
 		if err != nil {
 			return "", "", err
 		}
@@ -320,7 +321,7 @@ func readAnnotationsFile(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs, err := decodeDocuments(path, data)
+	docs, err := yamldoc.Decode(path, data)
 	if err != nil {
 		return nil, err
 	}

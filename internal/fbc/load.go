@@ -15,7 +15,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // IgnoreFile is the name of the files holding patterns of catalog files to
@@ -161,9 +161,9 @@ func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits) []error {
 	if err := yamlDocsFit(name, data, lim); err != nil {
 		return []error{err}
 	}
-	docs, err := bundle.DecodeDocuments(name, data)
+	docs, err := yamldoc.Decode(name, data)
 	if err != nil {
-		var se *bundle.SyntaxError
+		var se *yamldoc.SyntaxError
 		if errors.As(err, &se) {
 			return []error{&LoadError{File: name, Line: se.Line, Msg: "YAML syntax error: " + se.Msg}}
 		}
