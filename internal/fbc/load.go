@@ -528,18 +528,24 @@ func sniffSchema(raw []byte) (string, bool) {
 	return "", false
 }
 
+// compactProps compacts property values and brings them to canonical form
+// (jsoncanon.go), as upstream's reading of a catalog re-encodes every blob:
+// a value written with \u003e or \u00e4, or with its keys in another
+// order, is then written back as upstream writes it.
 func compactProps(ps []Property) {
 	for i := range ps {
-		if !hasSpace(ps[i].Value) {
-			continue // already compact
+		v := ps[i].Value
+		if hasSpace(v) {
+			if c, ok := compactDataObject(v); ok {
+				v = c
+			} else if c, err := compactJSON(v); err == nil {
+				v = c
+			}
 		}
-		if v, ok := compactDataObject(ps[i].Value); ok {
-			ps[i].Value = v
-			continue
+		if c, err := canonicalJSON(v); err == nil {
+			v = c
 		}
-		if c, err := compactJSON(ps[i].Value); err == nil {
-			ps[i].Value = c
-		}
+		ps[i].Value = v
 	}
 }
 
