@@ -19,6 +19,7 @@ import (
 
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/rawjson"
 )
 
 // SchemaVersion is the version of the Result document. It changes only
@@ -487,9 +488,9 @@ func changedProperties(a, b map[propKey]int) []string {
 // escapes (\u003e or >, \u00e4 or ä) or key order: catalogs read from a
 // database keep json.Marshal's escapes, hand-written ones any escapes,
 // and neither is a change. Loaded values are canonical already, which
-// fbc.CanonicalJSON checks at memory speed.
+// rawjson.Canonical checks at memory speed.
 func canonical(v json.RawMessage) []byte {
-	c, err := fbc.CanonicalJSON(v)
+	c, err := rawjson.Canonical(v)
 	if err != nil {
 		return v
 	}

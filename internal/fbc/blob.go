@@ -9,6 +9,7 @@ import (
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/rawjson"
 )
 
 // MigrateLevel says how much a rendered bundle is rewritten.
@@ -280,7 +281,7 @@ type propSet struct {
 
 func (s *propSet) add(typ string, value []byte) {
 	if bytes.ContainsAny(value, " \t\r\n") {
-		if c, err := compactJSON(value); err == nil {
+		if c, err := rawjson.Compact(value); err == nil {
 			value = c
 		}
 	}
@@ -322,7 +323,7 @@ func requirement(typ string) bool {
 // propSet: its canonical form (keys sorted, escapes normalized), or value
 // itself when it is not JSON.
 func sameValue(value []byte) string {
-	c, err := canonicalJSON(value)
+	c, err := rawjson.Canonical(value)
 	if err != nil {
 		return string(value)
 	}

@@ -105,7 +105,7 @@ func TestRoundTripKeepsEveryProperty(t *testing.T) {
 		`op.v1.1.0 | olm.constraint | {"cel":{"rule":"properties.exists(p, p.type == \"olm.gvk\" && p.value.kind == \"Gadget\")"},"failureMessage":"needs a gadget provider"}`,
 		`op.v1.1.0 | olm.label.required | {"label":"tier"}`,
 		`op.v1.0.0 | olm.package.required | {"packageName":"dep","versionRange":"<=1.2.3 || >=2.0.0 <3.0.0"}`,
-		// Keys sorted: values are read as upstream reads them (jsoncanon.go).
+		// Keys sorted: values are read as upstream reads them (rawjson.Canonical).
 		`op.v1.0.0 | example.com/custom | {"a":[true,"x<y"],"b":1}`,
 	} {
 		if !contains(s["properties"], want) {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/opmkit/opm/internal/rawjson"
 	"github.com/opmkit/opm/internal/yamldoc"
 )
 
@@ -210,7 +211,7 @@ func splitJSON(name string, data []byte, lim Limits, f func(line int, off int64,
 	}
 	for {
 		start := dec.InputOffset()
-		for start < int64(len(data)) && isSpace(data[start]) {
+		for start < int64(len(data)) && rawjson.IsSpace(data[start]) {
 			start++
 		}
 		if start < int64(len(data)) {
@@ -248,11 +249,11 @@ func splitJSON(name string, data []byte, lim Limits, f func(line int, off int64,
 // splitJSON then reads with encoding/json to report it as it always has.
 func splitObjects(data []byte, lim Limits) (spans [][2]int, ok bool) {
 	cost := int64(0)
-	for i := skipSpace(data, 0); i < len(data); i = skipSpace(data, i) {
+	for i := rawjson.SkipSpace(data, 0); i < len(data); i = rawjson.SkipSpace(data, i) {
 		if data[i] != '{' {
 			return nil, false
 		}
-		end, ok := validValue(data, i)
+		end, ok := rawjson.ValidValue(data, i)
 		if !ok || int64(end-i) > lim.blob() {
 			return nil, false
 		}
@@ -271,8 +272,6 @@ func hasSpace(raw []byte) bool {
 	return bytes.IndexByte(raw, ' ') >= 0 || bytes.IndexByte(raw, '\n') >= 0 ||
 		bytes.IndexByte(raw, '\t') >= 0 || bytes.IndexByte(raw, '\r') >= 0
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // addBlob decodes one blob by its schema.
 func (c *Catalog) addBlob(pos Position, raw []byte) error {
@@ -418,7 +417,7 @@ func (c *Catalog) decodeBlob(pos Position, h blobHead, raw []byte) error {
 func topLevelString(raw []byte, key string) (string, bool) {
 	i := 1 // past '{'
 	skipSpace := func() {
-		for i < len(raw) && isSpace(raw[i]) {
+		for i < len(raw) && rawjson.IsSpace(raw[i]) {
 			i++
 		}
 	}
@@ -447,7 +446,7 @@ func topLevelString(raw []byte, key string) (string, bool) {
 		if i >= len(raw) {
 			return false
 		}
-		i = skipValid(raw, i)
+		i = rawjson.SkipValid(raw, i)
 		return true
 	}
 	// Every key is read, not only up to key's: encoding/json takes the
@@ -501,7 +500,7 @@ func topLevelString(raw []byte, key string) (string, bool) {
 func sniffSchema(raw []byte) (string, bool) {
 	i := 1
 	skip := func() {
-		for i < len(raw) && isSpace(raw[i]) {
+		for i < len(raw) && rawjson.IsSpace(raw[i]) {
 			i++
 		}
 	}
@@ -529,7 +528,7 @@ func sniffSchema(raw []byte) (string, bool) {
 }
 
 // compactProps compacts property values and brings them to canonical form
-// (jsoncanon.go), as upstream's reading of a catalog re-encodes every blob:
+// (rawjson.Canonical), as upstream's reading of a catalog re-encodes every blob:
 // a value written with \u003e or \u00e4, or with its keys in another
 // order, is then written back as upstream writes it.
 func compactProps(ps []Property) {
@@ -538,11 +537,11 @@ func compactProps(ps []Property) {
 		if hasSpace(v) {
 			if c, ok := compactDataObject(v); ok {
 				v = c
-			} else if c, err := compactJSON(v); err == nil {
+			} else if c, err := rawjson.Compact(v); err == nil {
 				v = c
 			}
 		}
-		if c, err := canonicalJSON(v); err == nil {
+		if c, err := rawjson.Canonical(v); err == nil {
 			v = c
 		}
 		ps[i].Value = v

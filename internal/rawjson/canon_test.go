@@ -1,8 +1,9 @@
-package fbc
+package rawjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -19,30 +20,30 @@ func TestCanonicalJSON(t *testing.T) {
 		`{"\u0062":1,"a":2}`:                                `{"a":2,"b":1}`,
 		` [true,false,null] `:                               `[true,false,null]`,
 	} {
-		got, err := canonicalJSON([]byte(in))
+		got, err := Canonical([]byte(in))
 		if err != nil {
 			t.Errorf("%s: %v", in, err)
 			continue
 		}
 		if string(got) != want {
-			t.Errorf("canonicalJSON(%s) = %s, want %s", in, got, want)
+			t.Errorf("Canonical(%s) = %s, want %s", in, got, want)
 		}
 		if !isCanonical([]byte(want)) {
 			t.Errorf("%s is not seen as canonical", want)
 		}
 	}
 	for _, bad := range []string{``, `{`, `"a" "b"`, `{"a":1}x`, `nul`} {
-		if _, err := canonicalJSON([]byte(bad)); err == nil {
-			t.Errorf("canonicalJSON(%q): no error", bad)
+		if _, err := Canonical([]byte(bad)); err == nil {
+			t.Errorf("Canonical(%q): no error", bad)
 		}
 	}
 }
 
-// FuzzCanonicalJSON holds the fast check to encoding/json: what it takes
+// FuzzCanonical holds the fast check to encoding/json: what it takes
 // as canonical is what decoding and re-encoding gives, and what that
 // gives, it takes as canonical. Seeds live in
-// testdata/fuzz/FuzzCanonicalJSON as well as below.
-func FuzzCanonicalJSON(f *testing.F) {
+// testdata/fuzz/FuzzCanonical as well as below.
+func FuzzCanonical(f *testing.F) {
 	for _, s := range []string{`{"a":"\u003c=1.0.0 \u0026\u0026 \u003e0"}`, `["\\u003c","\\\u003e"]`, `"\u00e9\u003C"`, `{"a":1}`, `"\\"`,
 		`{"b":1,"a":[{"d":null,"c":true}]}`, "\"\u2028\"", `"\u001f\n"`, `{"":1,"a":2}`} {
 		f.Add([]byte(s))
@@ -62,15 +63,15 @@ func FuzzCanonicalJSON(f *testing.F) {
 			t.Fatalf("%q passes as canonical, but encoding/json writes %q", data, want)
 		}
 		// A key with an escape always takes the slow path.
-		if !isCanonical(want) && depthOf(want) < maxSkipDepth && !bytes.Contains(want, []byte(`\`)) {
+		if !isCanonical(want) && depthOf(want) < MaxDepth && !bytes.Contains(want, []byte(`\`)) {
 			t.Fatalf("encoding/json's %q does not pass as canonical", want)
 		}
 		if again, err := recodeJSON(want); err != nil || string(again) != string(want) {
 			t.Fatalf("%q re-encodes as %q, %v", want, again, err)
 		}
-		got, err := canonicalJSON(data)
+		got, err := Canonical(data)
 		if err != nil || string(got) != string(want) {
-			t.Fatalf("canonicalJSON(%q) = %q, %v; want %q", data, got, err, want)
+			t.Fatalf("Canonical(%q) = %q, %v; want %q", data, got, err, want)
 		}
 	})
 }
@@ -89,4 +90,16 @@ func depthOf(v []byte) int {
 		}
 	}
 	return deepest
+}
+
+// BenchmarkCanonicalManifest checks an olm.bundle.object value (1 MB of
+// base64), the bulk of what loading a catalog checks.
+func BenchmarkCanonicalManifest(b *testing.B) {
+	v := []byte(`{"data":"` + strings.Repeat("QUJDRGVm", 1<<17) + `"}`)
+	b.SetBytes(int64(len(v)))
+	for b.Loop() {
+		if !isCanonical(v) {
+			b.Fatal("not canonical")
+		}
+	}
 }

@@ -1,4 +1,4 @@
-package fbc
+package rawjson
 
 import (
 	"bytes"
@@ -19,23 +19,18 @@ import (
 // written with other escapes (\u003e, \u00e4, \/) or another key order is
 // one value to both.
 
-// CanonicalJSON returns v in canonical form: compact, keys sorted,
-// escapes as encoding/json writes them without HTML escaping, numbers as
-// written. Two values that mean the same have the same canonical form
-// (catalogdiff compares values so). An error says v is not one JSON value.
-func CanonicalJSON(v []byte) ([]byte, error) { return canonicalJSON(v) }
-
-// canonicalJSON returns v in canonical form: v itself when it is so
-// already (checked at memory speed: the usual case), else v decoded and
-// re-encoded. v must hold one JSON value; an error says it does not.
-func canonicalJSON(v []byte) ([]byte, error) {
+// Canonical returns v in canonical form: v itself when it is so already
+// (checked at memory speed: the usual case), else v decoded and
+// re-encoded. Two values that mean the same have the same canonical form.
+// v must hold one JSON value; an error says it does not.
+func Canonical(v []byte) ([]byte, error) {
 	if isCanonical(v) {
 		return v, nil
 	}
 	return recodeJSON(v)
 }
 
-// recodeJSON is canonicalJSON through encoding/json.
+// recodeJSON is Canonical through encoding/json.
 func recodeJSON(v []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(v))
 	dec.UseNumber()
@@ -46,11 +41,17 @@ func recodeJSON(v []byte) ([]byte, error) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("invalid JSON: more than one value")
 	}
-	return marshal(x)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(x); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // isCanonical says whether v is one JSON value in canonical form. It
-// accepts no more than that (FuzzCanonicalJSON holds it to recodeJSON).
+// accepts no more than that (FuzzCanonical holds it to recodeJSON).
 func isCanonical(v []byte) bool {
 	end, ok := canonValue(v, 0, 0)
 	return ok && end == len(v)
@@ -72,7 +73,7 @@ func canonValue(v []byte, i, depth int) (int, bool) {
 		if i < len(v) && v[i] == ']' {
 			return i + 1, true
 		}
-		if depth >= maxSkipDepth {
+		if depth >= MaxDepth {
 			return 0, false
 		}
 		for {
@@ -108,7 +109,7 @@ func canonObject(v []byte, i, depth int) (int, bool) {
 	if i < len(v) && v[i] == '}' {
 		return i + 1, true
 	}
-	if depth >= maxSkipDepth {
+	if depth >= MaxDepth {
 		return 0, false
 	}
 	var prev []byte
