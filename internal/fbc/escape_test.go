@@ -263,3 +263,43 @@ spec:
 		}
 	}
 }
+
+// TestLoadCanonicalizesOtherBlobs: blobs of other schemas are re-encoded as
+// upstream re-encodes them (keys sorted, no HTML escaping); olm.deprecations,
+// which upstream reads into its own type, keeps its key order. The expected
+// bytes are upstream's render of the same file.
+func TestLoadCanonicalizesOtherBlobs(t *testing.T) {
+	const in = `{"schema":"example.com/note","package":"op","zeta":"\u003cz\u003e","alpha":1}
+{"schema":"olm.deprecations","package":"op","entries":[{"reference":{"schema":"olm.package"},"message":"gone \u0026 done"}]}
+`
+	const want = `{
+    "alpha": 1,
+    "package": "op",
+    "schema": "example.com/note",
+    "zeta": "<z>"
+}
+{
+    "schema": "olm.deprecations",
+    "package": "op",
+    "entries": [
+        {
+            "reference": {
+                "schema": "olm.package"
+            },
+            "message": "gone & done"
+        }
+    ]
+}
+`
+	c := &Catalog{}
+	if err := c.LoadFile("op/catalog.json", []byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := Write(&got, c, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Errorf("got\n%s", got.String())
+	}
+}

@@ -404,10 +404,25 @@ func (c *Catalog) decodeBlob(pos Position, h blobHead, raw []byte) error {
 		compactProps(b.Properties)
 		c.Bundles = append(c.Bundles, b)
 	default:
-		m := Meta{Schema: schema, Blob: append(json.RawMessage(nil), raw...), Pos: pos, Package: h.pkg, Name: h.name}
+		m := Meta{Schema: schema, Blob: metaBlob(schema, raw), Pos: pos, Package: h.pkg, Name: h.name}
 		c.Others = append(c.Others, m)
 	}
 	return nil
+}
+
+// metaBlob is a copy of the blob raw of another schema, re-encoded as
+// upstream's reading of a catalog re-encodes it: in canonical form
+// (rawjson.Canonical), or for olm.deprecations, which upstream decodes
+// into its own type, with its strings so and its keys in their order.
+func metaBlob(schema string, raw []byte) json.RawMessage {
+	canon := rawjson.Canonical
+	if schema == SchemaDeprecations {
+		canon = rawjson.CanonicalStrings
+	}
+	if c, err := canon(raw); err == nil {
+		raw = c
+	}
+	return append(json.RawMessage(nil), raw...)
 }
 
 // topLevelString finds key among the top-level keys of the JSON object raw

@@ -32,7 +32,8 @@ const (
 
 // format changes whenever the conversion changes what it writes, so that a
 // cache built by another opm version is rebuilt rather than trusted (3:
-// property values of a JSON catalog are stored in canonical form).
+// a JSON catalog's property values and other blobs are stored in
+// canonical form).
 const format = "opm-fbc-sqlite-3"
 
 // Options control Prepare.

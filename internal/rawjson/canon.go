@@ -223,3 +223,36 @@ func unhex(c byte) byte {
 	}
 	return c - '0'
 }
+
+// CanonicalStrings returns v (valid JSON) with each string, keys included,
+// escaped as in canonical form, and everything else as it is: for values
+// whose key order carries meaning to their reader. v itself when no
+// string needs it.
+func CanonicalStrings(v []byte) ([]byte, error) {
+	var out []byte
+	done := 0 // v[:done] is in out (when out is not nil)
+	for i := 0; i < len(v); i++ {
+		if v[i] != '"' {
+			continue
+		}
+		end, ok := canonString(v, i)
+		if ok {
+			i = end - 1
+			continue
+		}
+		if end, ok = skipString(v, i); !ok {
+			return nil, errors.New("invalid JSON string")
+		}
+		enc, err := recodeJSON(v[i:end])
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, v[done:i]...), enc...)
+		done = end
+		i = end - 1
+	}
+	if out == nil {
+		return v, nil
+	}
+	return append(out, v[done:]...), nil
+}

@@ -73,6 +73,14 @@ func FuzzCanonical(f *testing.F) {
 		if err != nil || string(got) != string(want) {
 			t.Fatalf("Canonical(%q) = %q, %v; want %q", data, got, err, want)
 		}
+		// Strings alone: the same value, key order kept.
+		strs, err := CanonicalStrings(data)
+		if err != nil {
+			t.Fatalf("CanonicalStrings(%q): %v", data, err)
+		}
+		if again, err := recodeJSON(strs); err != nil || string(again) != string(want) {
+			t.Fatalf("CanonicalStrings(%q) = %q, which means %q, not %q", data, strs, again, want)
+		}
 	})
 }
 
@@ -100,6 +108,19 @@ func BenchmarkCanonicalManifest(b *testing.B) {
 	for b.Loop() {
 		if !isCanonical(v) {
 			b.Fatal("not canonical")
+		}
+	}
+}
+
+func TestCanonicalStrings(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"schema":"x","b":"\u003c\/\u00e4","a":[1.50,"\u0026"]}`: `{"schema":"x","b":"</ä","a":[1.50,"&"]}`,
+		`{"z":1,"a":"plain"}`: `{"z":1,"a":"plain"}`,
+		`{"\u0062":"\"q\""}`:  `{"b":"\"q\""}`,
+	} {
+		got, err := CanonicalStrings([]byte(in))
+		if err != nil || string(got) != want {
+			t.Errorf("CanonicalStrings(%s) = %s, %v; want %s", in, got, err, want)
 		}
 	}
 }
