@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/opmkit/opm/internal/shareddata"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // diffCSVPaths decodes obj both ways. direct says whether the direct path
@@ -68,7 +69,7 @@ func csvObjects(t testing.TB, root string) []*Object {
 		if !strings.Contains(string(data), CSVKind) {
 			return nil
 		}
-		docs, err := decodeDocuments(filepath.Base(path), data)
+		docs, err := yamldoc.Decode(filepath.Base(path), data)
 		if err != nil {
 			return nil // not a manifest; other tests cover parse errors
 		}
@@ -136,7 +137,7 @@ func TestDecodeCSVDirectMatchesRoundTrip(t *testing.T) {
 
 func csvObject(t testing.TB, doc string) *Object {
 	t.Helper()
-	docs, err := decodeDocuments("x.yaml", []byte(doc))
+	docs, err := yamldoc.Decode("x.yaml", []byte(doc))
 	if err != nil || len(docs) != 1 {
 		t.Fatalf("%q: %d documents, %v", doc, len(docs), err)
 	}
@@ -260,14 +261,14 @@ func TestDecodeCSVDirectOddValues(t *testing.T) {
 			{"kind": "K", "metadata": map[string]any{"name": v}},
 			{"kind": "K", "metadata": map[string]any{"annotations": map[string]any{"a": v}}},
 		} {
-			o := &Object{Doc: Document{Value: value}}
+			o := &Object{Doc: yamldoc.Document{Value: value}}
 			took, diff := diffCSVPaths(o)
 			if took || diff != "" {
 				t.Errorf("%#v: direct path taken %v, difference %q", value, took, diff)
 			}
 		}
 	}
-	o := &Object{Doc: Document{Value: map[string]any{"kind": "K", "\xff": "a"}}}
+	o := &Object{Doc: yamldoc.Document{Value: map[string]any{"kind": "K", "\xff": "a"}}}
 	if took, diff := diffCSVPaths(o); took || diff != "" {
 		t.Errorf("invalid UTF-8 key: direct path taken %v, difference %q", took, diff)
 	}
@@ -458,7 +459,7 @@ func FuzzDecodeCSVDirect(f *testing.F) {
 		if asJSON {
 			name = "x.json"
 		}
-		docs, err := decodeDocuments(name, []byte(doc))
+		docs, err := yamldoc.Decode(name, []byte(doc))
 		if err != nil {
 			return
 		}
@@ -486,7 +487,7 @@ func FuzzDecodeCSVDirectGenerated(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g := &valueGen{data: data}
 		csv := g.forPlan(csvTypePlan(), 0)
-		o := &Object{Doc: Document{Value: csv}}
+		o := &Object{Doc: yamldoc.Document{Value: csv}}
 		if _, diff := diffCSVPaths(o); diff != "" {
 			t.Fatalf("CSV: %s", diff)
 		}

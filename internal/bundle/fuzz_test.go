@@ -9,32 +9,6 @@ import (
 // hang, and every failure must be an error value. Seeds live in
 // testdata/fuzz/<target>/ as well as below.
 
-func FuzzDecodeDocuments(f *testing.F) {
-	for _, s := range []string{
-		"a: 1\n---\nb: [1, 2]\n",
-		"a: &x {b: *x}\n",
-		"- =\n- on\n- 0x1f\n- 2020-01-01\n",
-		"{\"apiVersion\": \"v1\", \"kind\": \"Service\"}",
-		"a: [1,\n b: c\n",
-		"<<: {a: 1}\nb: 2\n",
-	} {
-		f.Add("x.yaml", []byte(s))
-		f.Add("x.json", []byte(s))
-	}
-	f.Fuzz(func(t *testing.T, name string, data []byte) {
-		docs, err := decodeDocuments(name, data)
-		if err != nil {
-			if _, ok := err.(*SyntaxError); !ok {
-				t.Fatalf("error of type %T, want *SyntaxError: %v", err, err)
-			}
-			return
-		}
-		for _, d := range docs {
-			d.LineOf("spec.installModes[0].type")
-		}
-	})
-}
-
 func FuzzParseCSVFile(f *testing.F) {
 	f.Add([]byte("apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata:\n  name: a.v1.0.0\nspec:\n  version: 1.0.0\n  release: 1\n  installModes:\n  - type: OwnNamespace\n    supported: yes\n"))
 	f.Add([]byte("kind: ClusterServiceVersion\nspec: {installModes: [1, {type: [x]}], customresourcedefinitions: {owned: 3}}\nmetadata: {annotations: {a: 1}}\n"))

@@ -13,6 +13,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/opmkit/opm/internal/atomicfile"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // GenerateOptions says what `opm bundle generate` writes.
@@ -303,7 +304,7 @@ func sniffManifests(dir string) (mediaType string, csv csvIdentity, err error) {
 		if err != nil {
 			return "", csv, err
 		}
-		docs, err := decodeDocuments(name, data)
+		docs, err := yamldoc.Decode(name, data)
 		if err != nil {
 			return "", csv, err
 		}
@@ -351,7 +352,7 @@ func readAnnotationsFile(path string) (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs, err := decodeDocuments(path, data)
+	docs, err := yamldoc.Decode(path, data)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Bundle is one operator version: a CSV, its CRDs, other objects and metadata.
@@ -51,7 +53,7 @@ type Dependency = Property
 type File struct {
 	Name string // slash-separated, relative to the bundle root
 	Data []byte
-	Docs []Document
+	Docs []yamldoc.Document
 }
 
 // ErrNoCSV is returned when no ClusterServiceVersion is found.
@@ -229,7 +231,7 @@ func escapingLink(fsys fs.FS, name string) (string, bool) {
 // Load returns the error together with the bundle loaded so far, so that a
 // validator can report every problem at once; a caller that needs a whole
 // bundle must treat any error as fatal. Each problem is its own error in the
-// joined error (see Problems); syntax errors are *SyntaxError.
+// joined error (see Problems); syntax errors are *yamldoc.SyntaxError.
 func Load(fsys fs.FS) (*Bundle, error) {
 	root, err := locate(fsys)
 	if err != nil {
@@ -252,7 +254,7 @@ func Load(fsys fs.FS) (*Bundle, error) {
 	// (tooLarge holds every file refused unread: too large, or a link out.)
 	problems = append(problems, tooLarge...)
 	for _, f := range manifests {
-		docs, err := decodeDocuments(f.Name, f.Data)
+		docs, err := yamldoc.Decode(f.Name, f.Data)
 		if err != nil {
 			problems = append(problems, err)
 			continue
@@ -313,7 +315,7 @@ func (b *Bundle) readMetadata(sub fs.FS) ([]error, error) {
 	}
 	problems := tooLarge
 	for _, f := range metadata {
-		docs, err := decodeDocuments(f.Name, f.Data)
+		docs, err := yamldoc.Decode(f.Name, f.Data)
 		if err != nil {
 			problems = append(problems, err)
 			continue
@@ -544,7 +546,7 @@ func hasCSVFile(fsys fs.FS, dir string) bool {
 // ParseCSVFile reads a lone CSV file (what `opm csv lint` is given) into a
 // bundle that holds just that CSV; Root is "" to mark it as standalone.
 func ParseCSVFile(name string, data []byte) (*Bundle, error) {
-	docs, err := decodeDocuments(name, data)
+	docs, err := yamldoc.Decode(name, data)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package bundle
 import (
 	"sort"
 	"strings"
+
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Annotation keys of metadata/annotations.yaml, also the bundle image labels.
@@ -32,14 +34,14 @@ var RequiredAnnotations = []string{AnnotationMediaType, AnnotationManifests, Ann
 // Annotations is metadata/annotations.yaml.
 type Annotations struct {
 	File string
-	Doc  Document
+	Doc  yamldoc.Document
 	// Values holds every annotation whose value is a string.
 	Values map[string]string
 	// NonString lists keys whose value is not a string (a YAML number, ...).
 	NonString []string
 }
 
-func decodeAnnotations(file string, doc Document) *Annotations {
+func decodeAnnotations(file string, doc yamldoc.Document) *Annotations {
 	a := &Annotations{File: file, Doc: doc, Values: map[string]string{}}
 	for k, v := range MapAt(doc.Value, "annotations") {
 		if s, ok := v.(string); ok {
@@ -83,7 +85,7 @@ type Property struct {
 	Field string // e.g. properties[2], for messages
 }
 
-func decodeProperties(doc Document, key string) []Property {
+func decodeProperties(doc yamldoc.Document, key string) []Property {
 	var out []Property
 	for i, p := range Slice(doc.Value, key) {
 		out = append(out, Property{Type: Str(p, "type"), Value: mapValue(p, "value"), Field: key + "[" + itoa(i) + "]"})

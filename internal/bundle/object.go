@@ -4,20 +4,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Object is one Kubernetes object of a bundle, with the file it came from so
 // that every message can name it.
 type Object struct {
 	File       string // slash-separated path relative to the bundle root
-	Doc        Document
+	Doc        yamldoc.Document
 	APIVersion string
 	Kind       string
 	Name       string
 	Namespace  string
 }
 
-func newObject(file string, doc Document) *Object {
+func newObject(file string, doc yamldoc.Document) *Object {
 	o := &Object{File: file, Doc: doc}
 	m := o.Map()
 	o.APIVersion = Str(m, "apiVersion")

@@ -9,7 +9,6 @@
 package catalogdiff
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/rawjson"
 )
 
 // SchemaVersion is the version of the Result document. It changes only
@@ -271,7 +271,7 @@ type bundleSum struct {
 	related []string
 }
 
-// propKey is a property by type and digest of its compacted value.
+// propKey is a property by type and digest of its canonical value.
 type propKey struct {
 	typ string
 	sum [sha256.Size]byte
@@ -323,7 +323,7 @@ func (c *Catalog) Add(part *fbc.Catalog) error {
 		}
 		sum := &bundleSum{image: b.Image, props: make(map[propKey]int, len(b.Properties))}
 		for _, p := range b.Properties {
-			sum.props[propKey{p.Type, sha256.Sum256(compact(p.Value))}]++
+			sum.props[propKey{p.Type, sha256.Sum256(canonical(p.Value))}]++
 		}
 		for _, r := range b.RelatedImages {
 			sum.related = append(sum.related, r.Name+"\x00"+r.Image)
@@ -484,19 +484,17 @@ func changedProperties(a, b map[propKey]int) []string {
 	return sortedKeys(types)
 }
 
-// compact normalizes a property value's whitespace (loaded values are
-// compacted already; this guards values built elsewhere).
-func compact(v json.RawMessage) []byte {
-	// Values without whitespace (most, and every large manifest, which is
-	// base64) are compact already: skip the second parse.
-	if !bytes.ContainsAny(v, " \t\r\n") {
+// canonical is a property value as one JSON value, whatever its spacing,
+// escapes (\u003e or >, \u00e4 or ä) or key order: catalogs read from a
+// database keep json.Marshal's escapes, hand-written ones any escapes,
+// and neither is a change. Loaded values are canonical already, which
+// rawjson.Canonical checks at memory speed.
+func canonical(v json.RawMessage) []byte {
+	c, err := rawjson.Canonical(v)
+	if err != nil {
 		return v
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, v); err != nil {
-		return v
-	}
-	return buf.Bytes()
+	return c
 }
 
 func diffChannel(name string, o, n *side) *Channel {

@@ -2,6 +2,7 @@ package catalogdiff
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -92,3 +93,50 @@ func TestBrokenDeprecationsBlob(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestEscapesAndKeyOrderAreNoChange: a property value is compared as JSON,
+// so one written with other escapes (a database's \u003e, a hand-written
+// \u00e4) or with its keys in another order is the same value; a value
+// that says something else is a change.
+func TestEscapesAndKeyOrderAreNoChange(t *testing.T) {
+	withValue := func(v string) *fbc.Catalog {
+		c := loadDir(t, "testdata/old")
+		b := &c.Bundles[0]
+		b.Properties = append(b.Properties, fbc.Property{Type: "olm.package.required", Value: json.RawMessage(v)})
+		return c
+	}
+	base := withValue(`{"packageName":"b","versionRange":">=1.0.0 <2.0.0"}`)
+	for _, v := range []string{
+		`{"packageName":"b","versionRange":"\u003e=1.0.0 \u003c2.0.0"}`,
+		`{"versionRange":">=1.0.0 <2.0.0","packageName":"b"}`,
+		`{ "versionRange": "\u003E=1.0.0 <2.0.0", "package\u004eame": "\u0062" }`,
+	} {
+		res, err := Diff(base, withValue(v), Options{})
+		if err != nil || !res.Equal {
+			t.Errorf("%s: %+v %v", v, res, err)
+		}
+	}
+	// The same through the loader: a catalog file with escapes against one
+	// without.
+	load := func(text string) *fbc.Catalog {
+		c := &fbc.Catalog{}
+		if err := c.LoadFile("a/catalog.json", []byte(text)); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	const blob = `{"schema":"olm.bundle","name":"a.v1","package":"a","image":"x","properties":[{"type":"olm.constraint","value":%s}]}`
+	plain := load(fmt.Sprintf(blob, `{"failureMessage":"ä"}`))
+	res, err := Diff(plain, load(fmt.Sprintf(blob, `{"failureMessage":"\u00e4"}`)), Options{})
+	if err != nil || !res.Equal {
+		t.Errorf("ä against \\u00e4: %+v %v", res, err)
+	}
+	res, err = Diff(base, withValue(`{"packageName":"b","versionRange":">=1.0.0 <3.0.0"}`), Options{})
+	if err != nil || res.Equal || res.Packages[0].BundlesChanged[0].Properties[0] != "olm.package.required" {
+		t.Errorf("another range: %+v %v", res, err)
+	}
+	res, err = Diff(plain, load(fmt.Sprintf(blob, `{"failureMessage":"a"}`)), Options{})
+	if err != nil || res.Equal {
+		t.Errorf("ä against a: %+v %v", res, err)
+	}
+}

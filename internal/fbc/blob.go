@@ -9,6 +9,7 @@ import (
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/rawjson"
 )
 
 // MigrateLevel says how much a rendered bundle is rewritten.
@@ -280,57 +281,23 @@ type propSet struct {
 
 func (s *propSet) add(typ string, value []byte) {
 	if bytes.ContainsAny(value, " \t\r\n") {
-		if c, err := compactJSON(value); err == nil {
+		if c, err := rawjson.Compact(value); err == nil {
 			value = c
 		}
 	}
-	s.addCompact(typ, unescapeHTML(value))
-}
-
-// unescapeHTML undoes Go's HTML escaping (\u003c, \u003e, \u0026) in a
-// JSON value: databases hold values written by json.Marshal, and a catalog
-// shows them as upstream writes its own, with <, > and & as they are. The
-// result is the same JSON; other escapes are kept.
-func unescapeHTML(v []byte) []byte {
-	if !bytes.Contains(v, []byte(`\u00`)) {
-		return v
-	}
-	out := make([]byte, 0, len(v))
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		if c != '\\' || i+1 >= len(v) {
-			out = append(out, c)
-			continue
-		}
-		if v[i+1] == 'u' && i+6 <= len(v) {
-			switch string(bytes.ToLower(v[i+2 : i+6])) {
-			case "003c":
-				out = append(out, '<')
-				i += 5
-				continue
-			case "003e":
-				out = append(out, '>')
-				i += 5
-				continue
-			case "0026":
-				out = append(out, '&')
-				i += 5
-				continue
-			}
-		}
-		// Any other escape: copy it whole, so that an escaped backslash
-		// is never read as the start of another escape.
-		out = append(out, c, v[i+1])
-		i++
-	}
-	return out
+	// The value is kept as the database holds it (as `index add` stores
+	// it, for a bundle rendered on its own), escapes included: upstream
+	// writes such values verbatim, and json.Marshal stored <, > and & in
+	// them as \u003c, \u003e and \u0026 (the values opm builds itself,
+	// as upstream builds them, have no such escapes).
+	s.addCompact(typ, value)
 }
 
 // addCompact is add for a value known to be compact JSON.
 func (s *propSet) addCompact(typ string, value []byte) {
 	k := typ + "\x00" + string(value)
 	if s.semantic && requirement(typ) {
-		k = typ + "\x00" + canonicalJSON(value)
+		k = typ + "\x00" + sameValue(value)
 	}
 	if s.seen == nil {
 		s.seen = map[string]bool{}
@@ -352,20 +319,15 @@ func requirement(typ string) bool {
 	return false
 }
 
-// canonicalJSON is value with object keys sorted (numbers kept as
-// written); value itself when it is not JSON.
-func canonicalJSON(value []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(value))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return string(value)
-	}
-	out, err := marshal(v)
+// sameValue is the key under which value counts once in a semantic
+// propSet: its canonical form (keys sorted, escapes normalized), or value
+// itself when it is not JSON.
+func sameValue(value []byte) string {
+	c, err := rawjson.Canonical(value)
 	if err != nil {
 		return string(value)
 	}
-	return string(out)
+	return string(c)
 }
 
 func (s *propSet) addValue(typ string, v any) {

@@ -3,12 +3,13 @@ package fbc
 import (
 	"bytes"
 	"database/sql"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
+
+	"github.com/opmkit/opm/internal/bundle"
 )
 
 // TestRenderRangeWithoutHTMLEscaping: a package requirement whose range
@@ -97,41 +98,208 @@ note: "upgrade when x <= 2 && y > 3"
 	}
 }
 
-func TestUnescapeHTML(t *testing.T) {
-	for in, want := range map[string]string{
-		`{"a":"\u003c=1"}`:      `{"a":"<=1"}`,
-		`{"a":"\u003E \u0026"}`: `{"a":"> &"}`,
-		`{"a":"\\u003c"}`:       `{"a":"\\u003c"}`,
-		`{"a":"\\\u003c"}`:      `{"a":"\\<"}`,
-		`{"a":"\u00e9 \n"}`:     `{"a":"\u00e9 \n"}`,
-		`{"a":"plain"}`:         `{"a":"plain"}`,
-		`{"a":"\u003`:           `{"a":"\u003`,
+// TestRenderKeepsDatabaseEscapes: a property value the database holds
+// with json.Marshal's escapes (\u003e, \u0026) is written verbatim, as
+// upstream's render of a database wrote it; only the values upstream
+// rebuilt (olm.package.required above) lose them.
+func TestRenderKeepsDatabaseEscapes(t *testing.T) {
+	src := filepath.Join(sharedDir(t), "reference", "index", "pelorus-operator.replaces.db")
+	ref, err := os.ReadFile(strings.TrimSuffix(src, ".db") + ".fbc.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := copyDB(t, src)
+	conn, err := sql.Open("sqlite3", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const value = `{"cel":{"rule":"properties.exists(p, p.type == \"olm.x\") \u0026\u0026 true"},"failureMessage":"needs \u003e=1"}`
+	if _, err := conn.Exec(`INSERT INTO properties(type, value, operatorbundle_name, operatorbundle_version, operatorbundle_path)
+		SELECT 'olm.constraint', ?, name, version, bundlepath FROM operatorbundle WHERE name = 'pelorus-operator.v0.0.1'`, value); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+	const block = `
+        {
+            "type": "olm.constraint",
+            "value": {
+                "cel": {
+                    "rule": "properties.exists(p, p.type == \"olm.x\") \u0026\u0026 true"
+                },
+                "failureMessage": "needs \u003e=1"
+            }
+        },`
+	at := bytes.Index(ref, []byte(`"name": "pelorus-operator.v0.0.1",`))
+	if at < 0 {
+		t.Fatal("no blob of pelorus-operator.v0.0.1 in the reference render")
+	}
+	at += bytes.Index(ref[at:], []byte(`"properties": [`)) + len(`"properties": [`)
+	want := append(append(append([]byte(nil), ref[:at]...), block...), ref[at:]...)
+	c, _ := renderDB(t, db, RenderOptions{})
+	var got bytes.Buffer
+	if err := Write(&got, c, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("render differs from upstream's: %s", firstDiff(got.Bytes(), want))
+	}
+}
+
+// TestLoadCanonicalizesPropertyValues: upstream re-encodes every blob it
+// reads (keys sorted, no HTML escaping, U+2028 escaped, other escapes
+// resolved), so a property value of a catalog renders the same whatever
+// escapes or key order it was written with, in JSON or YAML.
+func TestLoadCanonicalizesPropertyValues(t *testing.T) {
+	const blob = `{"schema":"olm.bundle","name":"op.v1.0.0","package":"op","image":"x","properties":[` +
+		`{"type":"olm.package.required","value":{"versionRange":"\u003e=1.0.0 \u003c2.0.0","packageName":"b"}},` +
+		`{"type":"olm.constraint","value":{"failureMessage":"\u00e4 \/ \u0026 \u001F \u000a \u2028 \u2029 ` + "\u2028" + `","cel":{"rule":"true"}}},` +
+		`{"type":"olm.package","value":{"packageName":"op","version":"1.0.0"}}]}`
+	const want = `{
+    "schema": "olm.bundle",
+    "name": "op.v1.0.0",
+    "package": "op",
+    "image": "x",
+    "properties": [
+        {
+            "type": "olm.package.required",
+            "value": {
+                "packageName": "b",
+                "versionRange": ">=1.0.0 <2.0.0"
+            }
+        },
+        {
+            "type": "olm.constraint",
+            "value": {
+                "cel": {
+                    "rule": "true"
+                },
+                "failureMessage": "ä / & \u001f \n \u2028 \u2029 \u2028"
+            }
+        },
+        {
+            "type": "olm.package",
+            "value": {
+                "packageName": "op",
+                "version": "1.0.0"
+            }
+        }
+    ]
+}
+`
+	for name, text := range map[string]string{
+		"op/catalog.json": blob,
+		// YAML has no \/ escape, and folds a line break (U+2028) in a
+		// quoted string.
+		"op/catalog.yaml": strings.NewReplacer(`\/`, "/", "\u2028\"", `\u2028"`).Replace(blob),
 	} {
-		if got := string(unescapeHTML([]byte(in))); got != want {
-			t.Errorf("unescapeHTML(%s) = %s, want %s", in, got, want)
+		c := &Catalog{}
+		if err := c.LoadFile(name, []byte(text)); err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := Write(&got, c, FormatJSON); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want {
+			t.Errorf("%s: got\n%s", name, got.String())
 		}
 	}
 }
 
-// FuzzUnescapeHTML: undoing HTML escapes never changes what a JSON value
-// means, and leaves none of them behind outside an escaped backslash.
-// Seeds live in testdata/fuzz/FuzzUnescapeHTML as well as below.
-func FuzzUnescapeHTML(f *testing.F) {
-	for _, s := range []string{`{"a":"\u003c=1.0.0 \u0026\u0026 \u003e0"}`, `["\\u003c","\\\u003e"]`, `"\u00e9\u003C"`, `{"a":1}`, `"\\"`} {
-		f.Add([]byte(s))
+// TestRenderBundleEscapes: a bundle renders as upstream renders it. The
+// values upstream takes from the metadata files as they are (converted
+// from YAML by json.Marshal: keys sorted, <, > and & escaped) keep those
+// escapes; the ones it builds itself (olm.package.required from an
+// olm.package dependency, olm.package, olm.gvk) have none.
+func TestRenderBundleEscapes(t *testing.T) {
+	fsys := fstest.MapFS{
+		"manifests/csv.yaml": {Data: []byte(`apiVersion: operators.coreos.com/v1alpha1
+kind: ClusterServiceVersion
+metadata:
+  name: op.v1.0.0
+spec:
+  version: 1.0.0
+  installModes:
+  - type: AllNamespaces
+    supported: true
+`)},
+		"metadata/annotations.yaml": {Data: []byte(`annotations:
+  operators.operatorframework.io.bundle.package.v1: op
+  operators.operatorframework.io.bundle.channels.v1: stable
+`)},
+		"metadata/properties.yaml": {Data: []byte(`properties:
+- type: olm.constraint
+  value:
+    failureMessage: ">=1 & <2"
+    cel:
+      rule: "true"
+`)},
+		"metadata/dependencies.yaml": {Data: []byte(`dependencies:
+- type: olm.package
+  value:
+    packageName: b
+    version: ">=1.0.0"
+`)},
 	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var before any
-		if json.Unmarshal(data, &before) != nil {
-			return
+	b, err := bundle.Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := RenderBundle(b, "", RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, p := range blob.Properties {
+		got[p.Type] = string(p.Value)
+	}
+	for typ, want := range map[string]string{
+		PropertyConstraint:      `{"cel":{"rule":"true"},"failureMessage":"\u003e=1 \u0026 \u003c2"}`,
+		PropertyPackageRequired: `{"packageName":"b","versionRange":">=1.0.0"}`,
+		PropertyPackage:         `{"packageName":"op","version":"1.0.0"}`,
+	} {
+		if got[typ] != want {
+			t.Errorf("%s: got %s, want %s", typ, got[typ], want)
 		}
-		out := unescapeHTML(data)
-		var after any
-		if err := json.Unmarshal(out, &after); err != nil {
-			t.Fatalf("%q became %q, not JSON: %v", data, out, err)
-		}
-		if !reflect.DeepEqual(before, after) {
-			t.Fatalf("%q became %q: %v, was %v", data, out, after, before)
-		}
-	})
+	}
+}
+
+// TestLoadCanonicalizesOtherBlobs: blobs of other schemas are re-encoded as
+// upstream re-encodes them (keys sorted, no HTML escaping); olm.deprecations,
+// which upstream reads into its own type, keeps its key order. The expected
+// bytes are upstream's render of the same file.
+func TestLoadCanonicalizesOtherBlobs(t *testing.T) {
+	const in = `{"schema":"example.com/note","package":"op","zeta":"\u003cz\u003e","alpha":1}
+{"schema":"olm.deprecations","package":"op","entries":[{"reference":{"schema":"olm.package"},"message":"gone \u0026 done"}]}
+`
+	const want = `{
+    "alpha": 1,
+    "package": "op",
+    "schema": "example.com/note",
+    "zeta": "<z>"
+}
+{
+    "schema": "olm.deprecations",
+    "package": "op",
+    "entries": [
+        {
+            "reference": {
+                "schema": "olm.package"
+            },
+            "message": "gone & done"
+        }
+    ]
+}
+`
+	c := &Catalog{}
+	if err := c.LoadFile("op/catalog.json", []byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := Write(&got, c, FormatJSON); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want {
+		t.Errorf("got\n%s", got.String())
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/opmkit/opm/internal/atomicfile"
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/rawjson"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -822,7 +823,7 @@ func indexMetas(others []Meta) []index.Meta {
 	out := make([]index.Meta, 0, len(others))
 	for _, m := range others {
 		blob := []byte(m.Blob)
-		if c, err := compactJSON(blob); err == nil {
+		if c, err := rawjson.Compact(blob); err == nil {
 			blob = c
 		}
 		out = append(out, index.Meta{Schema: m.Schema, Package: m.Package, Name: m.Name, Blob: blob})

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+
+	"github.com/opmkit/opm/internal/rawjson"
 )
 
 // A fast path for Writer's JSON: the olm.package, olm.channel and
@@ -11,7 +13,7 @@ import (
 // SetEscapeHTML(false)) prints them, without its two passes a byte at a
 // time over every property value (Marshal compacts each json.RawMessage,
 // then Indent reformats the whole blob). Property values and other blobs
-// go through appendIndentAt, which checks them as it goes; anything it is
+// go through rawjson.AppendIndentAt, which checks them as it goes; anything it is
 // not sure of (a value that is not valid JSON, a string that needs
 // escaping) makes appendBlobJSON say no, and the blob goes to
 // encoding/json, which prints it or reports the error as before
@@ -84,7 +86,7 @@ func (w *blobWriter) raw(v json.RawMessage, depth int) bool {
 		return true
 	}
 	var ok bool
-	w.b, ok = appendIndentAt(w.b, v, "", blobIndent, depth)
+	w.b, ok = rawjson.AppendIndentAt(w.b, v, "", blobIndent, depth)
 	return ok
 }
 
@@ -278,7 +280,7 @@ func (w *blobWriter) appendBlobJSON(v any) bool {
 		if x.Blob == nil {
 			return false
 		}
-		w.b, ok = appendIndentAt(w.b, x.Blob, "", blobIndent, 0)
+		w.b, ok = rawjson.AppendIndentAt(w.b, x.Blob, "", blobIndent, 0)
 		if ok {
 			w.b = append(w.b, '\n')
 		}

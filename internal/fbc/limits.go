@@ -6,6 +6,8 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+
+	"github.com/opmkit/opm/internal/rawjson"
 )
 
 // Defaults of Limits. Real catalogs stay far below them: the largest bundle
@@ -190,7 +192,7 @@ func valueEnd(data []byte, i int, max int64) (end int, too bool) {
 			if depth <= 0 {
 				return i + 1, false
 			}
-		case depth == 0 && (isSpace(c) || c == ',' || c == ':'):
+		case depth == 0 && (rawjson.IsSpace(c) || c == ',' || c == ':'):
 			return i, false
 		}
 	}

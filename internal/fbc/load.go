@@ -15,7 +15,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/rawjson"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // IgnoreFile is the name of the files holding patterns of catalog files to
@@ -161,9 +162,9 @@ func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits) []error {
 	if err := yamlDocsFit(name, data, lim); err != nil {
 		return []error{err}
 	}
-	docs, err := bundle.DecodeDocuments(name, data)
+	docs, err := yamldoc.Decode(name, data)
 	if err != nil {
-		var se *bundle.SyntaxError
+		var se *yamldoc.SyntaxError
 		if errors.As(err, &se) {
 			return []error{&LoadError{File: name, Line: se.Line, Msg: "YAML syntax error: " + se.Msg}}
 		}
@@ -210,7 +211,7 @@ func splitJSON(name string, data []byte, lim Limits, f func(line int, off int64,
 	}
 	for {
 		start := dec.InputOffset()
-		for start < int64(len(data)) && isSpace(data[start]) {
+		for start < int64(len(data)) && rawjson.IsSpace(data[start]) {
 			start++
 		}
 		if start < int64(len(data)) {
@@ -248,11 +249,11 @@ func splitJSON(name string, data []byte, lim Limits, f func(line int, off int64,
 // splitJSON then reads with encoding/json to report it as it always has.
 func splitObjects(data []byte, lim Limits) (spans [][2]int, ok bool) {
 	cost := int64(0)
-	for i := skipSpace(data, 0); i < len(data); i = skipSpace(data, i) {
+	for i := rawjson.SkipSpace(data, 0); i < len(data); i = rawjson.SkipSpace(data, i) {
 		if data[i] != '{' {
 			return nil, false
 		}
-		end, ok := validValue(data, i)
+		end, ok := rawjson.ValidValue(data, i)
 		if !ok || int64(end-i) > lim.blob() {
 			return nil, false
 		}
@@ -271,8 +272,6 @@ func hasSpace(raw []byte) bool {
 	return bytes.IndexByte(raw, ' ') >= 0 || bytes.IndexByte(raw, '\n') >= 0 ||
 		bytes.IndexByte(raw, '\t') >= 0 || bytes.IndexByte(raw, '\r') >= 0
 }
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // addBlob decodes one blob by its schema.
 func (c *Catalog) addBlob(pos Position, raw []byte) error {
@@ -405,10 +404,25 @@ func (c *Catalog) decodeBlob(pos Position, h blobHead, raw []byte) error {
 		compactProps(b.Properties)
 		c.Bundles = append(c.Bundles, b)
 	default:
-		m := Meta{Schema: schema, Blob: append(json.RawMessage(nil), raw...), Pos: pos, Package: h.pkg, Name: h.name}
+		m := Meta{Schema: schema, Blob: metaBlob(schema, raw), Pos: pos, Package: h.pkg, Name: h.name}
 		c.Others = append(c.Others, m)
 	}
 	return nil
+}
+
+// metaBlob is a copy of the blob raw of another schema, re-encoded as
+// upstream's reading of a catalog re-encodes it: in canonical form
+// (rawjson.Canonical), or for olm.deprecations, which upstream decodes
+// into its own type, with its strings so and its keys in their order.
+func metaBlob(schema string, raw []byte) json.RawMessage {
+	canon := rawjson.Canonical
+	if schema == SchemaDeprecations {
+		canon = rawjson.CanonicalStrings
+	}
+	if c, err := canon(raw); err == nil {
+		raw = c
+	}
+	return append(json.RawMessage(nil), raw...)
 }
 
 // topLevelString finds key among the top-level keys of the JSON object raw
@@ -418,7 +432,7 @@ func (c *Catalog) decodeBlob(pos Position, h blobHead, raw []byte) error {
 func topLevelString(raw []byte, key string) (string, bool) {
 	i := 1 // past '{'
 	skipSpace := func() {
-		for i < len(raw) && isSpace(raw[i]) {
+		for i < len(raw) && rawjson.IsSpace(raw[i]) {
 			i++
 		}
 	}
@@ -447,7 +461,7 @@ func topLevelString(raw []byte, key string) (string, bool) {
 		if i >= len(raw) {
 			return false
 		}
-		i = skipValid(raw, i)
+		i = rawjson.SkipValid(raw, i)
 		return true
 	}
 	// Every key is read, not only up to key's: encoding/json takes the
@@ -501,7 +515,7 @@ func topLevelString(raw []byte, key string) (string, bool) {
 func sniffSchema(raw []byte) (string, bool) {
 	i := 1
 	skip := func() {
-		for i < len(raw) && isSpace(raw[i]) {
+		for i < len(raw) && rawjson.IsSpace(raw[i]) {
 			i++
 		}
 	}
@@ -528,18 +542,24 @@ func sniffSchema(raw []byte) (string, bool) {
 	return "", false
 }
 
+// compactProps compacts property values and brings them to canonical form
+// (rawjson.Canonical), as upstream's reading of a catalog re-encodes every blob:
+// a value written with \u003e or \u00e4, or with its keys in another
+// order, is then written back as upstream writes it.
 func compactProps(ps []Property) {
 	for i := range ps {
-		if !hasSpace(ps[i].Value) {
-			continue // already compact
+		v := ps[i].Value
+		if hasSpace(v) {
+			if c, ok := compactDataObject(v); ok {
+				v = c
+			} else if c, err := rawjson.Compact(v); err == nil {
+				v = c
+			}
 		}
-		if v, ok := compactDataObject(ps[i].Value); ok {
-			ps[i].Value = v
-			continue
+		if c, err := rawjson.Canonical(v); err == nil {
+			v = c
 		}
-		if c, err := compactJSON(ps[i].Value); err == nil {
-			ps[i].Value = c
-		}
+		ps[i].Value = v
 	}
 }
 

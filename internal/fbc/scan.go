@@ -14,7 +14,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Scanned is a catalog read for where each package's blobs are, not for
@@ -201,9 +201,9 @@ func (s *Scanned) scanFile(i int) fileScan {
 		out.errs = append(out.errs, keyedErr{file: i, err: err})
 		return out
 	}
-	docs, err := bundle.DecodeDocuments(name, data)
+	docs, err := yamldoc.Decode(name, data)
 	if err != nil {
-		var se *bundle.SyntaxError
+		var se *yamldoc.SyntaxError
 		if errors.As(err, &se) {
 			err = &LoadError{File: name, Line: se.Line, Msg: "YAML syntax error: " + se.Msg}
 		} else {

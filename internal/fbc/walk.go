@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // WalkBlobs calls fn with every blob of the catalog under fsys as JSON, in
@@ -74,9 +74,9 @@ func walkFile(name string, data []byte, lim Limits, fn func(file string, line in
 	if err := yamlDocsFit(name, data, lim); err != nil {
 		return err
 	}
-	docs, err := bundle.DecodeDocuments(name, data)
+	docs, err := yamldoc.Decode(name, data)
 	if err != nil {
-		var se *bundle.SyntaxError
+		var se *yamldoc.SyntaxError
 		if errors.As(err, &se) {
 			return &LoadError{File: name, Line: se.Line, Msg: "YAML syntax error: " + se.Msg}
 		}

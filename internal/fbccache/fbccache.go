@@ -31,8 +31,10 @@ const (
 )
 
 // format changes whenever the conversion changes what it writes, so that a
-// cache built by another opm version is rebuilt rather than trusted.
-const format = "opm-fbc-sqlite-2"
+// cache built by another opm version is rebuilt rather than trusted (3:
+// a JSON catalog's property values and other blobs are stored in
+// canonical form).
+const format = "opm-fbc-sqlite-3"
 
 // Options control Prepare.
 type Options struct {

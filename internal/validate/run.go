@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Input is one thing to validate: where it came from, and how to load it.
@@ -121,7 +122,7 @@ var (
 )
 
 func loadFinding(err error) Finding {
-	var se *bundle.SyntaxError
+	var se *yamldoc.SyntaxError
 	var tl *bundle.FileTooLargeError
 	var sl *bundle.SymlinkError
 	var sub *bundle.BundleSubdirError

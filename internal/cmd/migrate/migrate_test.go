@@ -158,7 +158,8 @@ func TestMigrateCatalogToCatalog(t *testing.T) {
 		var schemas []string
 		for _, m := range c.Others {
 			schemas = append(schemas, m.Schema)
-			if m.Schema == "example.com/notes" && !strings.Contains(string(m.Blob), `"note": "kept as is"`) {
+			// Loaded blobs are compact, in canonical form.
+			if m.Schema == "example.com/notes" && !strings.Contains(string(m.Blob), `"note":"kept as is"`) {
 				t.Errorf("custom blob changed: %s", m.Blob)
 			}
 		}

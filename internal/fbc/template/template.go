@@ -18,8 +18,8 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
-	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Template types, as the command line names them, and the schemas that
@@ -103,9 +103,9 @@ type Document struct {
 // Parse reads the one YAML or JSON document of a template file. source
 // names it in errors; a name ending in .json is read as JSON.
 func Parse(source string, data []byte) (*Document, error) {
-	docs, err := bundle.DecodeDocuments(source, data)
+	docs, err := yamldoc.Decode(source, data)
 	if err != nil {
-		var se *bundle.SyntaxError
+		var se *yamldoc.SyntaxError
 		if errors.As(err, &se) {
 			return nil, &Error{File: source, Line: se.Line, Msg: "not valid YAML or JSON: " + se.Msg}
 		}

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
@@ -25,6 +24,7 @@ import (
 	"github.com/opmkit/opm/internal/fbc/template"
 	"github.com/opmkit/opm/internal/fbc/template/basic"
 	"github.com/opmkit/opm/internal/fbc/template/substitutes"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Options are the flags and argument of a convert-template subcommand.
@@ -217,7 +217,7 @@ func readCatalog(f *factory.Factory, input string) ([]blob, error) {
 		}
 		return nil, fmt.Errorf("%s is not a file-based catalog:\n  %s", source, strings.Join(msgs, "\n  "))
 	}
-	docs, err := bundle.DecodeDocuments(name, data)
+	docs, err := yamldoc.Decode(name, data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}

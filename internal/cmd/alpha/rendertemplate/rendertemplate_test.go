@@ -2,6 +2,7 @@ package rendertemplate_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -71,6 +72,13 @@ func (f *fixture) rendered(t *testing.T, level string, names ...string) *fbc.Cat
 		one := &fbc.Catalog{}
 		require.NoError(t, one.LoadFile(n+".json", []byte(r.Out)))
 		require.Len(t, one.Bundles, 1)
+		// The property values as the render wrote them: reading a catalog
+		// re-encodes them as upstream's reading does (keys sorted), while a
+		// bundle rendered anew keeps the order upstream builds them in
+		// (olm.package: packageName, version, release).
+		var written fbc.Bundle
+		require.NoError(t, json.Unmarshal([]byte(r.Out), &written))
+		one.Bundles[0].Properties = written.Properties
 		upstreamOrder(t, &one.Bundles[0], f.dirs[n])
 		out.Merge(one)
 	}

@@ -1,4 +1,4 @@
-package bundle
+package yamldoc
 
 import (
 	"fmt"
@@ -406,7 +406,7 @@ func FuzzFastYAML(f *testing.F) {
 }
 
 // BenchmarkDecodeLargeCRDs decodes the largest CRDs of the corpus through
-// decodeDocuments (fast path) and through yaml.v3 alone, reporting MB/s.
+// Decode (fast path) and through yaml.v3 alone, reporting MB/s.
 func BenchmarkDecodeLargeCRDs(b *testing.B) {
 	root := shareddata.Require(b, "corpus")
 	files := []string{
@@ -431,7 +431,7 @@ func BenchmarkDecodeLargeCRDs(b *testing.B) {
 				for i, d := range data {
 					var err error
 					if path == "fast" {
-						_, err = decodeDocuments(files[i], d)
+						_, err = Decode(files[i], d)
 					} else {
 						text, cut := cutLongScalars(d)
 						_, err = decodeYAML(files[i], d, text, cut)
@@ -590,7 +590,7 @@ func FuzzFastYAMLGenerated(f *testing.F) {
 // resolves instead of panicking.
 func TestLineOfKeyStartingWithBracket(t *testing.T) {
 	t.Parallel()
-	docs, err := decodeDocuments("x.yaml", []byte("a:\n  b: 1\n  \"]x\": 2\n"))
+	docs, err := Decode("x.yaml", []byte("a:\n  b: 1\n  \"]x\": 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

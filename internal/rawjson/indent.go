@@ -1,4 +1,4 @@
-package fbc
+package rawjson
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 // catalog (render, migrate): their input is mostly base64 inside strings
 // (olm.bundle.object values), which encoding/json walks through a state
 // machine a byte at a time. These check the syntax as they go, with the
-// scanner of jsonskip.go (a word at a time through strings), and copy
+// scanner of skip.go (a word at a time through strings), and copy
 // strings, numbers and literals whole. They produce exactly what
 // encoding/json produces for valid JSON and say no (ok false) to anything
 // else, and the caller then uses encoding/json, so errors read the same
@@ -69,12 +69,12 @@ func (r *reformatter) container(src []byte, i, depth int) (int, bool) {
 		closer = '}'
 	}
 	r.dst = append(r.dst, open)
-	j := skipSpace(src, i+1)
+	j := SkipSpace(src, i+1)
 	if j < len(src) && src[j] == closer {
 		r.dst = append(r.dst, closer)
 		return j + 1, true
 	}
-	if depth >= maxSkipDepth {
+	if depth >= MaxDepth {
 		return 0, false
 	}
 	for {
@@ -90,7 +90,7 @@ func (r *reformatter) container(src []byte, i, depth int) (int, bool) {
 				return 0, false
 			}
 			r.dst = append(r.dst, src[j:end]...)
-			j = skipSpace(src, end)
+			j = SkipSpace(src, end)
 			if j >= len(src) || src[j] != ':' {
 				return 0, false
 			}
@@ -98,20 +98,20 @@ func (r *reformatter) container(src []byte, i, depth int) (int, bool) {
 			if r.pretty {
 				r.dst = append(r.dst, ' ')
 			}
-			j = skipSpace(src, j+1)
+			j = SkipSpace(src, j+1)
 		}
 		end, ok := r.value(src, j, depth+1)
 		if !ok {
 			return 0, false
 		}
-		j = skipSpace(src, end)
+		j = SkipSpace(src, end)
 		if j >= len(src) {
 			return 0, false
 		}
 		switch src[j] {
 		case ',':
 			r.dst = append(r.dst, ',')
-			j = skipSpace(src, j+1)
+			j = SkipSpace(src, j+1)
 			continue
 		case closer:
 			if r.pretty {
@@ -124,49 +124,49 @@ func (r *reformatter) container(src []byte, i, depth int) (int, bool) {
 	}
 }
 
-// appendIndent is json.Indent(dst, src, prefix, indent) for src holding
+// AppendIndent is json.Indent(dst, src, prefix, indent) for src holding
 // one valid JSON value: leading white space dropped, trailing white space
 // copied as it is, no prefix before the first line. ok is false, and dst
 // to be ignored, for anything else.
-func appendIndent(dst, src []byte, prefix, indent string) ([]byte, bool) {
+func AppendIndent(dst, src []byte, prefix, indent string) ([]byte, bool) {
 	r := reformatter{dst: dst, prefix: prefix, indent: indent, pretty: true}
-	end, ok := r.value(src, skipSpace(src, 0), 0)
-	if !ok || skipSpace(src, end) != len(src) {
+	end, ok := r.value(src, SkipSpace(src, 0), 0)
+	if !ok || SkipSpace(src, end) != len(src) {
 		return dst, false
 	}
 	return append(r.dst, src[end:]...), true
 }
 
-// appendIndentAt appends the valid JSON value src (white space around it
+// AppendIndentAt appends the valid JSON value src (white space around it
 // allowed) indented as it would be nested depth deep in a value that
 // json.Indent formats. This is how json.Marshal followed by json.Indent
 // prints a json.RawMessage: Marshal compacts it, and Indent drops every
 // space outside strings anyway.
-func appendIndentAt(dst, src []byte, prefix, indent string, depth int) ([]byte, bool) {
+func AppendIndentAt(dst, src []byte, prefix, indent string, depth int) ([]byte, bool) {
 	r := reformatter{dst: dst, prefix: prefix, indent: indent, pretty: true}
-	end, ok := r.value(src, skipSpace(src, 0), depth)
-	if !ok || skipSpace(src, end) != len(src) {
+	end, ok := r.value(src, SkipSpace(src, 0), depth)
+	if !ok || SkipSpace(src, end) != len(src) {
 		return dst, false
 	}
 	return r.dst, true
 }
 
-// appendCompact is json.Compact(dst, src) for src holding one valid JSON
+// AppendCompact is json.Compact(dst, src) for src holding one valid JSON
 // value: every space outside strings dropped. ok is false, and dst to be
 // ignored, for anything else.
-func appendCompact(dst, src []byte) ([]byte, bool) {
+func AppendCompact(dst, src []byte) ([]byte, bool) {
 	r := reformatter{dst: dst}
-	end, ok := r.value(src, skipSpace(src, 0), 0)
-	if !ok || skipSpace(src, end) != len(src) {
+	end, ok := r.value(src, SkipSpace(src, 0), 0)
+	if !ok || SkipSpace(src, end) != len(src) {
 		return dst, false
 	}
 	return r.dst, true
 }
 
-// compactJSON is what json.Compact writes for src, by appendCompact where
+// Compact is what json.Compact writes for src, by AppendCompact where
 // it can.
-func compactJSON(src []byte) ([]byte, error) {
-	if out, ok := appendCompact(make([]byte, 0, len(src)), src); ok {
+func Compact(src []byte) ([]byte, error) {
+	if out, ok := AppendCompact(make([]byte, 0, len(src)), src); ok {
 		return out, nil
 	}
 	var buf bytes.Buffer

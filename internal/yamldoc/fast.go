@@ -1,4 +1,4 @@
-package bundle
+package yamldoc
 
 import (
 	"bytes"

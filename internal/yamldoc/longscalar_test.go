@@ -1,4 +1,4 @@
-package bundle
+package yamldoc
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// decodeUncut is decodeDocuments without cutLongScalars.
+// decodeUncut is Decode without cutLongScalars.
 func decodeUncut(t *testing.T, data []byte) []any {
 	t.Helper()
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -59,7 +59,7 @@ func TestCutLongScalarsKeepsValues(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			want := decodeUncut(t, []byte(doc))
-			docs, err := decodeDocuments("x.yaml", []byte(doc))
+			docs, err := Decode("x.yaml", []byte(doc))
 			require.NoError(t, err)
 			var got []any
 			for _, d := range docs {
@@ -78,10 +78,10 @@ func TestCutLongScalarsKeepsSyntaxErrorLines(t *testing.T) {
 	t.Parallel()
 	long := "Q" + strings.Repeat("UFBB", 400)
 	doc := "a: " + long + "\nb: [1\nc: 2\n"
-	_, err := decodeDocuments("x.yaml", []byte(doc))
+	_, err := Decode("x.yaml", []byte(doc))
 	var se *SyntaxError
 	require.ErrorAs(t, err, &se)
-	_, short := decodeDocuments("x.yaml", []byte("a: x\nb: [1\nc: 2\n"))
+	_, short := Decode("x.yaml", []byte("a: x\nb: [1\nc: 2\n"))
 	var want *SyntaxError
 	require.ErrorAs(t, short, &want)
 	require.Equal(t, want.Line, se.Line, "cutting moved the error's line: %v", err)
@@ -95,7 +95,7 @@ func BenchmarkDecodeLargeIcon(b *testing.B) {
 		base64.StdEncoding.EncodeToString(raw) + "\n    mediatype: image/png\n  version: 1.0.0\n")
 	b.SetBytes(int64(len(doc)))
 	for range b.N {
-		if _, err := decodeDocuments("csv.yaml", doc); err != nil {
+		if _, err := Decode("csv.yaml", doc); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -137,7 +137,7 @@ func FuzzCutLongScalars(f *testing.F) {
 				want = append(want, v)
 			}
 		}
-		docs, err := decodeDocuments("x.yaml", []byte(doc))
+		docs, err := Decode("x.yaml", []byte(doc))
 		if err != nil {
 			t.Fatalf("the text decodes whole but not cut: %v", err)
 		}

@@ -1,4 +1,7 @@
-package bundle
+// Package yamldoc decodes YAML (and JSON) files into documents of
+// JSON-compatible values, keeping lines so findings can point at them. Bundle
+// manifests and file-based catalogs are both read through it.
+package yamldoc
 
 import (
 	"bytes"
@@ -162,18 +165,13 @@ func (c *converter) pathString(key string) string {
 	return b.String()
 }
 
-// DecodeDocuments splits data into its YAML (or, for a .json file name,
-// JSON) documents with their lines, the way bundle files are read; other
-// formats built from YAML files (file-based catalogs) share it.
-func DecodeDocuments(file string, data []byte) ([]Document, error) {
-	return decodeDocuments(file, data)
-}
-
-// decodeDocuments splits data into its YAML (or JSON, a YAML subset) documents.
-// Empty documents (a stray `---`) are dropped. Files in the block-style
-// subset bundle manifests are written in take the fast path (fastyaml.go);
-// the others, and every error, go through yaml.v3.
-func decodeDocuments(file string, data []byte) ([]Document, error) {
+// Decode splits data into its YAML (or, for a .json file name, JSON)
+// documents, decoded into JSON-compatible values with their lines. Empty
+// documents (a stray `---`) are dropped. Files in the block-style subset
+// bundle manifests and catalogs are written in take the fast path
+// (fast.go); the others, and every error, go through yaml.v3. Errors are
+// *SyntaxError.
+func Decode(file string, data []byte) ([]Document, error) {
 	if isJSONFile(file) {
 		return decodeJSON(file, data)
 	}
@@ -186,7 +184,7 @@ func decodeDocuments(file string, data []byte) ([]Document, error) {
 	return decodeYAML(file, data, text, cut)
 }
 
-// decodeFast is decodeDocuments through parseFast; ok is false when the
+// decodeFast is Decode through parseFast; ok is false when the
 // text is not in its subset or a document does not convert (yaml.v3 then
 // gives the error).
 func decodeFast(file string, data []byte) ([]Document, bool) {
@@ -207,7 +205,7 @@ func decodeFast(file string, data []byte) ([]Document, bool) {
 	return docs, true
 }
 
-// decodeYAML is decodeDocuments through yaml.v3; text is data with long
+// decodeYAML is Decode through yaml.v3; text is data with long
 // scalars cut out.
 func decodeYAML(file string, data, text []byte, cut *cuts) ([]Document, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(text))

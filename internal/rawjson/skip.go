@@ -1,4 +1,10 @@
-package fbc
+// Package rawjson works on JSON as bytes, for the hot paths of reading and
+// writing catalogs (mostly base64 inside strings): finding where a value
+// ends, indenting and compacting, picking members out of an object, and
+// bringing a value to canonical form. Each is a fast path held to
+// encoding/json by a fuzz target: it gives encoding/json's result or says
+// no, and the caller then uses encoding/json.
+package rawjson
 
 import (
 	"bytes"
@@ -13,14 +19,14 @@ import (
 // says no, and then the caller lets encoding/json read the input and
 // report the problem (FuzzValidValue holds it to json.Valid).
 
-// maxSkipDepth bounds nesting; deeper values (encoding/json allows 10,000
+// MaxDepth bounds nesting; deeper values (encoding/json allows 10,000
 // levels) go to encoding/json.
-const maxSkipDepth = 1000
+const MaxDepth = 1000
 
-// validValue returns the end of the JSON value starting at data[i] (no
+// ValidValue returns the end of the JSON value starting at data[i] (no
 // white space before it); ok is false when data[i:] does not start with a
-// valid value (or one nested deeper than maxSkipDepth).
-func validValue(data []byte, i int) (end int, ok bool) {
+// valid value (or one nested deeper than MaxDepth).
+func ValidValue(data []byte, i int) (end int, ok bool) {
 	// stack holds, per open container, whether it is an object.
 	var stackArr [64]bool
 	stack := stackArr[:0]
@@ -36,7 +42,7 @@ func validValue(data []byte, i int) (end int, ok bool) {
 			}
 		case '{', '[':
 			obj := c == '{'
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			if i >= len(data) {
 				return 0, false
 			}
@@ -44,7 +50,7 @@ func validValue(data []byte, i int) (end int, ok bool) {
 				i++
 				break // an empty container is a whole value
 			}
-			if len(stack) >= maxSkipDepth {
+			if len(stack) >= MaxDepth {
 				return 0, false
 			}
 			stack = append(stack, obj)
@@ -76,14 +82,14 @@ func validValue(data []byte, i int) (end int, ok bool) {
 			if len(stack) == 0 {
 				return i, true
 			}
-			i = skipSpace(data, i)
+			i = SkipSpace(data, i)
 			if i >= len(data) {
 				return 0, false
 			}
 			obj := stack[len(stack)-1]
 			c := data[i]
 			if c == ',' {
-				i = skipSpace(data, i+1)
+				i = SkipSpace(data, i+1)
 				if obj {
 					if i, ok = objectKey(data, i); !ok {
 						return 0, false
@@ -110,15 +116,15 @@ func objectKey(data []byte, i int) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	i = skipSpace(data, i)
+	i = SkipSpace(data, i)
 	if i >= len(data) || data[i] != ':' {
 		return 0, false
 	}
-	return skipSpace(data, i+1), true
+	return SkipSpace(data, i+1), true
 }
 
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && isSpace(data[i]) {
+func SkipSpace(data []byte, i int) int {
+	for i < len(data) && IsSpace(data[i]) {
 		i++
 	}
 	return i
@@ -236,10 +242,10 @@ func isHex(c byte) bool {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
-// skipValid returns the end of the JSON value at data[i] (no white space
+// SkipValid returns the end of the JSON value at data[i] (no white space
 // before it) in data that is valid JSON (checked already): it only looks
 // for the end, finding each string's closing quote with IndexByte.
-func skipValid(data []byte, i int) int {
+func SkipValid(data []byte, i int) int {
 	depth := 0
 	for i < len(data) {
 		switch data[i] {
@@ -258,7 +264,7 @@ func skipValid(data []byte, i int) int {
 			}
 		default:
 			if depth == 0 { // a number or literal
-				for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && !isSpace(data[i]) {
+				for i < len(data) && data[i] != ',' && data[i] != '}' && data[i] != ']' && !IsSpace(data[i]) {
 					i++
 				}
 				return i
@@ -291,3 +297,6 @@ func skipValidString(data []byte, i int) int {
 		j = q + 1
 	}
 }
+
+// IsSpace says whether c is JSON white space.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
