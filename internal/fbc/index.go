@@ -321,14 +321,17 @@ func channelBlob(pkg, name string, rows []index.EntryDump, tip int64, bundles ma
 	var names []string
 	for _, e := range rows {
 		b := bundles[e.Bundle]
-		if b == nil {
-			continue // a skipped name, not a bundle of the index
+		if b == nil || e.EdgeOnly {
+			continue // a replaced or skipped name, not an entry of the channel
 		}
 		ce := entries[e.Bundle]
 		if ce == nil {
 			ce = &ChannelEntry{Name: e.Bundle, SkipRange: b.SkipRange}
 			entries[e.Bundle] = ce
 			names = append(names, e.Bundle)
+		}
+		if e.HasSkipRange {
+			ce.SkipRange = e.SkipRange
 		}
 		if e.Replaces == 0 {
 			continue
@@ -698,7 +701,7 @@ func importPackage(name string, pc *Catalog, objs decodedObjects) (index.ImportP
 	for _, ch := range chans {
 		ic := index.ImportChannel{Name: ch.Name}
 		for _, e := range ch.Entries {
-			ic.Entries = append(ic.Entries, index.ImportEntry{Bundle: e.Name, Replaces: e.Replaces, Skips: e.Skips})
+			ic.Entries = append(ic.Entries, index.ImportEntry{Bundle: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
 			if _, ok := firstEntry[e.Name]; !ok {
 				firstEntry[e.Name] = e
 			}
