@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sort"
 )
 
 // EntryNoteTable is opm's table of what schema 13 cannot say about the
@@ -123,4 +124,85 @@ func ReadEntryNotes(ctx context.Context, q Querier) (map[EntryKey]EntryNote, err
 type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// CatalogEntry is an entry of a channel as a file-based catalog states it.
+type CatalogEntry struct {
+	Name      string
+	Replaces  string
+	Skips     []string
+	SkipRange string
+}
+
+// ChannelEntries derives a channel's entries from its channel_entry rows
+// (in entry id order) the way upstream read them: the chain starts at the
+// rows at depth tip (the head) and follows replaces; a bundle's replaces is
+// the (greatest) name its chain rows replace, and its skips are the names
+// its other rows replace, in row order. Rows whose name is no bundle of the
+// package (bundle says which, and gives its skipRange) or that are noted
+// EdgeOnly are no entries. Entries are sorted by name.
+func ChannelEntries(rows []EntryDump, tip int64, bundle func(name string) (skipRange string, ok bool)) []CatalogEntry {
+	byID := make(map[int64]*EntryDump, len(rows))
+	for i := range rows {
+		byID[rows[i].ID] = &rows[i]
+	}
+	chain := map[int64]bool{}
+	var stack []int64
+	for _, e := range rows {
+		if e.Depth == tip {
+			stack = append(stack, e.ID)
+		}
+	}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		e, ok := byID[id]
+		if !ok || chain[id] {
+			continue
+		}
+		chain[id] = true
+		if e.Replaces != 0 {
+			stack = append(stack, e.Replaces)
+		}
+	}
+	entries := map[string]*CatalogEntry{}
+	var names []string
+	for _, e := range rows {
+		if e.EdgeOnly {
+			continue // a replaced or skipped name, not an entry of the channel
+		}
+		skipRange, ok := bundle(e.Bundle)
+		if !ok {
+			continue // a skipped name, not a bundle of the package
+		}
+		ce := entries[e.Bundle]
+		if ce == nil {
+			ce = &CatalogEntry{Name: e.Bundle, SkipRange: skipRange}
+			entries[e.Bundle] = ce
+			names = append(names, e.Bundle)
+		}
+		if e.HasSkipRange {
+			ce.SkipRange = e.SkipRange
+		}
+		if e.Replaces == 0 {
+			continue
+		}
+		to, ok := byID[e.Replaces]
+		if !ok {
+			continue
+		}
+		if chain[e.ID] {
+			if to.Bundle > ce.Replaces {
+				ce.Replaces = to.Bundle
+			}
+		} else {
+			ce.Skips = append(ce.Skips, to.Bundle)
+		}
+	}
+	sort.Strings(names)
+	out := make([]CatalogEntry, 0, len(names))
+	for _, n := range names {
+		out = append(out, *entries[n])
+	}
+	return out
 }
