@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# opm's servers against upstream's, side by side: calls per second of
+# GetPackage and GetBundleForChannel (and GetBundle) on a catalog of >=5,000
+# bundles (built as bench/serve-fbc.sh builds it), through
+#   registry serve: `opm registry serve` of the catalog converted to sqlite
+#                   (the same database file for both servers), and
+#   opm serve:      `opm serve` of the catalog directory,
+# with 20 calls in flight on one connection, then on 20 connections. The
+# two servers run one after the other for each figure, RUNS times
+# interleaved (ours, upstream's, ours, ...), and the median is printed with
+# the ratio ours/upstream's. Needs an upstream opm build:
+#
+#   UPSTREAM_OPM=/work/upstream/opm bench/serve-compare.sh   (RUNS=N, default 3; DURATION=5s; OPM=path to skip the build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-5s}
+TAGS='containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub'
+REF=../shared/reference/index
+[ -d "$REF" ] || { echo "bench: no reference renders at $REF" >&2; exit 2; }
+: "${UPSTREAM_OPM:?set UPSTREAM_OPM to an upstream opm binary}"
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+OPM=${OPM:-}
+if [ -z "$OPM" ]; then
+  go build -tags "$TAGS" -o "$work/opm" ./cmd/opm
+  OPM=$work/opm
+fi
+go build -tags "$TAGS" -o "$work/servecalls" ./bench/servecalls
+
+mkdir -p "$work/catalog"
+declare -A seen
+renders=()
+for f in "$REF"/*.replaces.fbc.json "$REF"/*.fbc.json; do
+  pkg=$(basename "$f"); pkg=${pkg%%.*}
+  [ -n "${seen[$pkg]:-}" ] && continue
+  seen[$pkg]=1; renders+=("$f")
+done
+bundles=0; c=1
+while [ "$bundles" -lt 5000 ]; do
+  for f in "${renders[@]}"; do
+    pkg=$(basename "$f"); pkg=${pkg%%.*}
+    mkdir -p "$work/catalog/$pkg-c$c"
+    sed "s/$pkg/$pkg-c$c/g" "$f" > "$work/catalog/$pkg-c$c/catalog.json"
+    bundles=$((bundles + $(grep -c '"schema": "olm.bundle"' "$f")))
+  done
+  c=$((c + 1))
+done
+"$OPM" migrate --to sqlite "$work/catalog" "$work/index.db" 2>/dev/null
+echo "catalog: $bundles bundles, $(ls "$work/catalog" | wc -l) packages; $RUNS runs of $DURATION each, medians"
+
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# start BIN MODE: start a server, wait until it answers; sets $addr and $pid.
+start() {
+  local bin=$1 mode=$2 p; p=$(port)
+  if [ "$mode" = registry ]; then
+    "$bin" registry serve -d "$work/index.db" -p "$p" -t "$work/tlog" >"$work/log" 2>&1 &
+  else
+    "$bin" serve "$work/catalog" -p "$p" -t "$work/tlog" >"$work/log" 2>&1 &
+  fi
+  pid=$!; pids+=("$pid"); addr=127.0.0.1:$p
+  for _ in $(seq 600); do
+    "$work/servecalls" -addr "$addr" -method ListPackages -inflight 1 -duration 1ms -warmup 0 >/dev/null 2>&1 && return
+    kill -0 "$pid" 2>/dev/null || { echo "bench: server exited:"; cat "$work/log"; exit 1; }
+    sleep 0.2
+  done
+  echo "bench: server not answering"; exit 1
+}
+stop() { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
+
+for mode in registry serve; do
+  for method in GetPackage GetBundleForChannel GetBundle; do
+    for conns in 1 20; do
+      : >"$work/ours"; : >"$work/up"
+      for i in $(seq "$RUNS"); do
+        for who in ours up; do
+          bin=$OPM; [ "$who" = up ] && bin=$UPSTREAM_OPM
+          start "$bin" "$mode"
+          "$work/servecalls" -addr "$addr" -method "$method" -conns "$conns" -inflight 20 -duration "$DURATION" >>"$work/$who"
+          stop
+        done
+      done
+      o=$(median <"$work/ours"); u=$(median <"$work/up")
+      label="opm serve"; [ "$mode" = registry ] && label="registry serve"
+      printf '%-15s %-20s %2d conn(s), 20 in flight: ours %7.0f/s  upstream %7.0f/s  ratio %.2f\n' \
+        "$label" "$method" "$conns" "$o" "$u" "$(echo "$o / $u" | bc -l)"
+    done
+  done
+done
