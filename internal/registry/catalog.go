@@ -31,6 +31,11 @@ type Catalog struct {
 	pkgNames []string // sorted
 	// replacedBy maps a name to the entries that replace or skip it.
 	replacedBy map[string][]*catEntry
+	// props and deps are every bundle's properties and dependencies, in
+	// rowid order: small beside the manifests, and read by every answer.
+	props, deps map[string][]typedRow
+	// bundleRow reads a bundle's row by name.
+	bundleRow *sql.Stmt
 }
 
 type catPackage struct {
@@ -74,7 +79,45 @@ func NewCatalog(ctx context.Context, s *SQLite) (*Catalog, error) {
 	if err := c.read(ctx); err != nil {
 		return nil, fmt.Errorf("open index %s: %w", s.path, err)
 	}
+	var err error
+	if c.props, err = c.readTyped(ctx, "properties"); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", s.path, err)
+	}
+	if c.deps, err = c.readTyped(ctx, "dependencies"); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", s.path, err)
+	}
+	if c.bundleRow, err = c.db.PrepareContext(ctx, `SELECT name, bundle, bundlepath, version, skiprange FROM operatorbundle WHERE name = ?`); err != nil {
+		return nil, fmt.Errorf("open index %s: %w", s.path, err)
+	}
 	return c, nil
+}
+
+// Close closes the database.
+func (c *Catalog) Close() error {
+	if c.bundleRow != nil {
+		_ = c.bundleRow.Close() // a read statement: nothing to lose
+	}
+	return c.SQLite.Close()
+}
+
+// readTyped reads the (type, value) rows of properties or dependencies by
+// bundle, in rowid order.
+func (c *Catalog) readTyped(ctx context.Context, table string) (map[string][]typedRow, error) {
+	out := map[string][]typedRow{}
+	err := queryRows(ctx, c.db, `SELECT operatorbundle_name, type, value FROM `+table+` ORDER BY rowid`, func(r *sql.Rows) error {
+		var name, typ, value sql.NullString
+		if err := r.Scan(&name, &typ, &value); err != nil {
+			return err
+		}
+		if name.Valid && typ.Valid && value.Valid {
+			out[name.String] = append(out[name.String], typedRow{typ.String, value.String})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", table, err)
+	}
+	return out, nil
 }
 
 func (c *Catalog) read(ctx context.Context) error {
@@ -441,8 +484,7 @@ func (c *Catalog) ListBundles(ctx context.Context, send func(*api.Bundle) error)
 // image; otherwise without replaces and skips.
 func (c *Catalog) bundle(ctx context.Context, e *catEntry, list bool) (*api.Bundle, error) {
 	var r bundleRow
-	err := c.db.QueryRowContext(ctx, `SELECT name, bundle, bundlepath, version, skiprange FROM operatorbundle WHERE name = ?`, e.Name).
-		Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
+	err := c.bundleRow.QueryRowContext(ctx, e.Name).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{fmt.Sprintf("package %q, channel %q, bundle %q not found", e.ch.pkg, e.ch.name, e.Name)}
 	}
@@ -466,7 +508,8 @@ func (c *Catalog) bundle(ctx context.Context, e *catEntry, list bool) (*api.Bund
 // catalogBundle is apiBundle as the catalog says it: provided APIs from the
 // olm.gvk properties and required ones from olm.gvk.required, in property
 // order, without plurals (a catalog has none).
-func (s *SQLite) catalogBundle(ctx context.Context, r bundleRow, pkg, channel string) (*api.Bundle, error) {
+func (c *Catalog) catalogBundle(ctx context.Context, r bundleRow, pkg, channel string) (*api.Bundle, error) {
+	s := c.SQLite
 	out := &api.Bundle{}
 	if r.content.String != "" {
 		objs, csv, err := splitManifests(r.content.String)
@@ -478,14 +521,7 @@ func (s *SQLite) catalogBundle(ctx context.Context, r bundleRow, pkg, channel st
 	out.CsvName, out.PackageName, out.ChannelName = r.name.String, pkg, channel
 	out.BundlePath, out.Version = r.path.String, r.version.String
 	out.Deprecation = s.bundleDeprecation(pkg, r.name.String)
-	props, err := s.typedRows(ctx, "properties", s.props[r.name.String], "", "", false)
-	if err != nil {
-		return nil, err
-	}
-	deps, err := s.typedRows(ctx, "dependencies", s.deps[r.name.String], "", "", false)
-	if err != nil {
-		return nil, err
-	}
+	props, deps := c.props[r.name.String], c.deps[r.name.String]
 	var required []typedRow
 	for _, p := range props {
 		if servedProperty(p.typ) {

@@ -89,12 +89,15 @@ func Serve(ctx context.Context, opts Options) (err error) {
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		defer func() { _ = s.Close() }() // read-only: closing loses nothing
+		var open Backend = s
+		defer func() { _ = open.Close() }() // read-only: closing loses nothing
 		b, source = s, opts.DB
 		if opts.Catalog {
-			if b, err = NewCatalog(ctx, s); err != nil {
+			c, err := NewCatalog(ctx, s)
+			if err != nil {
 				return fmt.Errorf("serve: %w", err)
 			}
+			b, open = c, c
 		}
 		if s.RolledBack() {
 			log.Warn("the database has the journal of a write that never committed (a killed writer): serving the committed content from a private rolled-back copy; open it once with write access to roll the file itself back",

@@ -60,6 +60,9 @@ type SQLite struct {
 	// list holds ListBundles' rows once read (see listRows).
 	listMu sync.Mutex
 	list   []listRow
+	// Statements of the hottest calls, prepared once: sqlite compiles a
+	// statement's text anew on every unprepared query.
+	headStmt, packageStmt *sql.Stmt
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -125,6 +128,16 @@ func (s *SQLite) open(ctx context.Context) error {
 	if err := s.readEntries(ctx); err != nil {
 		return err
 	}
+	if s.headStmt, err = s.db.PrepareContext(ctx, `SELECT ob.name, ob.csv
+		FROM channel c JOIN operatorbundle ob ON ob.name = c.head_operatorbundle_name
+		WHERE c.package_name = ? AND c.name = ?`); err != nil {
+		return fmt.Errorf("open index %s: %w", s.path, err)
+	}
+	if s.packageStmt, err = s.db.PrepareContext(ctx, `SELECT p.default_channel, c.name, c.head_operatorbundle_name
+		FROM package p JOIN channel c ON c.package_name = p.name
+		WHERE p.name = ? ORDER BY c.name`); err != nil {
+		return fmt.Errorf("open index %s: %w", s.path, err)
+	}
 	return s.readMetas(ctx)
 }
 
@@ -137,6 +150,11 @@ func (s *SQLite) Path() string { return s.path }
 
 // Close closes the database (and removes a rolled-back copy).
 func (s *SQLite) Close() error {
+	for _, st := range []*sql.Stmt{s.headStmt, s.packageStmt} {
+		if st != nil {
+			_ = st.Close() // read statements: nothing to lose
+		}
+	}
 	err := s.db.Close()
 	if s.cleanup != nil {
 		s.cleanup()
@@ -342,9 +360,7 @@ func (s *SQLite) ListPackages(ctx context.Context, send func(string) error) erro
 // GetPackage answers a package with its channels (sorted by name) and their
 // heads. A package without channels is not found, as upstream.
 func (s *SQLite) GetPackage(ctx context.Context, name string) (*api.Package, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT p.default_channel, c.name, c.head_operatorbundle_name
-		FROM package p JOIN channel c ON c.package_name = p.name
-		WHERE p.name = ? ORDER BY c.name`, name)
+	rows, err := s.packageStmt.QueryContext(ctx, name)
 	if err != nil {
 		return nil, s.wrap("package "+name, err)
 	}
@@ -532,15 +548,27 @@ func splitManifests(content string) ([]string, string, error) {
 		objs = append(objs, string(raw))
 	}
 	for _, o := range objs {
-		var m map[string]any
+		// Only kind and metadata.name matter: decoding the whole manifest
+		// into maps cost most of a bundle answer's time.
+		var m struct {
+			Kind     any             `json:"kind"`
+			Metadata json.RawMessage `json:"metadata"`
+		}
 		if err := json.Unmarshal([]byte(o), &m); err != nil {
 			return nil, "", fmt.Errorf("read manifests: %w", err)
 		}
-		if kind, _ := m["kind"].(string); kind != "ClusterServiceVersion" {
+		if kind, _ := m.Kind.(string); kind != "ClusterServiceVersion" {
 			continue
 		}
-		md, _ := m["metadata"].(map[string]any)
-		if name, _ := md["name"].(string); name != "" {
+		var md struct {
+			Name any `json:"name"`
+		}
+		if len(m.Metadata) > 0 && m.Metadata[0] == '{' {
+			if err := json.Unmarshal(m.Metadata, &md); err != nil {
+				return nil, "", fmt.Errorf("read manifests: %w", err)
+			}
+		}
+		if name, _ := md.Name.(string); name != "" {
 			return objs, o, nil
 		}
 		break
@@ -573,9 +601,7 @@ func (s *SQLite) GetBundle(ctx context.Context, pkg, channel, csvName string) (*
 // GetBundleForChannel answers the channel head's name and CSV.
 func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (*api.Bundle, error) {
 	var name, csv sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.csv
-		FROM channel c JOIN operatorbundle ob ON ob.name = c.head_operatorbundle_name
-		WHERE c.package_name = ? AND c.name = ?`, pkg, channel).Scan(&name, &csv)
+	err := s.headStmt.QueryRowContext(ctx, pkg, channel).Scan(&name, &csv)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{fmt.Sprintf("no entry found for %s %s", pkg, channel)}
 	}
