@@ -512,7 +512,7 @@ func (c *Catalog) catalogBundle(ctx context.Context, r bundleRow, pkg, channel s
 	s := c.SQLite
 	out := &api.Bundle{}
 	if r.content.String != "" {
-		objs, csv, err := splitManifests(r.content.String)
+		objs, csv, err := s.manifests(r.name.String, r.content.String)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", r.name.String, err)
 		}

@@ -63,6 +63,8 @@ type SQLite struct {
 	// Statements of the hottest calls, prepared once: sqlite compiles a
 	// statement's text anew on every unprepared query.
 	headStmt, packageStmt *sql.Stmt
+	// layouts caches each bundle's manifestLayout, by name.
+	layouts sync.Map
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -396,7 +398,7 @@ type bundleRow struct {
 func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string) (*api.Bundle, error) {
 	out := &api.Bundle{}
 	if r.content.String != "" {
-		objs, csv, err := splitManifests(r.content.String)
+		objs, csv, err := s.manifests(r.name.String, r.content.String)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", r.name.String, err)
 		}
@@ -535,19 +537,55 @@ func gvks(rows []typedRow, distinct bool) []*api.GroupVersionKind {
 	return out
 }
 
-// splitManifests splits the bundle column (JSON objects one after another)
-// into the objects' texts, and finds the CSV among them.
-func splitManifests(content string) ([]string, string, error) {
+// manifestLayout is where a bundle column's objects are and which is the
+// CSV: found once per bundle (scanning a bundle's JSON, up to megabytes,
+// was most of the time of a bundle answer) and used while the immutable
+// file is served.
+type manifestLayout struct {
+	size   int      // the column's length, to catch a mismatch
+	bounds [][2]int // start and end of each object
+	csv    int      // the index of the CSV in bounds
+}
+
+// manifests splits a bundle's column into its objects and finds the CSV,
+// with the layout cached by bundle name.
+func (s *SQLite) manifests(name, content string) ([]string, string, error) {
+	if v, ok := s.layouts.Load(name); ok {
+		if l := v.(*manifestLayout); l.size == len(content) {
+			objs := make([]string, len(l.bounds))
+			for i, b := range l.bounds {
+				objs[i] = content[b[0]:b[1]]
+			}
+			return objs, objs[l.csv], nil
+		}
+	}
+	l, err := splitManifests(content)
+	if err != nil {
+		return nil, "", err
+	}
+	s.layouts.Store(name, l)
+	objs := make([]string, len(l.bounds))
+	for i, b := range l.bounds {
+		objs[i] = content[b[0]:b[1]]
+	}
+	return objs, objs[l.csv], nil
+}
+
+// splitManifests finds the objects of a bundle column (JSON objects one
+// after another) and the CSV among them.
+func splitManifests(content string) (*manifestLayout, error) {
 	dec := json.NewDecoder(strings.NewReader(content))
-	var objs []string
+	l := &manifestLayout{size: len(content), csv: -1}
 	for dec.More() {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, "", fmt.Errorf("read manifests: %w", err)
+			return nil, fmt.Errorf("read manifests: %w", err)
 		}
-		objs = append(objs, string(raw))
+		end := int(dec.InputOffset())
+		l.bounds = append(l.bounds, [2]int{end - len(raw), end})
 	}
-	for _, o := range objs {
+	for i, b := range l.bounds {
+		o := content[b[0]:b[1]]
 		// Only kind and metadata.name matter: decoding the whole manifest
 		// into maps cost most of a bundle answer's time.
 		var m struct {
@@ -555,7 +593,7 @@ func splitManifests(content string) ([]string, string, error) {
 			Metadata json.RawMessage `json:"metadata"`
 		}
 		if err := json.Unmarshal([]byte(o), &m); err != nil {
-			return nil, "", fmt.Errorf("read manifests: %w", err)
+			return nil, fmt.Errorf("read manifests: %w", err)
 		}
 		if kind, _ := m.Kind.(string); kind != "ClusterServiceVersion" {
 			continue
@@ -565,15 +603,16 @@ func splitManifests(content string) ([]string, string, error) {
 		}
 		if len(m.Metadata) > 0 && m.Metadata[0] == '{' {
 			if err := json.Unmarshal(m.Metadata, &md); err != nil {
-				return nil, "", fmt.Errorf("read manifests: %w", err)
+				return nil, fmt.Errorf("read manifests: %w", err)
 			}
 		}
 		if name, _ := md.Name.(string); name != "" {
-			return objs, o, nil
+			l.csv = i
+			return l, nil
 		}
 		break
 	}
-	return nil, "", errors.New("no csv in bundle")
+	return nil, errors.New("no csv in bundle")
 }
 
 // GetBundle answers one bundle of a channel.
