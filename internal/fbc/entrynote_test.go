@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/opmkit/opm/internal/index"
 )
 
 // roundTripDir converts the catalog directory dir to sqlite and renders it
@@ -147,4 +149,31 @@ func queryStrings(t *testing.T, path, q string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestRemovePackageDropsEntryNotes: index rm of a package takes its entry
+// notes with it; the other packages keep theirs.
+func TestRemovePackageDropsEntryNotes(t *testing.T) {
+	cross, err := LoadDir(filepath.Join("..", "..", "testdata", "serve-fbc", "crosschannel"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "cross.db")
+	if err := ToIndex(context.Background(), cross, path, ToIndexOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	db, err := index.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RemovePackages(context.Background(), []string{"alpha"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := queryStrings(t, path, `SELECT DISTINCT package_name FROM opm_channel_entry_note`)
+	if strings.Join(got, ",") != "beta" {
+		t.Errorf("packages with notes after removing alpha: %v, want [beta]", got)
+	}
 }
