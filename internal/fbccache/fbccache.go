@@ -32,7 +32,7 @@ const (
 
 // format changes whenever the conversion changes what it writes, so that a
 // cache built by another opm version is rebuilt rather than trusted.
-const format = "opm-fbc-sqlite-2"
+const format = "opm-fbc-sqlite-3"
 
 // Options control Prepare.
 type Options struct {
