@@ -60,7 +60,10 @@ type csvRelatedImage struct {
 }
 
 // synthesizedCSV is the CSV built from a summary, keys in the order of
-// OLM's ClusterServiceVersion type.
+// OLM's ClusterServiceVersion type as upstream HEAD's opm serve marshals it
+// (operator-framework/api v0.45): an empty install spec, empty CRD and API
+// service definitions when the summary has none, cleanup disabled, and a
+// status with an empty cleanup.
 type synthesizedCSV struct {
 	Kind       string `json:"kind"`
 	APIVersion string `json:"apiVersion"`
@@ -72,11 +75,14 @@ type synthesizedCSV struct {
 	Spec struct {
 		Install struct {
 			Strategy string `json:"strategy"`
+			Spec     struct {
+				Deployments json.RawMessage `json:"deployments"`
+			} `json:"spec"`
 		} `json:"install"`
 		Version                   string            `json:"version,omitempty"`
 		Maturity                  string            `json:"maturity,omitempty"`
-		CustomResourceDefinitions json.RawMessage   `json:"customresourcedefinitions,omitempty"`
-		APIServiceDefinitions     json.RawMessage   `json:"apiservicedefinitions,omitempty"`
+		CustomResourceDefinitions json.RawMessage   `json:"customresourcedefinitions"`
+		APIServiceDefinitions     json.RawMessage   `json:"apiservicedefinitions"`
 		NativeAPIs                json.RawMessage   `json:"nativeAPIs,omitempty"`
 		MinKubeVersion            string            `json:"minKubeVersion,omitempty"`
 		DisplayName               string            `json:"displayName"`
@@ -87,9 +93,18 @@ type synthesizedCSV struct {
 		Links                     json.RawMessage   `json:"links,omitempty"`
 		Icon                      []csvIcon         `json:"icon,omitempty"`
 		InstallModes              json.RawMessage   `json:"installModes,omitempty"`
-		RelatedImages             []csvRelatedImage `json:"relatedImages,omitempty"`
+		Cleanup                   struct {
+			Enabled bool `json:"enabled"`
+		} `json:"cleanup"`
+		RelatedImages []csvRelatedImage `json:"relatedImages,omitempty"`
 	} `json:"spec"`
+	Status struct {
+		Cleanup struct{} `json:"cleanup"`
+	} `json:"status"`
 }
+
+// emptyObject is what a CSV's definitions marshal to when a summary has none.
+var emptyObject = json.RawMessage(`{}`)
 
 // csvFromMetadata builds the CSV of a bundle that has none from its one
 // olm.csv.metadata property; "" when it has none or several.
@@ -114,7 +129,14 @@ func (s *SQLite) csvFromMetadata(ctx context.Context, name, pkg, version string,
 	sp := &csv.Spec
 	sp.Install.Strategy = "deployment"
 	sp.Version, sp.Maturity, sp.MinKubeVersion = version, m.Maturity, m.MinKubeVersion
+	sp.Install.Spec.Deployments = json.RawMessage(`null`)
 	sp.CustomResourceDefinitions, sp.APIServiceDefinitions, sp.NativeAPIs = m.CRDDescriptions, m.APIServiceDefinitions, m.NativeAPIs
+	if len(sp.CustomResourceDefinitions) == 0 || string(sp.CustomResourceDefinitions) == "null" {
+		sp.CustomResourceDefinitions = emptyObject
+	}
+	if len(sp.APIServiceDefinitions) == 0 || string(sp.APIServiceDefinitions) == "null" {
+		sp.APIServiceDefinitions = emptyObject
+	}
 	sp.DisplayName, sp.Description = m.DisplayName, m.Description
 	sp.Keywords, sp.Maintainers, sp.Provider, sp.Links, sp.InstallModes = m.Keywords, m.Maintainers, m.Provider, m.Links, m.InstallModes
 	if pm := s.packages[pkg]; pm != nil {
