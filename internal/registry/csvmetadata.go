@@ -171,7 +171,6 @@ type synthesizedCSV struct {
 	} `json:"status"`
 }
 
-
 // csvFromMetadata builds the CSV of a bundle that has none from its one
 // olm.csv.metadata property; "" when it has none or several.
 func (s *SQLite) csvFromMetadata(ctx context.Context, name, pkg, version string, props []typedRow) (string, error) {
