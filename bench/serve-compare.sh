@@ -5,10 +5,10 @@
 #   registry serve: `opm registry serve` of the catalog converted to sqlite
 #                   (the same database file for both servers), and
 #   opm serve:      `opm serve` of the catalog directory,
-# with 20 calls in flight on one connection, then on 20 connections. The
-# two servers run one after the other for each figure, RUNS times
-# interleaved (ours, upstream's, ours, ...), and the median is printed with
-# the ratio ours/upstream's. Needs an upstream opm build:
+# with 20 calls in flight on one connection, then on 20 connections. Each
+# figure is measured RUNS times interleaved (ours, upstream's, ours, ...),
+# and the median is printed with the ratio ours/upstream's. The two servers of a mode run side by side,
+# the one not measured idle. Needs an upstream opm build:
 #
 #   UPSTREAM_OPM=/work/upstream/opm bench/serve-compare.sh   (RUNS=N, default 3; DURATION=5s; OPM=path to skip the build)
 set -euo pipefail
@@ -20,8 +20,7 @@ REF=../shared/reference/index
 [ -d "$REF" ] || { echo "bench: no reference renders at $REF" >&2; exit 2; }
 : "${UPSTREAM_OPM:?set UPSTREAM_OPM to an upstream opm binary}"
 work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+cleanup() { [ -f "$work/pids" ] && while read -r p; do kill "$p" 2>/dev/null || true; done <"$work/pids"; rm -rf "$work"; }
 trap cleanup EXIT
 OPM=${OPM:-}
 if [ -z "$OPM" ]; then
@@ -53,42 +52,46 @@ echo "catalog: $bundles bundles, $(ls "$work/catalog" | wc -l) packages; $RUNS r
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
-# start BIN MODE: start a server, wait until it answers; sets $addr and $pid.
+# start BIN MODE: start a server, wait until it answers; prints its address.
 start() {
   local bin=$1 mode=$2 p; p=$(port)
   if [ "$mode" = registry ]; then
-    "$bin" registry serve -d "$work/index.db" -p "$p" -t "$work/tlog" >"$work/log" 2>&1 &
+    "$bin" registry serve -d "$work/index.db" -p "$p" -t "$work/tlog" >"$work/log.$p" 2>&1 &
   else
-    "$bin" serve "$work/catalog" -p "$p" -t "$work/tlog" >"$work/log" 2>&1 &
+    "$bin" serve "$work/catalog" -p "$p" -t "$work/tlog" >"$work/log.$p" 2>&1 &
   fi
-  pid=$!; pids+=("$pid"); addr=127.0.0.1:$p
-  for _ in $(seq 600); do
-    "$work/servecalls" -addr "$addr" -method ListPackages -inflight 1 -duration 1ms -warmup 0 >/dev/null 2>&1 && return
-    kill -0 "$pid" 2>/dev/null || { echo "bench: server exited:"; cat "$work/log"; exit 1; }
+  local pid=$!
+  echo "$pid" >>"$work/pids"
+  for _ in $(seq 1500); do
+    if "$work/servecalls" -addr "127.0.0.1:$p" -method ListPackages -inflight 1 -duration 1ms -warmup 0 >/dev/null 2>&1; then
+      echo "127.0.0.1:$p $pid"; return
+    fi
+    kill -0 "$pid" 2>/dev/null || { echo "bench: server exited:" >&2; cat "$work/log.$p" >&2; exit 1; }
     sleep 0.2
   done
-  echo "bench: server not answering"; exit 1
+  echo "bench: server not answering" >&2; exit 1
 }
-stop() { kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
+# Both servers of a mode run side by side (idle while the other is
+# measured); each figure alternates between them RUNS times.
 for mode in registry serve; do
+  read -r ours_addr ours_pid < <(start "$OPM" "$mode")
+  read -r up_addr up_pid < <(start "$UPSTREAM_OPM" "$mode")
+  label="opm serve"; [ "$mode" = registry ] && label="registry serve"
   for method in GetPackage GetBundleForChannel GetBundle; do
     for conns in 1 20; do
       : >"$work/ours"; : >"$work/up"
       for i in $(seq "$RUNS"); do
-        for who in ours up; do
-          bin=$OPM; [ "$who" = up ] && bin=$UPSTREAM_OPM
-          start "$bin" "$mode"
-          "$work/servecalls" -addr "$addr" -method "$method" -conns "$conns" -inflight 20 -duration "$DURATION" >>"$work/$who"
-          stop
-        done
+        "$work/servecalls" -addr "$ours_addr" -method "$method" -conns "$conns" -inflight 20 -duration "$DURATION" >>"$work/ours"
+        "$work/servecalls" -addr "$up_addr" -method "$method" -conns "$conns" -inflight 20 -duration "$DURATION" >>"$work/up"
       done
       o=$(median <"$work/ours"); u=$(median <"$work/up")
-      label="opm serve"; [ "$mode" = registry ] && label="registry serve"
       printf '%-15s %-20s %2d conn(s), 20 in flight: ours %7.0f/s  upstream %7.0f/s  ratio %.2f\n' \
         "$label" "$method" "$conns" "$o" "$u" "$(echo "$o / $u" | bc -l)"
     done
   done
+  kill -TERM "$ours_pid" "$up_pid" 2>/dev/null || true
+  wait "$ours_pid" "$up_pid" 2>/dev/null || true
 done
