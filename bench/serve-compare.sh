@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
 DURATION=${DURATION:-5s}
 TAGS='containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub'
-REF=../shared/reference/index
+REF=${REF:-../shared/reference/index}
 [ -d "$REF" ] || { echo "bench: no reference renders at $REF" >&2; exit 2; }
 : "${UPSTREAM_OPM:?set UPSTREAM_OPM to an upstream opm binary}"
 work=$(mktemp -d)
