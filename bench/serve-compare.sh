@@ -10,7 +10,11 @@
 # and the median is printed with the ratio ours/upstream's. The two servers of a mode run side by side,
 # the one not measured idle. Needs an upstream opm build:
 #
-#   UPSTREAM_OPM=/work/upstream/opm bench/serve-compare.sh   (RUNS=N, default 3; DURATION=5s; OPM=path to skip the build)
+#   UPSTREAM_OPM=/work/upstream/opm UPSTREAM_REGISTRY_OPM=/path/to/upstream-v1.73.0/opm bench/serve-compare.sh
+#   (RUNS=N, default 3; DURATION=5s; MODES="registry serve"; OPM=path to skip the build; REF=reference dir)
+#
+# Upstream's HEAD has no `registry serve`: that mode compares with
+# UPSTREAM_REGISTRY_OPM (a v1.73.0 build), and is skipped without one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${RUNS:-3}
@@ -76,9 +80,19 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a
 
 # Both servers of a mode run side by side (idle while the other is
 # measured); each figure alternates between them RUNS times.
-for mode in registry serve; do
+for mode in ${MODES:-registry serve}; do
+  up_bin=$UPSTREAM_OPM
+  if [ "$mode" = registry ]; then
+    # Upstream's HEAD has no registry serve (sqlite was removed); v1.73.0
+    # has it.
+    up_bin=${UPSTREAM_REGISTRY_OPM:-$UPSTREAM_OPM}
+    if ! "$up_bin" registry serve --help >/dev/null 2>&1; then
+      echo "registry serve: $up_bin has no registry serve; set UPSTREAM_REGISTRY_OPM to an upstream v1.73.0 build (skipped)"
+      continue
+    fi
+  fi
   read -r ours_addr ours_pid < <(start "$OPM" "$mode")
-  read -r up_addr up_pid < <(start "$UPSTREAM_OPM" "$mode")
+  read -r up_addr up_pid < <(start "$up_bin" "$mode")
   label="opm serve"; [ "$mode" = registry ] && label="registry serve"
   for method in GetPackage GetBundleForChannel GetBundle; do
     for conns in 1 20; do

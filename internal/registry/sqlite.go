@@ -81,7 +81,14 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	registerDriver.Do(func() {
 		sql.Register(readOnlyDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			_, err := c.Exec("PRAGMA temp_store = MEMORY", nil)
+			if _, err := c.Exec("PRAGMA temp_store = MEMORY", nil); err != nil {
+				return err
+			}
+			// Read the (immutable) file through a shared mapping: a
+			// bundle's manifests span many overflow pages, each a read
+			// call and a copy without it. Mapped pages are the page
+			// cache's, shared by every connection.
+			_, err := c.Exec("PRAGMA mmap_size = 4294967296", nil)
 			return err
 		}})
 	})
@@ -574,6 +581,14 @@ func (s *SQLite) manifests(name, content string) ([]string, string, error) {
 // splitManifests finds the objects of a bundle column (JSON objects one
 // after another) and the CSV among them.
 func splitManifests(content string) (*manifestLayout, error) {
+	if l, ok := splitLines(content); ok {
+		return l, nil
+	}
+	return decodeManifests(content)
+}
+
+// decodeManifests is splitManifests through a JSON decoder: any layout.
+func decodeManifests(content string) (*manifestLayout, error) {
 	dec := json.NewDecoder(strings.NewReader(content))
 	l := &manifestLayout{size: len(content), csv: -1}
 	for dec.More() {
@@ -613,6 +628,54 @@ func splitManifests(content string) (*manifestLayout, error) {
 		break
 	}
 	return nil, errors.New("no csv in bundle")
+}
+
+// splitLines is splitManifests for the column as opm's writers store it:
+// one compact object a line. Only an object that names the CSV kind is
+// decoded (manifests are written checked; the rest are not scanned again).
+// False when the column is not so laid out, or its CSV is not plain: the
+// caller then reads it with a JSON decoder.
+func splitLines(content string) (*manifestLayout, bool) {
+	l := &manifestLayout{size: len(content), csv: -1}
+	for start := 0; start < len(content); {
+		end := strings.IndexByte(content[start:], '\n')
+		if end < 0 {
+			end = len(content)
+		} else {
+			end += start
+		}
+		if line := content[start:end]; line != "" {
+			if line[0] != '{' || line[len(line)-1] != '}' {
+				return nil, false
+			}
+			l.bounds = append(l.bounds, [2]int{start, end})
+		}
+		start = end + 1
+	}
+	for i, b := range l.bounds {
+		o := content[b[0]:b[1]]
+		if !strings.Contains(o, `"ClusterServiceVersion"`) {
+			continue
+		}
+		var m struct {
+			Kind     any `json:"kind"`
+			Metadata struct {
+				Name any `json:"name"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal([]byte(o), &m) != nil {
+			return nil, false
+		}
+		if kind, _ := m.Kind.(string); kind != "ClusterServiceVersion" {
+			continue
+		}
+		if name, _ := m.Metadata.Name.(string); name == "" {
+			return nil, false
+		}
+		l.csv = i
+		return l, true
+	}
+	return nil, false
 }
 
 // GetBundle answers one bundle of a channel.
