@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
@@ -396,7 +397,33 @@ func (s *SQLite) GetPackage(ctx context.Context, name string) (*api.Package, err
 
 // bundleRow is what the single-bundle queries read of a bundle.
 type bundleRow struct {
-	name, content, path, version, skipRange sql.NullString
+	name, path, version, skipRange sql.NullString
+	content                        ownedText
+}
+
+// ownedText is sql.NullString for a large column, without its second copy.
+// go-sqlite3 hands a BLOB value over as a fresh Go copy of sqlite's bytes
+// (C.GoBytes, per row), which nothing else holds, so the string takes it
+// over rather than copying it again (a bundle's manifests are tens of
+// kilobytes to megabytes, read on every bundle answer).
+type ownedText struct {
+	String string
+	Valid  bool
+}
+
+// Scan implements sql.Scanner.
+func (t *ownedText) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		t.String, t.Valid = "", false
+	case string:
+		t.String, t.Valid = v, true
+	case []byte:
+		t.String, t.Valid = unsafe.String(unsafe.SliceData(v), len(v)), true
+	default:
+		return fmt.Errorf("want text, got %T", src)
+	}
+	return nil
 }
 
 // apiBundle assembles a full bundle message: manifests from the bundle
@@ -702,7 +729,8 @@ func (s *SQLite) GetBundle(ctx context.Context, pkg, channel, csvName string) (*
 
 // GetBundleForChannel answers the channel head's name and CSV.
 func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (*api.Bundle, error) {
-	var name, csv sql.NullString
+	var name sql.NullString
+	var csv ownedText
 	err := s.headStmt.QueryRowContext(ctx, pkg, channel).Scan(&name, &csv)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{fmt.Sprintf("no entry found for %s %s", pkg, channel)}
