@@ -288,67 +288,18 @@ func (c *Catalog) addIndexPackage(p *index.PackageDump, tip int64, opts RenderOp
 	return warnings, nil
 }
 
-// channelBlob derives a channel's entries from its channel_entry rows the way
-// upstream read them: the chain starts at the entries at depth tip (the
-// head) and follows replaces; a bundle's replaces is the (greatest) name its
-// chain entries replace, and its skips are the names its other entries
-// replace, in entry order. Entries are sorted by bundle name.
+// channelBlob derives a channel's entries from its channel_entry rows the
+// way upstream read them (index.ChannelEntries), sorted by bundle name.
 func channelBlob(pkg, name string, rows []index.EntryDump, tip int64, bundles map[string]*index.BundleContent) Channel {
 	ch := Channel{Schema: SchemaChannel, Name: name, Package: pkg, Entries: []ChannelEntry{}}
-	byID := make(map[int64]index.EntryDump, len(rows))
-	for _, e := range rows {
-		byID[e.ID] = e
-	}
-	chain := map[int64]bool{}
-	var stack []int64
-	for _, e := range rows {
-		if e.Depth == tip {
-			stack = append(stack, e.ID)
+	entries := index.ChannelEntries(rows, tip, func(n string) (string, bool) {
+		if b := bundles[n]; b != nil {
+			return b.SkipRange, true
 		}
-	}
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		e, ok := byID[id]
-		if !ok || chain[id] {
-			continue
-		}
-		chain[id] = true
-		if e.Replaces != 0 {
-			stack = append(stack, e.Replaces)
-		}
-	}
-	entries := map[string]*ChannelEntry{}
-	var names []string
-	for _, e := range rows {
-		b := bundles[e.Bundle]
-		if b == nil {
-			continue // a skipped name, not a bundle of the index
-		}
-		ce := entries[e.Bundle]
-		if ce == nil {
-			ce = &ChannelEntry{Name: e.Bundle, SkipRange: b.SkipRange}
-			entries[e.Bundle] = ce
-			names = append(names, e.Bundle)
-		}
-		if e.Replaces == 0 {
-			continue
-		}
-		to, ok := byID[e.Replaces]
-		if !ok {
-			continue
-		}
-		if chain[e.ID] {
-			if to.Bundle > ce.Replaces {
-				ce.Replaces = to.Bundle
-			}
-		} else {
-			ce.Skips = append(ce.Skips, to.Bundle)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		ch.Entries = append(ch.Entries, *entries[n])
+		return "", false
+	})
+	for _, e := range entries {
+		ch.Entries = append(ch.Entries, ChannelEntry{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
 	}
 	return ch
 }
@@ -699,7 +650,7 @@ func importPackage(name string, pc *Catalog, objs decodedObjects) (index.ImportP
 	for _, ch := range chans {
 		ic := index.ImportChannel{Name: ch.Name}
 		for _, e := range ch.Entries {
-			ic.Entries = append(ic.Entries, index.ImportEntry{Bundle: e.Name, Replaces: e.Replaces, Skips: e.Skips})
+			ic.Entries = append(ic.Entries, index.ImportEntry{Bundle: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange})
 			if _, ok := firstEntry[e.Name]; !ok {
 				firstEntry[e.Name] = e
 			}

@@ -33,8 +33,8 @@ const (
 // format changes whenever the conversion changes what it writes, so that a
 // cache built by another opm version is rebuilt rather than trusted (3:
 // a JSON catalog's property values and other blobs are stored in
-// canonical form).
-const format = "opm-fbc-sqlite-3"
+// canonical form; 4: entry notes keep each channel's own entries).
+const format = "opm-fbc-sqlite-4"
 
 // Options control Prepare.
 type Options struct {

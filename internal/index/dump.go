@@ -35,6 +35,13 @@ type EntryDump struct {
 	Bundle   string
 	Replaces int64
 	Depth    int64
+	// EdgeOnly says the row only names the target of an upgrade edge of
+	// its channel: the bundle is not an entry there (EntryNoteTable).
+	EdgeOnly bool
+	// SkipRange, when HasSkipRange, is the entry's skipRange in place of
+	// its bundle's (EntryNoteTable).
+	SkipRange    string
+	HasSkipRange bool
 }
 
 // Dump reads every package with its channels, entries and bundles. Bundles
@@ -100,6 +107,10 @@ func (d *DB) DumpEach(ctx context.Context, minDepth func(int64), f func(*Package
 	if err != nil {
 		return wrap("channels", err)
 	}
+	notes, err := ReadEntryNotes(ctx, d.sql)
+	if err != nil {
+		return wrap("channel entries", err)
+	}
 	bundlePkg := map[string]string{}
 	tip := int64(-1)
 	err = queryEach(ctx, d.sql, `SELECT entry_id, channel_name, package_name, operatorbundle_name, replaces, depth FROM channel_entry ORDER BY entry_id`, nil, func(s scanner) error {
@@ -110,6 +121,12 @@ func (d *DB) DumpEach(ctx context.Context, minDepth func(int64), f func(*Package
 			return err
 		}
 		e.Channel, e.Bundle, e.Replaces, e.Depth = ch.String, b.String, rep.Int64, depth.Int64
+		if n, ok := notes[EntryKey{Package: p.String, Channel: e.Channel, Bundle: e.Bundle}]; ok {
+			// Only a row that replaces nothing is an edge target (the
+			// layout writes them so); any other was rewritten since.
+			e.EdgeOnly = n.EdgeOnly && e.Replaces == 0
+			e.SkipRange, e.HasSkipRange = n.SkipRange, n.HasSkipRange
+		}
 		pk := pkgOf(p.String)
 		pk.Entries = append(pk.Entries, e)
 		if _, ok := bundlePkg[e.Bundle]; !ok {
@@ -206,6 +223,9 @@ func (d *DB) DumpEach(ctx context.Context, minDepth func(int64), f func(*Package
 	for _, p := range pkgs {
 		in := map[string]map[string]bool{}
 		for _, e := range p.Entries {
+			if e.EdgeOnly {
+				continue
+			}
 			if in[e.Bundle] == nil {
 				in[e.Bundle] = map[string]bool{}
 			}

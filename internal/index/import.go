@@ -37,6 +37,9 @@ type ImportEntry struct {
 	Bundle   string
 	Replaces string
 	Skips    []string
+	// SkipRange is the entry's; one other than its bundle's is kept in
+	// EntryNoteTable.
+	SkipRange string
 }
 
 // Import writes packages into the database in one transaction, all or
@@ -221,7 +224,38 @@ func (w *writer) importPackage(ctx context.Context, p ImportPackage) error {
 	if err := w.writeChannels(ctx, p.Name, graph, p.DefaultChannel); err != nil {
 		return err
 	}
+	if err := writeEntryNotes(ctx, w.tx, entryNotes(p.Name, chans, graph, byName)); err != nil {
+		return err
+	}
 	return writeMetas(ctx, w.tx, p.Metas)
+}
+
+// entryNotes are what channel_entry cannot say of the package's channels
+// (EntryNoteTable): the rows the layout wrote for bundles of the package
+// that are not entries of the row's channel (an entry replaces or skips a
+// bundle of another channel; names that are no bundle of the package need
+// no note, no reader takes them for one), and entries whose skipRange is
+// not their bundle's.
+func entryNotes(pkg string, chans []ImportChannel, graph []chanGraph, bundles map[string]*BundleContent) []entryNote {
+	var out []entryNote
+	for i, c := range chans {
+		in := make(map[string]bool, len(c.Entries))
+		for _, e := range c.Entries {
+			in[e.Bundle] = true
+			if b := bundles[e.Bundle]; b != nil && e.SkipRange != b.SkipRange {
+				out = append(out, entryNote{EntryKey{pkg, c.Name, e.Bundle}, EntryNote{SkipRange: e.SkipRange, HasSkipRange: true}})
+			}
+		}
+		seen := map[string]bool{}
+		for _, e := range graph[i].Entries {
+			if in[e.Bundle] || seen[e.Bundle] || bundles[e.Bundle] == nil {
+				continue
+			}
+			seen[e.Bundle] = true
+			out = append(out, entryNote{EntryKey{pkg, c.Name, e.Bundle}, EntryNote{EdgeOnly: true}})
+		}
+	}
+	return out
 }
 
 // importChannel lays out one channel from its explicit edges.

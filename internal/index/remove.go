@@ -112,6 +112,9 @@ func removePackageTx(ctx context.Context, tx *sql.Tx, p string) ([]BundleRef, er
 	if err := deleteMetas(ctx, tx, p); err != nil {
 		return nil, fmt.Errorf("package %s: %w", p, err)
 	}
+	if err := deleteEntryNotes(ctx, tx, p); err != nil {
+		return nil, fmt.Errorf("package %s: %w", p, err)
+	}
 	for _, b := range bundles {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM operatorbundle WHERE name = ?`, b.Name); err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", b.Name, err)

@@ -247,6 +247,9 @@ func (w *writer) clearChannels(ctx context.Context, pkg string) error {
 			return fmt.Errorf("clear channels of %s: %w", pkg, err)
 		}
 	}
+	if err := deleteEntryNotes(ctx, w.tx, pkg); err != nil {
+		return fmt.Errorf("clear channels of %s: %w", pkg, err)
+	}
 	return nil
 }
 
@@ -273,6 +276,9 @@ func (w *writer) rewriteChannels(ctx context.Context, pkg string, old *oldPackag
 		// Unhook the default channel first: deleting a channel would
 		// otherwise cascade to the package row.
 		if _, err := w.tx.ExecContext(ctx, `UPDATE package SET default_channel = NULL WHERE name = ?`, pkg); err != nil {
+			return fmt.Errorf("rewrite channels of %s: %w", pkg, err)
+		}
+		if err := deleteEntryNotes(ctx, w.tx, pkg); err != nil {
 			return fmt.Errorf("rewrite channels of %s: %w", pkg, err)
 		}
 	}

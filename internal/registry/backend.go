@@ -19,8 +19,10 @@ type Backend interface {
 	ListPackages(ctx context.Context, send func(name string) error) error
 	GetPackage(ctx context.Context, name string) (*api.Package, error)
 	GetBundle(ctx context.Context, pkg, channel, csvName string) (*api.Bundle, error)
-	// GetBundleForChannel answers the channel head's csvName, csvJson and
-	// deprecation only.
+	// GetBundleForChannel answers the channel head: its csvName, csvJson
+	// and deprecation only from a sqlite index (as upstream's registry
+	// serve), the whole bundle from a catalog (Catalog, as upstream's opm
+	// serve).
 	GetBundleForChannel(ctx context.Context, pkg, channel string) (*api.Bundle, error)
 	GetChannelEntriesThatReplace(ctx context.Context, csvName string, send func(*api.ChannelEntry) error) error
 	GetBundleThatReplaces(ctx context.Context, csvName, pkg, channel string) (*api.Bundle, error)

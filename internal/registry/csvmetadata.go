@@ -31,23 +31,91 @@ type packageMeta struct {
 	} `json:"icon"`
 }
 
-// csvMetadataValue is the olm.csv.metadata value.
+// csvMetadataValue is the olm.csv.metadata value, read into the shapes of
+// OLM's CSV types: upstream decodes it into them and marshals them back,
+// so fields they lack are dropped and keys come out in their order.
 type csvMetadataValue struct {
 	Annotations           map[string]string `json:"annotations,omitempty"`
-	APIServiceDefinitions json.RawMessage   `json:"apiServiceDefinitions,omitempty"`
-	CRDDescriptions       json.RawMessage   `json:"crdDescriptions,omitempty"`
+	APIServiceDefinitions apiServiceDefs    `json:"apiServiceDefinitions,omitempty"`
+	CRDDescriptions       crdDefs           `json:"crdDescriptions,omitempty"`
 	Description           string            `json:"description,omitempty"`
 	DisplayName           string            `json:"displayName,omitempty"`
-	InstallModes          json.RawMessage   `json:"installModes,omitempty"`
-	Keywords              json.RawMessage   `json:"keywords,omitempty"`
+	InstallModes          []installMode     `json:"installModes,omitempty"`
+	Keywords              []string          `json:"keywords,omitempty"`
 	Labels                map[string]string `json:"labels,omitempty"`
-	Links                 json.RawMessage   `json:"links,omitempty"`
-	Maintainers           json.RawMessage   `json:"maintainers,omitempty"`
+	Links                 []appLink         `json:"links,omitempty"`
+	Maintainers           []maintainer      `json:"maintainers,omitempty"`
 	Maturity              string            `json:"maturity,omitempty"`
 	MinKubeVersion        string            `json:"minKubeVersion,omitempty"`
-	NativeAPIs            json.RawMessage   `json:"nativeAPIs,omitempty"`
-	Provider              json.RawMessage   `json:"provider,omitempty"`
+	NativeAPIs            []nativeAPI       `json:"nativeAPIs,omitempty"`
+	Provider              appLink           `json:"provider,omitempty"`
 }
+
+// The parts of a CSV spec, keys in the order of OLM's types.
+type (
+	crdDefs struct {
+		Owned    []crdDescription `json:"owned,omitempty"`
+		Required []crdDescription `json:"required,omitempty"`
+	}
+	crdDescription struct {
+		Name              string        `json:"name"`
+		Version           string        `json:"version"`
+		Kind              string        `json:"kind"`
+		DisplayName       string        `json:"displayName,omitempty"`
+		Description       string        `json:"description,omitempty"`
+		Resources         []resourceRef `json:"resources,omitempty"`
+		StatusDescriptors []descriptor  `json:"statusDescriptors,omitempty"`
+		SpecDescriptors   []descriptor  `json:"specDescriptors,omitempty"`
+		ActionDescriptors []descriptor  `json:"actionDescriptors,omitempty"`
+	}
+	apiServiceDefs struct {
+		Owned    []apiServiceDescription `json:"owned,omitempty"`
+		Required []apiServiceDescription `json:"required,omitempty"`
+	}
+	apiServiceDescription struct {
+		Name              string        `json:"name"`
+		Group             string        `json:"group"`
+		Version           string        `json:"version"`
+		Kind              string        `json:"kind"`
+		DeploymentName    string        `json:"deploymentName,omitempty"`
+		ContainerPort     int32         `json:"containerPort,omitempty"`
+		DisplayName       string        `json:"displayName,omitempty"`
+		Description       string        `json:"description,omitempty"`
+		Resources         []resourceRef `json:"resources,omitempty"`
+		StatusDescriptors []descriptor  `json:"statusDescriptors,omitempty"`
+		SpecDescriptors   []descriptor  `json:"specDescriptors,omitempty"`
+		ActionDescriptors []descriptor  `json:"actionDescriptors,omitempty"`
+	}
+	resourceRef struct {
+		Name    string `json:"name"`
+		Kind    string `json:"kind"`
+		Version string `json:"version"`
+	}
+	descriptor struct {
+		Path         string          `json:"path"`
+		DisplayName  string          `json:"displayName,omitempty"`
+		Description  string          `json:"description,omitempty"`
+		XDescriptors []string        `json:"x-descriptors,omitempty"`
+		Value        json.RawMessage `json:"value,omitempty"`
+	}
+	installMode struct {
+		Type      string `json:"type"`
+		Supported bool   `json:"supported"`
+	}
+	appLink struct {
+		Name string `json:"name,omitempty"`
+		URL  string `json:"url,omitempty"`
+	}
+	maintainer struct {
+		Name  string `json:"name,omitempty"`
+		Email string `json:"email,omitempty"`
+	}
+	nativeAPI struct {
+		Group   string `json:"group"`
+		Version string `json:"version"`
+		Kind    string `json:"kind"`
+	}
+)
 
 type csvIcon struct {
 	Data      string `json:"base64data"`
@@ -60,7 +128,10 @@ type csvRelatedImage struct {
 }
 
 // synthesizedCSV is the CSV built from a summary, keys in the order of
-// OLM's ClusterServiceVersion type.
+// OLM's ClusterServiceVersion type as upstream HEAD's opm serve marshals it
+// (operator-framework/api v0.45): an empty install spec, empty CRD and API
+// service definitions when the summary has none, cleanup disabled, and a
+// status with an empty cleanup.
 type synthesizedCSV struct {
 	Kind       string `json:"kind"`
 	APIVersion string `json:"apiVersion"`
@@ -72,23 +143,32 @@ type synthesizedCSV struct {
 	Spec struct {
 		Install struct {
 			Strategy string `json:"strategy"`
+			Spec     struct {
+				Deployments json.RawMessage `json:"deployments"`
+			} `json:"spec"`
 		} `json:"install"`
-		Version                   string            `json:"version,omitempty"`
-		Maturity                  string            `json:"maturity,omitempty"`
-		CustomResourceDefinitions json.RawMessage   `json:"customresourcedefinitions,omitempty"`
-		APIServiceDefinitions     json.RawMessage   `json:"apiservicedefinitions,omitempty"`
-		NativeAPIs                json.RawMessage   `json:"nativeAPIs,omitempty"`
-		MinKubeVersion            string            `json:"minKubeVersion,omitempty"`
-		DisplayName               string            `json:"displayName"`
-		Description               string            `json:"description,omitempty"`
-		Keywords                  json.RawMessage   `json:"keywords,omitempty"`
-		Maintainers               json.RawMessage   `json:"maintainers,omitempty"`
-		Provider                  json.RawMessage   `json:"provider,omitempty"`
-		Links                     json.RawMessage   `json:"links,omitempty"`
-		Icon                      []csvIcon         `json:"icon,omitempty"`
-		InstallModes              json.RawMessage   `json:"installModes,omitempty"`
-		RelatedImages             []csvRelatedImage `json:"relatedImages,omitempty"`
+		Version                   string         `json:"version,omitempty"`
+		Maturity                  string         `json:"maturity,omitempty"`
+		CustomResourceDefinitions crdDefs        `json:"customresourcedefinitions"`
+		APIServiceDefinitions     apiServiceDefs `json:"apiservicedefinitions"`
+		NativeAPIs                []nativeAPI    `json:"nativeAPIs,omitempty"`
+		MinKubeVersion            string         `json:"minKubeVersion,omitempty"`
+		DisplayName               string         `json:"displayName"`
+		Description               string         `json:"description,omitempty"`
+		Keywords                  []string       `json:"keywords,omitempty"`
+		Maintainers               []maintainer   `json:"maintainers,omitempty"`
+		Provider                  appLink        `json:"provider,omitempty"`
+		Links                     []appLink      `json:"links,omitempty"`
+		Icon                      []csvIcon      `json:"icon,omitempty"`
+		InstallModes              []installMode  `json:"installModes,omitempty"`
+		Cleanup                   struct {
+			Enabled bool `json:"enabled"`
+		} `json:"cleanup"`
+		RelatedImages []csvRelatedImage `json:"relatedImages,omitempty"`
 	} `json:"spec"`
+	Status struct {
+		Cleanup struct{} `json:"cleanup"`
+	} `json:"status"`
 }
 
 // csvFromMetadata builds the CSV of a bundle that has none from its one
@@ -114,6 +194,7 @@ func (s *SQLite) csvFromMetadata(ctx context.Context, name, pkg, version string,
 	sp := &csv.Spec
 	sp.Install.Strategy = "deployment"
 	sp.Version, sp.Maturity, sp.MinKubeVersion = version, m.Maturity, m.MinKubeVersion
+	sp.Install.Spec.Deployments = json.RawMessage(`null`)
 	sp.CustomResourceDefinitions, sp.APIServiceDefinitions, sp.NativeAPIs = m.CRDDescriptions, m.APIServiceDefinitions, m.NativeAPIs
 	sp.DisplayName, sp.Description = m.DisplayName, m.Description
 	sp.Keywords, sp.Maintainers, sp.Provider, sp.Links, sp.InstallModes = m.Keywords, m.Maintainers, m.Provider, m.Links, m.InstallModes

@@ -18,7 +18,8 @@ import (
 // Defaults of Limits and of Options.StopGrace.
 const (
 	DefaultStopGrace            = 5 * time.Second
-	DefaultMaxConcurrentStreams = 8
+	DefaultMaxConcurrentStreams = 0 // no limit, as upstream (grpc-go's default)
+	DefaultMaxWaitingStreams    = 1024
 	DefaultKeepaliveTime        = time.Minute
 	DefaultKeepaliveTimeout     = 20 * time.Second
 	DefaultIdleTimeout          = 15 * time.Minute
@@ -30,8 +31,15 @@ const (
 type Limits struct {
 	// MaxConcurrentStreams is the number of calls one connection may have
 	// open at once; more wait in the client (HTTP/2 SETTINGS), costing the
-	// server nothing.
+	// server nothing. By default there is no limit, as on upstream's
+	// servers: what unread streams hold is bounded by MaxWaitingStreams
+	// and StallTimeout instead.
 	MaxConcurrentStreams int
+	// MaxWaitingStreams bounds the streams, on all connections, whose
+	// server waits to send to a client that does not read: each holds up
+	// to gRPC's 64 KiB write quota and one message. A stream that would
+	// exceed it ends with RESOURCE_EXHAUSTED.
+	MaxWaitingStreams int
 	// KeepaliveTime: a connection silent this long is pinged, and closed
 	// when the ping is not answered within KeepaliveTimeout (dead peers,
 	// half-open connections).
@@ -57,10 +65,7 @@ func pick(v, def time.Duration) time.Duration {
 // serverOptions turns the limits into gRPC server options.
 func (l Limits) serverOptions() []grpc.ServerOption {
 	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(newExactCodec())}
-	switch n := l.MaxConcurrentStreams; {
-	case n == 0:
-		opts = append(opts, grpc.MaxConcurrentStreams(DefaultMaxConcurrentStreams))
-	case n > 0:
+	if n := l.MaxConcurrentStreams; n > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(uint32(n)))
 	}
 	kp := keepalive.ServerParameters{
@@ -75,8 +80,15 @@ func (l Limits) serverOptions() []grpc.ServerOption {
 		// Clients may ping every 10 s, even between calls (gRPC's default
 		// policy closes a connection pinged more often than every 5 min).
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}))
-	if stall := pick(l.StallTimeout, DefaultStallTimeout); stall > 0 {
-		opts = append(opts, grpc.ChainStreamInterceptor(stallGuard(stall)))
+	waiting := l.MaxWaitingStreams
+	switch {
+	case waiting == 0:
+		waiting = DefaultMaxWaitingStreams
+	case waiting < 0:
+		waiting = 0
+	}
+	if stall := pick(l.StallTimeout, DefaultStallTimeout); stall > 0 || waiting > 0 {
+		opts = append(opts, grpc.ChainStreamInterceptor(stallGuard(stall, waiting)))
 	}
 	return opts
 }
@@ -99,8 +111,19 @@ func (w *watchedStream) SendMsg(m any) error {
 // handler runs on its own goroutine and the interceptor returns the status
 // in its place. Returning ends the stream (its context is cancelled), which
 // releases the waiting Send; the handler then returns on its own.
-func stallGuard(stall time.Duration) grpc.StreamServerInterceptor {
-	tick := max(stall/4, 10*time.Millisecond)
+//
+// It also bounds the streams waiting to send at once, on all connections,
+// to maxWaiting (0: no bound): a send counts once it has waited a tick
+// (a stream its client reads never waits that long), and a stream that
+// would exceed the bound ends at once. So the server holds at most
+// maxWaiting streams' write quotas for clients that do not read, however
+// many calls each connection may open.
+func stallGuard(stall time.Duration, maxWaiting int) grpc.StreamServerInterceptor {
+	tick := 250 * time.Millisecond
+	if stall > 0 {
+		tick = max(min(stall/4, tick), 10*time.Millisecond)
+	}
+	var waiting atomic.Int64
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		if !info.IsServerStream {
 			return handler(srv, ss)
@@ -110,6 +133,12 @@ func stallGuard(stall time.Duration) grpc.StreamServerInterceptor {
 		go func() { done <- handler(srv, w) }()
 		t := time.NewTicker(tick)
 		defer t.Stop()
+		counted := false
+		defer func() {
+			if counted {
+				waiting.Add(-1)
+			}
+		}()
 		for {
 			select {
 			case err := <-done:
@@ -117,9 +146,22 @@ func stallGuard(stall time.Duration) grpc.StreamServerInterceptor {
 			case <-ss.Context().Done():
 				return <-done
 			case now := <-t.C:
-				if s := w.since.Load(); s != 0 && now.Sub(time.Unix(0, s)) >= stall {
+				s := w.since.Load()
+				blocked := s != 0 && now.Sub(time.Unix(0, s)) >= tick
+				if stall > 0 && s != 0 && now.Sub(time.Unix(0, s)) >= stall {
 					return status.Error(codes.ResourceExhausted, fmt.Sprintf(
 						"%s: the client read nothing for %s while the server had more to send; read the stream, or raise the server's --stall-timeout", info.FullMethod, stall))
+				}
+				switch {
+				case blocked && !counted && maxWaiting > 0:
+					counted = true
+					if waiting.Add(1) > int64(maxWaiting) {
+						return status.Error(codes.ResourceExhausted, fmt.Sprintf(
+							"%s: the server already holds %d streams whose clients do not read them; read the stream, or raise the server's --max-waiting-streams", info.FullMethod, maxWaiting))
+					}
+				case !blocked && counted:
+					counted = false
+					waiting.Add(-1)
 				}
 			}
 		}

@@ -93,6 +93,41 @@ func TestStallTimeoutEndsUnreadStream(t *testing.T) {
 	}
 }
 
+// TestMaxWaitingStreamsBoundsUnreadStreams: with no limit on the calls of
+// a connection (the default, as upstream), unread streams beyond
+// MaxWaitingStreams end with RESOURCE_EXHAUSTED, and the server keeps
+// answering calls that are read.
+func TestMaxWaitingStreamsBoundsUnreadStreams(t *testing.T) {
+	srv := startServer(t, Options{Backend: endlessBackend{openRef(t, "etcd.replaces.db")}, Limits: Limits{MaxWaitingStreams: 2, StallTimeout: -1}})
+	var streams []api.Registry_ListBundlesClient
+	for range 4 {
+		streams = append(streams, stalledStream(t, srv)) // all on one connection: no per-connection limit
+	}
+	time.Sleep(2 * time.Second) // several ticks of the guard
+	// An ended stream fails after what the windows held (a few messages);
+	// a live one answers 200 messages (6.4 MB) in a row.
+	ended := 0
+	for i, s := range streams {
+		var err error
+		for n := 0; n < 200 && err == nil; n++ {
+			_, err = s.Recv()
+		}
+		switch {
+		case err == nil:
+		case status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "do not read"):
+			ended++
+		default:
+			t.Errorf("stream %d: %v", i, err)
+		}
+	}
+	if ended != 2 {
+		t.Errorf("%d of 4 unread streams ended for the bound of 2 waiting streams, want 2", ended)
+	}
+	if _, err := drain(api.NewRegistryClient(srv.conn).ListPackages(context.Background(), &api.ListPackageRequest{})); err != nil {
+		t.Errorf("ListPackages beside the unread streams: %v", err)
+	}
+}
+
 // TestMaxConcurrentStreamsQueuesInClient: streams beyond the limit of one
 // connection wait in the client and run once earlier ones end.
 func TestMaxConcurrentStreamsQueuesInClient(t *testing.T) {

@@ -51,9 +51,11 @@ type Options struct {
 	// database is open and checked and the health service answers SERVING.
 	OnServing func(net.Addr)
 	// Catalog says the database was made from a file-based catalog
-	// (opm serve): api.ExperimentalRegistry is served, as upstream's
-	// opm serve does. Without it, the service is served only for a
-	// database that keeps a catalog's blobs.
+	// (opm serve): it is answered as upstream's opm serve answers the
+	// catalog (see Catalog), and api.ExperimentalRegistry is served, as
+	// upstream's opm serve does. Without it, the database is answered as
+	// upstream's opm registry serve answers it, and the experimental
+	// service is served only for a database that keeps a catalog's blobs.
 	Catalog bool
 }
 
@@ -87,8 +89,16 @@ func Serve(ctx context.Context, opts Options) (err error) {
 		if err != nil {
 			return fmt.Errorf("serve: %w", err)
 		}
-		defer func() { _ = s.Close() }() // read-only: closing loses nothing
+		var open Backend = s
+		defer func() { _ = open.Close() }() // read-only: closing loses nothing
 		b, source = s, opts.DB
+		if opts.Catalog {
+			c, err := NewCatalog(ctx, s)
+			if err != nil {
+				return fmt.Errorf("serve: %w", err)
+			}
+			b, open = c, c
+		}
 		if s.RolledBack() {
 			log.Warn("the database has the journal of a write that never committed (a killed writer): serving the committed content from a private rolled-back copy; open it once with write access to roll the file itself back",
 				"database", opts.DB, "journal", opts.DB+"-journal")

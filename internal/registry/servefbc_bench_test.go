@@ -43,7 +43,7 @@ func BenchmarkServeFBCMethods(b *testing.B) {
 		m    []benchMethod
 	}{
 		{"registry-serve", benchMethods(keys, api.NewRegistryClient(startServer(b, Options{DB: path}).conn))},
-		{"opm-serve", benchMethods(keys, api.NewRegistryClient(startServer(b, Options{DB: res.Database}).conn))},
+		{"opm-serve", benchMethods(keys, api.NewRegistryClient(startServer(b, Options{DB: res.Database, Catalog: true}).conn))},
 	}
 	for i := range servers[0].m {
 		b.Run(servers[0].m[i].name, func(b *testing.B) {

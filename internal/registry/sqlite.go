@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unsafe"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
@@ -60,6 +61,11 @@ type SQLite struct {
 	// list holds ListBundles' rows once read (see listRows).
 	listMu sync.Mutex
 	list   []listRow
+	// Statements of the hottest calls, prepared once: sqlite compiles a
+	// statement's text anew on every unprepared query.
+	headStmt, packageStmt *sql.Stmt
+	// layouts caches each bundle's manifestLayout, by name.
+	layouts sync.Map
 }
 
 var _ Backend = (*SQLite)(nil)
@@ -76,7 +82,14 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	}
 	registerDriver.Do(func() {
 		sql.Register(readOnlyDriver, &sqlite3.SQLiteDriver{ConnectHook: func(c *sqlite3.SQLiteConn) error {
-			_, err := c.Exec("PRAGMA temp_store = MEMORY", nil)
+			if _, err := c.Exec("PRAGMA temp_store = MEMORY", nil); err != nil {
+				return err
+			}
+			// Read the (immutable) file through a shared mapping: a
+			// bundle's manifests span many overflow pages, each a read
+			// call and a copy without it. Mapped pages are the page
+			// cache's, shared by every connection.
+			_, err := c.Exec("PRAGMA mmap_size = 4294967296", nil)
 			return err
 		}})
 	})
@@ -125,6 +138,16 @@ func (s *SQLite) open(ctx context.Context) error {
 	if err := s.readEntries(ctx); err != nil {
 		return err
 	}
+	if s.headStmt, err = s.db.PrepareContext(ctx, `SELECT ob.name, ob.csv
+		FROM channel c JOIN operatorbundle ob ON ob.name = c.head_operatorbundle_name
+		WHERE c.package_name = ? AND c.name = ?`); err != nil {
+		return fmt.Errorf("open index %s: %w", s.path, err)
+	}
+	if s.packageStmt, err = s.db.PrepareContext(ctx, `SELECT p.default_channel, c.name, c.head_operatorbundle_name
+		FROM package p JOIN channel c ON c.package_name = p.name
+		WHERE p.name = ? ORDER BY c.name`); err != nil {
+		return fmt.Errorf("open index %s: %w", s.path, err)
+	}
 	return s.readMetas(ctx)
 }
 
@@ -137,6 +160,11 @@ func (s *SQLite) Path() string { return s.path }
 
 // Close closes the database (and removes a rolled-back copy).
 func (s *SQLite) Close() error {
+	for _, st := range []*sql.Stmt{s.headStmt, s.packageStmt} {
+		if st != nil {
+			_ = st.Close() // read statements: nothing to lose
+		}
+	}
 	err := s.db.Close()
 	if s.cleanup != nil {
 		s.cleanup()
@@ -342,9 +370,7 @@ func (s *SQLite) ListPackages(ctx context.Context, send func(string) error) erro
 // GetPackage answers a package with its channels (sorted by name) and their
 // heads. A package without channels is not found, as upstream.
 func (s *SQLite) GetPackage(ctx context.Context, name string) (*api.Package, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT p.default_channel, c.name, c.head_operatorbundle_name
-		FROM package p JOIN channel c ON c.package_name = p.name
-		WHERE p.name = ? ORDER BY c.name`, name)
+	rows, err := s.packageStmt.QueryContext(ctx, name)
 	if err != nil {
 		return nil, s.wrap("package "+name, err)
 	}
@@ -371,7 +397,33 @@ func (s *SQLite) GetPackage(ctx context.Context, name string) (*api.Package, err
 
 // bundleRow is what the single-bundle queries read of a bundle.
 type bundleRow struct {
-	name, content, path, version, skipRange sql.NullString
+	name, path, version, skipRange sql.NullString
+	content                        ownedText
+}
+
+// ownedText is sql.NullString for a large column, without its second copy.
+// go-sqlite3 hands a BLOB value over as a fresh Go copy of sqlite's bytes
+// (C.GoBytes, per row), which nothing else holds, so the string takes it
+// over rather than copying it again (a bundle's manifests are tens of
+// kilobytes to megabytes, read on every bundle answer).
+type ownedText struct {
+	String string
+	Valid  bool
+}
+
+// Scan implements sql.Scanner.
+func (t *ownedText) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		t.String, t.Valid = "", false
+	case string:
+		t.String, t.Valid = v, true
+	case []byte:
+		t.String, t.Valid = unsafe.String(unsafe.SliceData(v), len(v)), true
+	default:
+		return fmt.Errorf("want text, got %T", src)
+	}
+	return nil
 }
 
 // apiBundle assembles a full bundle message: manifests from the bundle
@@ -380,7 +432,7 @@ type bundleRow struct {
 func (s *SQLite) apiBundle(ctx context.Context, r bundleRow, pkg, channel string) (*api.Bundle, error) {
 	out := &api.Bundle{}
 	if r.content.String != "" {
-		objs, csv, err := splitManifests(r.content.String)
+		objs, csv, err := s.manifests(r.name.String, r.content.String)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", r.name.String, err)
 		}
@@ -519,33 +571,138 @@ func gvks(rows []typedRow, distinct bool) []*api.GroupVersionKind {
 	return out
 }
 
-// splitManifests splits the bundle column (JSON objects one after another)
-// into the objects' texts, and finds the CSV among them.
-func splitManifests(content string) ([]string, string, error) {
+// manifestLayout is where a bundle column's objects are and which is the
+// CSV: found once per bundle (scanning a bundle's JSON, up to megabytes,
+// was most of the time of a bundle answer) and used while the immutable
+// file is served.
+type manifestLayout struct {
+	size   int      // the column's length, to catch a mismatch
+	bounds [][2]int // start and end of each object
+	csv    int      // the index of the CSV in bounds
+}
+
+// manifests splits a bundle's column into its objects and finds the CSV,
+// with the layout cached by bundle name.
+func (s *SQLite) manifests(name, content string) ([]string, string, error) {
+	if v, ok := s.layouts.Load(name); ok {
+		if l := v.(*manifestLayout); l.size == len(content) {
+			objs := make([]string, len(l.bounds))
+			for i, b := range l.bounds {
+				objs[i] = content[b[0]:b[1]]
+			}
+			return objs, objs[l.csv], nil
+		}
+	}
+	l, err := splitManifests(content)
+	if err != nil {
+		return nil, "", err
+	}
+	s.layouts.Store(name, l)
+	objs := make([]string, len(l.bounds))
+	for i, b := range l.bounds {
+		objs[i] = content[b[0]:b[1]]
+	}
+	return objs, objs[l.csv], nil
+}
+
+// splitManifests finds the objects of a bundle column (JSON objects one
+// after another) and the CSV among them.
+func splitManifests(content string) (*manifestLayout, error) {
+	if l, ok := splitLines(content); ok {
+		return l, nil
+	}
+	return decodeManifests(content)
+}
+
+// decodeManifests is splitManifests through a JSON decoder: any layout.
+func decodeManifests(content string) (*manifestLayout, error) {
 	dec := json.NewDecoder(strings.NewReader(content))
-	var objs []string
+	l := &manifestLayout{size: len(content), csv: -1}
 	for dec.More() {
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, "", fmt.Errorf("read manifests: %w", err)
+			return nil, fmt.Errorf("read manifests: %w", err)
 		}
-		objs = append(objs, string(raw))
+		end := int(dec.InputOffset())
+		l.bounds = append(l.bounds, [2]int{end - len(raw), end})
 	}
-	for _, o := range objs {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(o), &m); err != nil {
-			return nil, "", fmt.Errorf("read manifests: %w", err)
+	for i, b := range l.bounds {
+		o := content[b[0]:b[1]]
+		// Only kind and metadata.name matter: decoding the whole manifest
+		// into maps cost most of a bundle answer's time.
+		var m struct {
+			Kind     any             `json:"kind"`
+			Metadata json.RawMessage `json:"metadata"`
 		}
-		if kind, _ := m["kind"].(string); kind != "ClusterServiceVersion" {
+		if err := json.Unmarshal([]byte(o), &m); err != nil {
+			return nil, fmt.Errorf("read manifests: %w", err)
+		}
+		if kind, _ := m.Kind.(string); kind != "ClusterServiceVersion" {
 			continue
 		}
-		md, _ := m["metadata"].(map[string]any)
-		if name, _ := md["name"].(string); name != "" {
-			return objs, o, nil
+		var md struct {
+			Name any `json:"name"`
+		}
+		if len(m.Metadata) > 0 && m.Metadata[0] == '{' {
+			if err := json.Unmarshal(m.Metadata, &md); err != nil {
+				return nil, fmt.Errorf("read manifests: %w", err)
+			}
+		}
+		if name, _ := md.Name.(string); name != "" {
+			l.csv = i
+			return l, nil
 		}
 		break
 	}
-	return nil, "", errors.New("no csv in bundle")
+	return nil, errors.New("no csv in bundle")
+}
+
+// splitLines is splitManifests for the column as opm's writers store it:
+// one compact object a line. Only an object that names the CSV kind is
+// decoded (manifests are written checked; the rest are not scanned again).
+// False when the column is not so laid out, or its CSV is not plain: the
+// caller then reads it with a JSON decoder.
+func splitLines(content string) (*manifestLayout, bool) {
+	l := &manifestLayout{size: len(content), csv: -1}
+	for start := 0; start < len(content); {
+		end := strings.IndexByte(content[start:], '\n')
+		if end < 0 {
+			end = len(content)
+		} else {
+			end += start
+		}
+		if line := content[start:end]; line != "" {
+			if line[0] != '{' || line[len(line)-1] != '}' {
+				return nil, false
+			}
+			l.bounds = append(l.bounds, [2]int{start, end})
+		}
+		start = end + 1
+	}
+	for i, b := range l.bounds {
+		o := content[b[0]:b[1]]
+		if !strings.Contains(o, `"ClusterServiceVersion"`) {
+			continue
+		}
+		var m struct {
+			Kind     any `json:"kind"`
+			Metadata struct {
+				Name any `json:"name"`
+			} `json:"metadata"`
+		}
+		if json.Unmarshal([]byte(o), &m) != nil {
+			return nil, false
+		}
+		if kind, _ := m.Kind.(string); kind != "ClusterServiceVersion" {
+			continue
+		}
+		if name, _ := m.Metadata.Name.(string); name == "" {
+			return nil, false
+		}
+		l.csv = i
+		return l, true
+	}
+	return nil, false
 }
 
 // GetBundle answers one bundle of a channel.
@@ -572,10 +729,9 @@ func (s *SQLite) GetBundle(ctx context.Context, pkg, channel, csvName string) (*
 
 // GetBundleForChannel answers the channel head's name and CSV.
 func (s *SQLite) GetBundleForChannel(ctx context.Context, pkg, channel string) (*api.Bundle, error) {
-	var name, csv sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT ob.name, ob.csv
-		FROM channel c JOIN operatorbundle ob ON ob.name = c.head_operatorbundle_name
-		WHERE c.package_name = ? AND c.name = ?`, pkg, channel).Scan(&name, &csv)
+	var name sql.NullString
+	var csv ownedText
+	err := s.headStmt.QueryRowContext(ctx, pkg, channel).Scan(&name, &csv)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{fmt.Sprintf("no entry found for %s %s", pkg, channel)}
 	}

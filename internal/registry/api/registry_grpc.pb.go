@@ -45,7 +45,9 @@ type RegistryClient interface {
 	GetPackage(ctx context.Context, in *GetPackageRequest, opts ...grpc.CallOption) (*Package, error)
 	GetBundle(ctx context.Context, in *GetBundleRequest, opts ...grpc.CallOption) (*Bundle, error)
 	// Deprecated: Do not use.
-	// Only csvName, csvJson and deprecation are answered; use GetBundle.
+	// A sqlite index answers only csvName, csvJson and deprecation (as
+	// upstream's registry serve), a file-based catalog the whole bundle (as
+	// upstream's opm serve); use GetBundle.
 	GetBundleForChannel(ctx context.Context, in *GetBundleInChannelRequest, opts ...grpc.CallOption) (*Bundle, error)
 	GetChannelEntriesThatReplace(ctx context.Context, in *GetAllReplacementsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ChannelEntry], error)
 	GetBundleThatReplaces(ctx context.Context, in *GetReplacementRequest, opts ...grpc.CallOption) (*Bundle, error)
@@ -217,7 +219,9 @@ type RegistryServer interface {
 	GetPackage(context.Context, *GetPackageRequest) (*Package, error)
 	GetBundle(context.Context, *GetBundleRequest) (*Bundle, error)
 	// Deprecated: Do not use.
-	// Only csvName, csvJson and deprecation are answered; use GetBundle.
+	// A sqlite index answers only csvName, csvJson and deprecation (as
+	// upstream's registry serve), a file-based catalog the whole bundle (as
+	// upstream's opm serve); use GetBundle.
 	GetBundleForChannel(context.Context, *GetBundleInChannelRequest) (*Bundle, error)
 	GetChannelEntriesThatReplace(*GetAllReplacementsRequest, grpc.ServerStreamingServer[ChannelEntry]) error
 	GetBundleThatReplaces(context.Context, *GetReplacementRequest) (*Bundle, error)

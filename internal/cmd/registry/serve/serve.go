@@ -158,6 +158,7 @@ func ParseTimeout(s string) (time.Duration, error) {
 type ServerFlags struct {
 	StopGrace            time.Duration
 	MaxConcurrentStreams int
+	MaxWaitingStreams    int
 	KeepaliveTime        time.Duration
 	IdleTimeout          time.Duration
 	StallTimeout         time.Duration
@@ -166,7 +167,8 @@ type ServerFlags struct {
 // AddFlags adds the server flags to fl.
 func (s *ServerFlags) AddFlags(fl *pflag.FlagSet) {
 	fl.DurationVar(&s.StopGrace, "stop-grace", registry.DefaultStopGrace, "after SIGTERM or the timeout, wait this long for calls in flight, then cancel them and exit (0: wait for every call)")
-	fl.IntVar(&s.MaxConcurrentStreams, "max-concurrent-streams", registry.DefaultMaxConcurrentStreams, "calls one client connection may have open at once; more wait in the client (0: no limit)")
+	fl.IntVar(&s.MaxConcurrentStreams, "max-concurrent-streams", registry.DefaultMaxConcurrentStreams, "calls one client connection may have open at once; more wait in the client (0: no limit, as upstream)")
+	fl.IntVar(&s.MaxWaitingStreams, "max-waiting-streams", registry.DefaultMaxWaitingStreams, "streams, on all connections, that may wait for clients that do not read them; more end at once (0: no limit)")
 	fl.DurationVar(&s.KeepaliveTime, "keepalive-time", registry.DefaultKeepaliveTime, "ping a connection silent this long, and close it when the ping is not answered (0: never)")
 	fl.DurationVar(&s.IdleTimeout, "idle-timeout", registry.DefaultIdleTimeout, "close connections without a call for this long; clients reconnect when they next call (0: never)")
 	fl.DurationVar(&s.StallTimeout, "stall-timeout", registry.DefaultStallTimeout, "end a stream whose client has read nothing for this long (0: never)")
@@ -189,5 +191,9 @@ func (s ServerFlags) Limits() registry.Limits {
 	if n <= 0 {
 		n = -1
 	}
-	return registry.Limits{MaxConcurrentStreams: n, KeepaliveTime: off(s.KeepaliveTime), IdleTimeout: off(s.IdleTimeout), StallTimeout: off(s.StallTimeout)}
+	w := s.MaxWaitingStreams
+	if w <= 0 {
+		w = -1
+	}
+	return registry.Limits{MaxConcurrentStreams: n, MaxWaitingStreams: w, KeepaliveTime: off(s.KeepaliveTime), IdleTimeout: off(s.IdleTimeout), StallTimeout: off(s.StallTimeout)}
 }

@@ -32,18 +32,20 @@ func TestFlags(t *testing.T) {
 	assert.False(t, opts.Debug)
 
 	// Ours: bounds on what clients can hold.
-	assert.Equal(t, serve.ServerFlags{StopGrace: registry.DefaultStopGrace, MaxConcurrentStreams: registry.DefaultMaxConcurrentStreams,
+	// No limit on the calls of a connection, as upstream: unread streams
+	// are bounded by what they hold (--max-waiting-streams).
+	assert.Equal(t, serve.ServerFlags{StopGrace: registry.DefaultStopGrace, MaxConcurrentStreams: 0, MaxWaitingStreams: registry.DefaultMaxWaitingStreams,
 		KeepaliveTime: registry.DefaultKeepaliveTime, IdleTimeout: registry.DefaultIdleTimeout, StallTimeout: registry.DefaultStallTimeout}, opts.Server)
-	assert.Equal(t, registry.Limits{MaxConcurrentStreams: 8, KeepaliveTime: time.Minute, IdleTimeout: 15 * time.Minute, StallTimeout: 30 * time.Second}, opts.Server.Limits())
+	assert.Equal(t, registry.Limits{MaxConcurrentStreams: -1, MaxWaitingStreams: 1024, KeepaliveTime: time.Minute, IdleTimeout: 15 * time.Minute, StallTimeout: 30 * time.Second}, opts.Server.Limits())
 
 	opts, err = cmdtest.Parse(t, serve.NewCmd, "-d", "x.db", "-p", "6000", "-t", "/tmp/tl", "--timeout-seconds", "30", "--skip-migrate", "--debug",
-		"--stop-grace", "2s", "--max-concurrent-streams", "0", "--keepalive-time", "0", "--idle-timeout", "1h", "--stall-timeout", "0")
+		"--stop-grace", "2s", "--max-concurrent-streams", "8", "--max-waiting-streams", "0", "--keepalive-time", "0", "--idle-timeout", "1h", "--stall-timeout", "0")
 	require.NoError(t, err)
 	assert.Equal(t, serve.Options{Database: "x.db", Port: "6000", TerminationLog: "/tmp/tl", TimeoutSeconds: "30", SkipMigrate: true, Debug: true,
-		Server: serve.ServerFlags{StopGrace: 2 * time.Second, IdleTimeout: time.Hour}}, *opts)
+		Server: serve.ServerFlags{StopGrace: 2 * time.Second, MaxConcurrentStreams: 8, IdleTimeout: time.Hour}}, *opts)
 	// 0 on the command line turns a limit off (negative in the library,
 	// where 0 is the default).
-	assert.Equal(t, registry.Limits{MaxConcurrentStreams: -1, KeepaliveTime: -1, IdleTimeout: time.Hour, StallTimeout: -1}, opts.Server.Limits())
+	assert.Equal(t, registry.Limits{MaxConcurrentStreams: 8, MaxWaitingStreams: -1, KeepaliveTime: -1, IdleTimeout: time.Hour, StallTimeout: -1}, opts.Server.Limits())
 	assert.Equal(t, 2*time.Second, opts.Server.Grace())
 }
 
