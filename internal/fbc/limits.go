@@ -117,7 +117,7 @@ func (b *budget) release(n int64) {
 // that grows, or is no regular file). It returns the bytes held against
 // the budget; the caller releases them once done with the data.
 func readFile(fsys fs.FS, name string, l Limits, b *budget) ([]byte, int64, error) {
-	f, err := fsys.Open(name)
+	f, err := OpenFile(fsys, name)
 	if err != nil {
 		return nil, 0, &LoadError{File: name, Msg: err.Error()}
 	}

@@ -72,12 +72,12 @@ func LoadDir(dir string) (*Catalog, error) { return LoadDirWith(dir, LoadOptions
 
 // LoadDirWith is LoadDir with options.
 func LoadDirWith(dir string, opts LoadOptions) (*Catalog, error) {
-	root, err := openCatalogRoot(dir)
+	fsys, closer, err := OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = root.Close() }() // read-only
-	return LoadWith(root.FS(), opts)
+	defer func() { _ = closer.Close() }() // read-only
+	return LoadWith(fsys, opts)
 }
 
 // Load reads every JSON (.json: objects back to back) and YAML (.yaml, .yml:
@@ -706,7 +706,10 @@ func catalogFiles(fsys fs.FS, report func(error)) (files, ignored []string) {
 			if p != "." && ign.match(p, true) {
 				return fs.SkipDir
 			}
-			if data, err := fs.ReadFile(fsys, path.Join(p, IgnoreFile)); err == nil {
+			data, err := readIgnoreFile(fsys, p)
+			if err != nil {
+				report(&LoadError{File: path.Join(p, IgnoreFile), Msg: err.Error()})
+			} else if data != nil {
 				ign.add(p, data)
 			}
 			return nil
