@@ -103,3 +103,45 @@ func TestOpenFileRefusesDevices(t *testing.T) {
 		t.Fatalf("got %v, want a device refused", err)
 	}
 }
+
+// TestKeysDifferingInCaseRefused: "package" and "Package" in one blob were
+// both read by a decoder that ignores case, the last winning, and the
+// bundle moved to another package without a word; upstream refuses top-level
+// keys that differ only in letter case, and so does opm, naming both.
+// Exact repeats keep the last value, as upstream; nested keys are not checked,
+// as upstream.
+func TestKeysDifferingInCaseRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blobs := okPackage +
+		`{"schema":"olm.package","name":"q","defaultChannel":"c"}` + "\n" +
+		`{"schema":"olm.bundle","package":"p","Package":"q","name":"b.v1","image":"example.com/b:v1"}` + "\n" +
+		`{"schema":"example.com/x","package":"p","Foo":1,"fo\u006f":2}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "c.json"), []byte(blobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for rn, read := range map[string]func() error{
+		"LoadDirWith": func() error { _, err := LoadDirWith(dir, LoadOptions{}); return err },
+		"ScanDir": func() error {
+			s, err := ScanDir(dir, LoadOptions{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			return s.Err()
+		},
+	} {
+		err := read()
+		for _, want := range []string{`c.json:3`, `"package" and "Package"`, `c.json:4`, `"Foo" and "foo"`} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: got %v, want %s", rn, err, want)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "c.json"), []byte(okPackage+`{"schema":"example.com/x","package":"p","a":1,"a":2,"o":{"k":1,"K":2}}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadDirWith(dir, LoadOptions{}); err != nil {
+		t.Fatalf("exact repeats and nested keys are accepted, as upstream: %v", err)
+	}
+}
