@@ -145,3 +145,48 @@ func TestKeysDifferingInCaseRefused(t *testing.T) {
 		t.Fatalf("exact repeats and nested keys are accepted, as upstream: %v", err)
 	}
 }
+
+// TestInvalidUTF8Refused: a catalog file that is not UTF-8 was copied raw
+// into render and migrate output (upstream replaces the bytes with U+FFFD,
+// changing the catalog silently). It is refused with file and line.
+func TestInvalidUTF8Refused(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"c.json", "c.yaml"} {
+		dir := t.TempDir()
+		data := okPackage + "{\"schema\":\"olm.package\",\"name\":\"q\",\"description\":\"bad \xff\xfe here\"}\n"
+		if name == "c.yaml" {
+			data = "schema: olm.package\nname: q\ndescription: \"bad \xff here\"\n"
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := name + ":2"
+		if name == "c.yaml" {
+			want = name + ":3"
+		}
+		for rn, read := range map[string]func() error{
+			"LoadDirWith": func() error { _, err := LoadDirWith(dir, LoadOptions{}); return err },
+			"ScanDir": func() error {
+				s, err := ScanDir(dir, LoadOptions{})
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				return s.Err()
+			},
+			"WalkBlobs": func() error {
+				fsys, c, err := OpenDir(dir)
+				if err != nil {
+					return err
+				}
+				defer c.Close()
+				return WalkBlobs(fsys, func(string, int, json.RawMessage) error { return nil })
+			},
+		} {
+			err := read()
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "UTF-8") {
+				t.Errorf("%s %s: got %v, want %s and UTF-8", name, rn, err, want)
+			}
+		}
+	}
+}
