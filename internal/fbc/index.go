@@ -416,6 +416,10 @@ func RenderIndexFileToDir(ctx context.Context, path, dir string, ropts RenderOpt
 type ToIndexOptions struct {
 	// Force replaces an existing file at the destination.
 	Force bool
+	// Sources are the local paths the catalog is read from: a destination
+	// that holds one, is one or lies inside one is refused (see
+	// atomicfile.CheckApart).
+	Sources []string
 	// Scratch writes a database that need not survive a crash of the
 	// machine (see index.OpenOptions.Scratch): a temporary one, or a serve
 	// cache, whose digest is checked before use.
@@ -484,6 +488,9 @@ func (e *CatalogLoadError) Error() string { return e.Err.Error() }
 func (e *CatalogLoadError) Unwrap() error { return e.Err }
 
 func toIndexFile(ctx context.Context, path string, opts ToIndexOptions, fill func(*index.DB) error) error {
+	if err := atomicfile.CheckApart(path, opts.Sources...); err != nil {
+		return fmt.Errorf("write index: %w", err)
+	}
 	if _, err := os.Lstat(path); err == nil && !opts.Force {
 		return fmt.Errorf("write index %s: %w; remove it or write elsewhere", path, os.ErrExist)
 	}

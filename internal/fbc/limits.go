@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/opmkit/opm/internal/rawjson"
 )
@@ -117,7 +118,7 @@ func (b *budget) release(n int64) {
 // that grows, or is no regular file). It returns the bytes held against
 // the budget; the caller releases them once done with the data.
 func readFile(fsys fs.FS, name string, l Limits, b *budget) ([]byte, int64, error) {
-	f, err := fsys.Open(name)
+	f, err := OpenFile(fsys, name)
 	if err != nil {
 		return nil, 0, &LoadError{File: name, Msg: err.Error()}
 	}
@@ -155,7 +156,33 @@ func readFile(fsys fs.FS, name string, l Limits, b *budget) ([]byte, int64, erro
 		b.release(want)
 		return nil, 0, fileTooBig(name, "larger than that", l)
 	}
+	if err := checkUTF8(name, buf); err != nil {
+		b.release(want)
+		return nil, 0, err
+	}
 	return buf, want, nil
+}
+
+// checkUTF8 refuses a catalog file that is not UTF-8 (JSON and YAML both
+// must be), naming the line of the first bad byte. Decoding strings would
+// replace such bytes by U+FFFD (upstream's render does, silently), and
+// the raw paths would copy them into output as they are: either way the
+// catalog written is not the one read.
+func checkUTF8(name string, data []byte) error {
+	if utf8.Valid(data) {
+		return nil
+	}
+	i := 0
+	for i < len(data) {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		i += n
+	}
+	line := 1 + bytes.Count(data[:i], []byte("\n"))
+	col := i - (bytes.LastIndexByte(data[:i], '\n') + 1) + 1
+	return &LoadError{File: name, Line: line, Msg: fmt.Sprintf("byte 0x%02x at column %d is not valid UTF-8: catalog files must be UTF-8 text; re-encode the file (iconv -t UTF-8) or fix the bytes", data[i], col)}
 }
 
 // valueEnd returns the offset just past the JSON value starting at data[i]

@@ -72,12 +72,12 @@ func LoadDir(dir string) (*Catalog, error) { return LoadDirWith(dir, LoadOptions
 
 // LoadDirWith is LoadDir with options.
 func LoadDirWith(dir string, opts LoadOptions) (*Catalog, error) {
-	root, err := openCatalogRoot(dir)
+	fsys, closer, err := OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = root.Close() }() // read-only
-	return LoadWith(root.FS(), opts)
+	defer func() { _ = closer.Close() }() // read-only
+	return LoadWith(fsys, opts)
 }
 
 // Load reads every JSON (.json: objects back to back) and YAML (.yaml, .yml:
@@ -305,6 +305,9 @@ func classify(pos Position, raw []byte) (blobHead, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return blobHead{}, fail("a catalog blob must be an object with a schema, not %s", jsonKind(raw))
 	}
+	if a, b, ok := caseTwins(raw); ok {
+		return blobHead{}, fail("keys %q and %q differ only in letter case: keys are case-sensitive, but a decoder that ignores case (as Go's does) would take either's value; keep one", a, b)
+	}
 	schema, known := sniffSchema(raw)
 	if known {
 		key := "package"
@@ -339,6 +342,34 @@ func classify(pos Position, raw []byte) (blobHead, error) {
 		h.pkg = h.name
 	}
 	return h, nil
+}
+
+// caseTwins finds two top-level keys of the object raw that differ only in
+// letter case, which upstream refuses as duplicates: "package" beside
+// "Package" would otherwise move a bundle to the package named last.
+// Keys repeated exactly are left to the decoder (the last wins, as
+// upstream). ok is false when there are none, or raw is not readable here
+// (the decoder reports it).
+func caseTwins(raw []byte) (a, b string, ok bool) {
+	var keys [][]byte
+	rawjson.Members(raw, func(key, _ []byte) bool {
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &k) != nil {
+				return false
+			}
+			key = []byte(k)
+		}
+		for _, prev := range keys {
+			if !bytes.Equal(prev, key) && bytes.EqualFold(prev, key) {
+				a, b, ok = string(prev), string(key), true
+				return false
+			}
+		}
+		keys = append(keys, key)
+		return true
+	})
+	return a, b, ok
 }
 
 // decodeBlob decodes a classified blob (raw trimmed) into c.
@@ -721,7 +752,10 @@ func catalogFiles(fsys fs.FS, report func(error)) (files, ignored []string) {
 			if p != "." && ign.match(p, true) {
 				return fs.SkipDir
 			}
-			if data, err := fs.ReadFile(fsys, path.Join(p, IgnoreFile)); err == nil {
+			data, err := readIgnoreFile(fsys, p)
+			if err != nil {
+				report(&LoadError{File: path.Join(p, IgnoreFile), Msg: err.Error()})
+			} else if data != nil {
 				ign.add(p, data)
 			}
 			return nil

@@ -142,7 +142,7 @@ func TestKeysInOtherLetterCases(t *testing.T) {
 			t.Errorf("%s: loaded", blob)
 			continue
 		}
-		if !strings.Contains(err.Error(), "different letter cases") {
+		if !strings.Contains(err.Error(), "differ only in letter case") {
 			t.Errorf("%s: %v", blob, err)
 		}
 	}

@@ -37,7 +37,7 @@ type Scanned struct {
 	// olm.bundle blobs.
 	Entries, Bundles int
 
-	root *os.Root // of ScanDir, closed by Close
+	root io.Closer // of ScanDir, closed by Close
 	lim  Limits
 	mem  *budget
 
@@ -71,11 +71,11 @@ type keyedErr struct {
 // ScanDir scans the catalog in directory dir (see Scanned), read through
 // an os.Root as LoadDirWith reads it; Close it when done.
 func ScanDir(dir string, opts LoadOptions) (*Scanned, error) {
-	root, err := openCatalogRoot(dir)
+	fsys, root, err := OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	s, err := Scan(root.FS(), opts)
+	s, err := Scan(fsys, opts)
 	if err != nil {
 		_ = root.Close() // read-only
 		return nil, err
@@ -306,7 +306,7 @@ func (s *Scanned) load(name string) *Catalog {
 		if r, ok := open[i]; ok {
 			return r, nil
 		}
-		f, err := s.fsys.Open(s.files[i])
+		f, err := OpenFile(s.fsys, s.files[i])
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,48 @@ func validateKeeping(c *Catalog, objs decodedObjects) []validate.Finding {
 	v.channels(c)
 	v.bundles(c)
 	v.modelChecks(c)
+	v.out = append(v.out, acrossPackages(bundleKeys(c))...)
 	sortFindings(v.out)
+	return v.out
+}
+
+// bundleKey is what an index database keys a bundle by, with where it is.
+type bundleKey struct {
+	name, version, image, pkg string
+	pos                       Position
+}
+
+func bundleKeys(c *Catalog) []bundleKey {
+	keys := make([]bundleKey, 0, len(c.Bundles))
+	for _, b := range c.Bundles {
+		k := bundleKey{name: b.Name, image: b.Image, pkg: b.Package, pos: b.Pos}
+		for _, p := range b.Properties {
+			var pv PackageValue
+			if p.Type == PropertyPackage && json.Unmarshal(p.Value, &pv) == nil {
+				k.version = pv.Version
+				break
+			}
+		}
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// acrossPackages finds bundles of one name, version and image in two
+// packages, which validate per package cannot see and an index database
+// refuses.
+func acrossPackages(keys []bundleKey) []validate.Finding {
+	v := &checker{}
+	first := map[[3]string]bundleKey{}
+	for _, k := range keys {
+		id := [3]string{k.name, k.version, k.image}
+		if f, ok := first[id]; ok && f.pkg != k.pkg {
+			v.report(validate.RuleCatalogBundlePackages, k.pos, "name", "", "bundle %s (version %s, image %s) of package %s is also in package %s (%s:%d)", k.name, k.version, k.image, k.pkg, f.pkg, f.pos.File, f.pos.Line)
+			continue
+		} else if !ok {
+			first[id] = k
+		}
+	}
 	return v.out
 }
 
@@ -64,9 +105,13 @@ func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions) 
 	}
 	defer func() { _ = s.Close() }() // only a temporary file to release
 	var found, foundV1 []validate.Finding
-	type both struct{ model, v1 []validate.Finding }
+	var keys []bundleKey
+	type both struct {
+		model, v1 []validate.Finding
+		keys      []bundleKey
+	}
 	err = eachPrepared(ctx, s, func(_ string, c *Catalog) both {
-		out := both{model: Validate(c)}
+		out := both{model: Validate(c), keys: bundleKeys(c)}
 		if olmv1 {
 			out.v1 = ValidateOLMv1(c)
 		}
@@ -74,11 +119,13 @@ func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions) 
 	}, func(_ string, fs both) error {
 		found = append(found, fs.model...)
 		foundV1 = append(foundV1, fs.v1...)
+		keys = append(keys, fs.keys...)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	found = append(found, acrossPackages(keys)...)
 	sortFindings(found)
 	sort.SliceStable(foundV1, func(i, j int) bool {
 		a, b := foundV1[i], foundV1[j]

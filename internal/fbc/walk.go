@@ -28,7 +28,11 @@ func WalkBlobs(fsys fs.FS, fn func(file string, line int, raw json.RawMessage) e
 			if p != "." && ign.match(p, true) {
 				return fs.SkipDir
 			}
-			if data, err := fs.ReadFile(fsys, path.Join(p, IgnoreFile)); err == nil {
+			data, err := readIgnoreFile(fsys, p)
+			if err != nil {
+				return &LoadError{File: path.Join(p, IgnoreFile), Msg: err.Error()}
+			}
+			if data != nil {
 				ign.add(p, data)
 			}
 			return nil

@@ -218,6 +218,10 @@ type WriteDirOptions struct {
 	Format Format
 	// Force replaces a destination directory that is not empty.
 	Force bool
+	// Sources are the local paths the catalog is read from: a DIR that
+	// holds one, is one or lies inside one is refused (see
+	// atomicfile.CheckApart), with or without Force.
+	Sources []string
 }
 
 // WriteDir writes the catalog the way upstream `opm migrate` lays it out:
@@ -260,6 +264,9 @@ func NewDirWriter(dir string, opts WriteDirOptions) (*DirWriter, error) {
 		return nil, fmt.Errorf("write catalog %s: %w", dir, err)
 	}
 	dir = filepath.Clean(dir)
+	if err := atomicfile.CheckApart(dir, opts.Sources...); err != nil {
+		return nil, fmt.Errorf("write catalog: %w", err)
+	}
 	// What killed writers of dir left: their temporary trees, and the old
 	// catalog if one was killed between the two renames of the fallback.
 	if _, err := atomicfile.CleanStale(dir); err != nil {

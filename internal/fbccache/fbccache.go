@@ -136,9 +136,13 @@ func (m meta) mismatch(cacheDir string) (string, error) {
 // the directory invalidates a cache. Files are hashed on every CPU at once;
 // the digest is the hash of their list.
 func Digest(dir string) (string, error) {
-	fsys := os.DirFS(dir)
+	fsys, root, err := fbc.OpenDir(dir)
+	if err != nil {
+		return "", fmt.Errorf("digest catalog %s: %w", dir, err)
+	}
+	defer func() { _ = root.Close() }() // read-only
 	var files []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -182,7 +186,10 @@ func Digest(dir string) (string, error) {
 // fileLine is one file's entry in the digest: name, size and hash. A
 // symbolic link to a directory is skipped, as Load skips it.
 func fileLine(fsys fs.FS, p string) (string, error) {
-	f, err := fsys.Open(p)
+	if st, err := fs.Stat(fsys, p); err == nil && st.IsDir() {
+		return "", nil
+	}
+	f, err := fbc.OpenFile(fsys, p)
 	if err != nil {
 		return "", err
 	}

@@ -32,12 +32,12 @@ func Load(fsys fs.FS, level fbc.MigrateLevel, each func(*fbc.Catalog) error) (*f
 // Dir is LoadWith on the directory dir, read through an os.Root: a link
 // that leads out of it is a finding, not followed.
 func Dir(dir string, level fbc.MigrateLevel, opts fbc.LoadOptions, each func(*fbc.Catalog) error) (*fbc.Catalog, error) {
-	root, err := os.OpenRoot(dir)
+	fsys, root, err := fbc.OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = root.Close() }() // read-only
-	return LoadWith(root.FS(), level, opts, each)
+	return LoadWith(fsys, level, opts, each)
 }
 
 // LoadWith is Load with load options (the limits on what is read).

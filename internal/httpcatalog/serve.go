@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/opmkit/opm/internal/fbc"
 )
 
 // Serve answers h on lis until ctx ends, then stops taking requests and
@@ -67,11 +69,16 @@ func Listen(dir string, o ServerOptions) (*Server, error) {
 
 // stored is a server of the catalog in dir, not listening yet.
 func stored(dir string) (*Server, error) {
+	fsys, root, err := fbc.OpenDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("http: %w", err)
+	}
+	defer func() { _ = root.Close() }() // read-only
 	tmp, err := os.MkdirTemp("", "opm-http-catalog-")
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)
 	}
-	st, err := Build(os.DirFS(dir), tmp)
+	st, err := Build(fsys, tmp)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("http: %w", err)

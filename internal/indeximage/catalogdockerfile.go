@@ -1,6 +1,8 @@
 package indeximage
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -49,12 +51,16 @@ func (d CatalogDockerfile) Bytes() ([]byte, error) {
 			return nil, fmt.Errorf("label %q=%q: a label needs a key, and neither may hold a line break", k, v)
 		}
 	}
+	add, err := transferLine("ADD", d.CatalogDir, CatalogDir)
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	b.WriteString("# The builder image is expected to contain\n")
 	b.WriteString("# /bin/opm (with serve subcommand)\n")
 	fmt.Fprintf(&b, "FROM %s as builder\n\n", d.BuilderImage)
 	b.WriteString("# Copy FBC root into image at /configs and pre-populate serve cache\n")
-	fmt.Fprintf(&b, "ADD %s %s\n", d.CatalogDir, CatalogDir)
+	b.WriteString(add)
 	fmt.Fprintf(&b, "RUN [\"/bin/opm\", \"serve\", %q, %q, \"--cache-only\"]\n\n", CatalogDir, "--cache-dir="+CatalogCacheDir)
 	fmt.Fprintf(&b, "FROM %s\n", d.BaseImage)
 	if d.BaseImage != Scratch {
@@ -94,4 +100,32 @@ func (d CatalogDockerfile) Bytes() ([]byte, error) {
 // end the quotes early.
 func dockerQuote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// transferLine is the Dockerfile line "INSTR SRC DST" (ADD or COPY) for a
+// path from the user. A control character would end the line and start
+// one of the user's choosing, so it is refused; so is what the build
+// expands in a source ($ variables, glob patterns, the escape character),
+// which cannot be written literally in both forms. A path with a space or a
+// quote is written in the JSON-array form, where it stays one argument;
+// others as upstream writes them.
+func transferLine(instr, src, dst string) (string, error) {
+	for _, r := range src {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return "", fmt.Errorf("directory %q: its name holds the control character %U, which would break the Dockerfile's %s line; rename it", src, r, instr)
+		}
+	}
+	if i := strings.IndexAny(src, "$*?[\\"); i >= 0 {
+		return "", fmt.Errorf("directory %q: its name holds %q, which the build would expand in the Dockerfile's %s line; rename it", src, src[i], instr)
+	}
+	if !strings.ContainsAny(src, " \"'") {
+		return instr + " " + src + " " + dst + "\n", nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(src); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s [%s, %q]\n", instr, strings.TrimSuffix(b.String(), "\n"), dst), nil
 }

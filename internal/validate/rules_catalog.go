@@ -48,6 +48,10 @@ var (
 		What: "Bundle names are unique in a package.",
 		Why:  "Channel entries name bundles; two bundles of one name make them ambiguous.",
 		Fix:  "Rename or delete one of the bundles."})
+	RuleCatalogBundlePackages = register(&Rule{ID: "catalog-bundle-packages", Severity: Error, Scope: ScopeCatalog,
+		What: "A bundle (its name, version and image) belongs to one package.",
+		Why:  "An index database keys bundles by name, version and image: migrate --to sqlite refuses the second one.",
+		Fix:  "Rename the bundle in one of the packages, or remove it from one."})
 	RuleCatalogBundleChannel = register(&Rule{ID: "catalog-bundle-channel", Severity: Error, Scope: ScopeCatalog,
 		What: "Every bundle is in at least one channel.",
 		Why:  "A bundle outside every channel can never be installed and is refused when the catalog is served.",

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -116,4 +118,41 @@ func TestInitFlags(t *testing.T) {
 	o, err = cmdtest.Parse(t, initpackage.NewCmd, "p", "--default-channel", "ch", "--description", "d", "--icon", "i", "--output", "json")
 	require.NoError(t, err)
 	assert.Equal(t, initpackage.Options{Package: "p", DefaultChannel: "ch", DescriptionFile: "d", IconFile: "i", Output: "json"}, *o)
+}
+
+// TestInitRefusesHostileInputs: -i /dev/zero and -d of a huge file grew
+// without bound, and -d on a named pipe blocked for ever. Only regular
+// files are read, up to initpackage.MaxFileSize, and a pipe is refused
+// without waiting for a writer.
+func TestInitRefusesHostileInputs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "README.md")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	big := filepath.Join(dir, "big.md")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(initpackage.MaxFileSize+1)) // sparse
+	require.NoError(t, f.Close())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-i", "/dev/zero"}, "--icon: /dev/zero is a device, not a regular file"},
+		{[]string{"-d", "/dev/zero"}, "--description: /dev/zero is a device, not a regular file"},
+		{[]string{"-d", fifo}, "is a named pipe (FIFO), not a regular file"},
+		{[]string{"-d", big}, "larger than the limit"},
+		{[]string{"-i", big}, "larger than the limit"},
+	} {
+		done := make(chan cmdtest.Result, 1)
+		go func() { done <- cmdtest.New(t).Run(append([]string{"init", "op"}, c.args...)...) }()
+		select {
+		case r := <-done:
+			assert.Equal(t, exit.Failed, r.Code, "%v: %s", c.args, r.ErrOut)
+			assert.Contains(t, r.ErrOut, c.want, "%v", c.args)
+			assert.Empty(t, r.Out, "%v", c.args)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%v: still running after 20s", c.args)
+		}
+	}
 }

@@ -70,7 +70,9 @@ not a semver range, say) is refused with every problem listed at once;
 --permissive writes the catalog anyway, to fix it there.
 
 DEST is written whole or not at all: the result is built beside it and moved
-into place. An existing non-empty DEST is refused unless --force.`,
+into place. An existing non-empty DEST is refused unless --force. A DEST that
+is SOURCE, holds it or lies inside it is refused even with --force (symbolic
+links resolved): replacing it would delete the source.`,
 		Example: `  opm migrate index.db catalog/
   opm migrate quay.io/me/index:3 catalog/ -o yaml
   opm migrate old-catalog/ catalog/ --migrate-level bundle-object-to-csv-metadata
@@ -115,7 +117,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		// A package at a time into a temporary tree, moved into place once
 		// the catalog is known to validate (or --permissive): memory holds
 		// a package, not the catalog.
-		dw, err := fbc.NewDirWriter(opts.Dest, fbc.WriteDirOptions{Format: format, Force: opts.Force})
+		dw, err := fbc.NewDirWriter(opts.Dest, fbc.WriteDirOptions{Format: format, Force: opts.Force, Sources: []string{opts.Source}})
 		if err != nil {
 			return exit.With(exit.Failed, withForceHint(err, opts.Force))
 		}
@@ -155,7 +157,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		var packages, bundles int
 		if st, serr := os.Stat(opts.Source); serr == nil && st.IsDir() && !fbcsource.IsBundleDir(opts.Source) {
 			// A catalog directory is converted a package at a time.
-			n, err := fbc.DirToIndex(ctx, opts.Source, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}, fbc.LoadOptions{Limits: opts.Limits})
+			n, err := fbc.DirToIndex(ctx, opts.Source, opts.Dest, fbc.ToIndexOptions{Force: opts.Force, Sources: []string{opts.Source}}, fbc.LoadOptions{Limits: opts.Limits})
 			var le *fbc.CatalogLoadError
 			if errors.As(err, &le) {
 				return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: load catalog %s: %w\n(`opm validate %s` lists every problem)", opts.Source, opts.Source, le.Err, opts.Source))
@@ -169,7 +171,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			if err != nil {
 				return indexio.Interrupted(ctx, fmt.Errorf("migrate %s: %w", opts.Source, err))
 			}
-			if err := fbc.ToIndex(ctx, c.Catalog, opts.Dest, fbc.ToIndexOptions{Force: opts.Force}); err != nil {
+			if err := fbc.ToIndex(ctx, c.Catalog, opts.Dest, fbc.ToIndexOptions{Force: opts.Force, Sources: []string{opts.Source}}); err != nil {
 				return toSQLiteError(ctx, f, opts, err)
 			}
 			packages, bundles = len(c.PackageNames()), len(c.Bundles)

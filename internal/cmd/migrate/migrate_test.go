@@ -273,3 +273,58 @@ func TestBadBundlesReportedAtOnce(t *testing.T) {
 		t.Fatalf("serve: exit %d: %s", r.Code, r.ErrOut)
 	}
 }
+
+const tinyCatalog = `{"schema":"olm.package","name":"p","defaultChannel":"c"}
+{"schema":"olm.channel","package":"p","name":"c","entries":[{"name":"p.v1"}]}
+{"schema":"olm.bundle","package":"p","name":"p.v1","image":"example.com/p:v1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}
+`
+
+// TestMigrateRefusesOverlap: a destination that holds the source (or is
+// it) would be replaced with the source inside it under --force; one
+// inside the source would become part of the catalog it was made from.
+// Each is refused, through a symbolic link too, and nothing is touched.
+func TestMigrateRefusesOverlap(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	tmp := t.TempDir()
+	parent := filepath.Join(tmp, "p")
+	src := filepath.Join(parent, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(src, "catalog.json"), []byte(tinyCatalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(parent, "mine.txt"), []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(parent, filepath.Join(tmp, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ dest, want string }{
+		{parent, "holds the source"},
+		{filepath.Join(tmp, "link"), "holds the source"},
+		{src, "holds the source"},
+		{filepath.Join(src, "out"), "inside the source"},
+		{filepath.Join(tmp, "link", "src", "out"), "inside the source"},
+	} {
+		for _, to := range []string{"fbc", "sqlite"} {
+			r := o.Run("migrate", src, c.dest, "--force", "--to", to)
+			if r.Code != 1 || !strings.Contains(r.ErrOut, c.want) {
+				t.Errorf("migrate %s %s --to %s: exit %d, want %q: %s", src, c.dest, to, r.Code, c.want, r.ErrOut)
+			}
+		}
+	}
+	for _, f := range []string{filepath.Join(src, "catalog.json"), filepath.Join(parent, "mine.txt")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("a refused migrate removed %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(src, "out")); err == nil {
+		t.Error("a refused migrate wrote inside the source")
+	}
+	// Beside the source is fine.
+	if r := o.Run("migrate", src, filepath.Join(parent, "out"), "--force"); r.Code != 0 {
+		t.Fatalf("migrate beside the source: exit %d: %s", r.Code, r.ErrOut)
+	}
+}

@@ -141,3 +141,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestBasicRenderRefusesDuplicateBundles: two entries whose images hold
+// the same bundle (the same image twice, or two tags of one bundle) gave
+// a catalog with the bundle twice and exit 0; it is refused, naming both
+// entries.
+func TestBasicRenderRefusesDuplicateBundles(t *testing.T) {
+	t.Parallel()
+	data := []byte("schema: olm.template.basic\nentries:\n- {schema: olm.package, name: p, defaultChannel: s}\n- {schema: olm.bundle, image: img/a:1}\n- {schema: olm.bundle, image: img/a:latest}\n")
+	render := func(_ context.Context, image string) (*fbc.Bundle, error) {
+		return &fbc.Bundle{Schema: "olm.bundle", Name: "p.v1", Package: "p", Image: image}, nil
+	}
+	_, err := basic.Render(context.Background(), data, basic.Options{RenderBundle: render, Source: "t.yaml"})
+	require.Error(t, err)
+	assert.Equal(t, "t.yaml:5: entries[2].image: bundle image img/a:latest: holds bundle p.v1 of package p, which line 4 (img/a:1) gives already; keep one of the entries", err.Error())
+}

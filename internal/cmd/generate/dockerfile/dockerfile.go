@@ -40,7 +40,10 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		Short: "Write the Dockerfile of a file-based catalog image",
 		Long: `Write DIR.Dockerfile beside the catalog directory DIR, as upstream opm
 generate dockerfile does: build it from DIR's parent directory. A
-DIR.Dockerfile that exists is never replaced.
+DIR.Dockerfile that exists is never replaced. A DIR whose name holds a
+space or quote is written in ADD's JSON-array form; one holding a control
+character (a line break would start a Dockerfile line of its own) or what
+the build would expand ($, *, ?, [, \) is refused: rename it.
 
 The image it describes holds the catalog in /configs (the
 operators.operatorframework.io.index.configs.v1 label says so) and opm

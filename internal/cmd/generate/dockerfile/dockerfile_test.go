@@ -3,6 +3,7 @@ package dockerfile_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -205,4 +206,43 @@ func TestGenerateDockerfileFlags(t *testing.T) {
 	o, err = cmdtest.Parse(t, dockerfile.NewCmd, "dir", "--base-image", "a/b:1", "--builder-image", "c/d:1", "--extra-labels", "k=v,x=y")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"k=v", "x=y"}, o.ExtraLabels)
+}
+
+// TestGenerateDockerfileHostileNames: the catalog directory's name is
+// written into the ADD line. A line break would start a Dockerfile line of
+// its own (a RUN, say), so control characters are refused; a space would
+// split the ADD's arguments, so such names are written in the JSON-array
+// form; what the build would expand ($, globs) is refused.
+func TestGenerateDockerfileHostileNames(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, add, refused string
+	}{
+		{name: "cat\nRUN touch pwned", refused: "control character"},
+		{name: "cat\tx", refused: "control character"},
+		{name: "cat\x7f", refused: "control character"},
+		{name: "cat$HOME", refused: "would expand"},
+		{name: "cat*", refused: "would expand"},
+		{name: "my catalog", add: `ADD ["my catalog", "/configs"]` + "\n"},
+		{name: `a\b`, refused: "would expand"},
+		{name: `a "b" 'c'`, add: `ADD ["a \"b\" 'c'", "/configs"]` + "\n"},
+		{name: "é-catalog", add: "ADD é-catalog /configs\n"},
+	} {
+		parent := t.TempDir()
+		dir := filepath.Join(parent, c.name)
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		r := runner(t, "v1.2.3").Run("generate", "dockerfile", dir)
+		out := filepath.Join(parent, c.name+".Dockerfile")
+		if c.refused != "" {
+			assert.NotEqual(t, 0, r.Code, "%q", c.name)
+			assert.Contains(t, r.ErrOut, c.refused, "%q", c.name)
+			assert.NoFileExists(t, out, "%q", c.name)
+			continue
+		}
+		require.Equal(t, 0, r.Code, "%q: %s", c.name, r.ErrOut)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.Contains(t, string(got), "\n"+c.add, "%q", c.name)
+		assert.Equal(t, 1, strings.Count(string(got), "\nADD "), "%q", c.name)
+	}
 }

@@ -114,6 +114,11 @@ func (t *Template) Render(ctx context.Context, render template.RenderBundle) (*f
 	out := &fbc.Catalog{}
 	out.Merge(t.catalog)
 	var errs []error
+	type origin struct {
+		line  int
+		image string
+	}
+	seen := map[[2]string]origin{}
 	for _, b := range t.bundles {
 		blob, err := render(ctx, b.image)
 		if ctx.Err() != nil {
@@ -125,6 +130,14 @@ func (t *Template) Render(ctx context.Context, render template.RenderBundle) (*f
 		}
 		bb := *blob
 		bb.Pos = fbc.Position{File: t.doc.Source, Line: t.doc.Line(b.path)}
+		// The same bundle twice (one image listed twice, or two tags of
+		// it) would make a catalog that does not validate.
+		key := [2]string{bb.Package, bb.Name}
+		if first, dup := seen[key]; dup {
+			errs = append(errs, t.doc.Errorf(template.Join(b.path, "image"), "bundle image %s: holds bundle %s of package %s, which line %d (%s) gives already; keep one of the entries", b.image, bb.Name, bb.Package, first.line, first.image))
+			continue
+		}
+		seen[key] = origin{line: bb.Pos.Line, image: b.image}
 		out.Bundles = append(out.Bundles, bb)
 	}
 	if err := errors.Join(errs...); err != nil {
