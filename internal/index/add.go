@@ -123,6 +123,9 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 	// is still checked, so that every problem is reported at once; the
 	// transaction is rolled back anyway.
 	res, err = d.addRows(ctx, all, res, errs, opts)
+	if err != nil {
+		d.settleFailedWrite()
+	}
 	return res, d.corrupted(corruptErr(d.path, err))
 }
 
