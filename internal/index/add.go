@@ -123,9 +123,6 @@ func (d *DB) Add(ctx context.Context, bundles []LoadedBundle, opts AddOptions) (
 	// is still checked, so that every problem is reported at once; the
 	// transaction is rolled back anyway.
 	res, err = d.addRows(ctx, all, res, errs, opts)
-	if err != nil {
-		d.settleFailedWrite()
-	}
 	return res, d.corrupted(corruptErr(d.path, err))
 }
 
@@ -136,7 +133,7 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 	if err != nil {
 		return nil, fmt.Errorf("add to index %s: begin: %w", d.path, err)
 	}
-	defer tx.Rollback()
+	defer d.rollBack(tx)
 	if changed, err := fixTriggers(ctx, tx); err != nil {
 		return nil, fmt.Errorf("add to index %s: %w", d.path, err)
 	} else if changed {

@@ -185,3 +185,10 @@ func (d *DB) settleFailedWrite() {
 	var n int
 	_ = d.sql.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n)
 }
+
+// rollBack ends a write transaction that did not commit (after a commit it
+// does nothing) and settles the file (see settleFailedWrite).
+func (d *DB) rollBack(tx *sql.Tx) {
+	_ = tx.Rollback()
+	d.settleFailedWrite()
+}
