@@ -133,7 +133,7 @@ func (d *DB) addRows(ctx context.Context, all []*rows, res *AddResult, errs []er
 	if err != nil {
 		return nil, fmt.Errorf("add to index %s: begin: %w", d.path, err)
 	}
-	defer tx.Rollback()
+	defer d.rollBack(tx)
 	if changed, err := fixTriggers(ctx, tx); err != nil {
 		return nil, fmt.Errorf("add to index %s: %w", d.path, err)
 	} else if changed {

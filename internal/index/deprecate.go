@@ -86,7 +86,7 @@ func (d *DB) DeprecateTruncate(ctx context.Context, bundlePaths []string, opts D
 	if err != nil {
 		return nil, fmt.Errorf("deprecate bundles in %s: begin: %w", d.path, err)
 	}
-	defer tx.Rollback()
+	defer d.rollBack(tx)
 	res := &DeprecateResult{}
 	fail := func(err error) (*DeprecateResult, error) {
 		return nil, fmt.Errorf("deprecate bundles in %s: %w", d.path, err)

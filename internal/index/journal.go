@@ -164,3 +164,31 @@ func copyPrivate(from, to string) error {
 	}
 	return out.Close()
 }
+
+// settleFailedWrite rolls the file back after a write failed. An I/O error
+// mid-write (a full disk: ENOSPC while spilling pages or committing) leaves
+// sqlite's pager in its error state with the journal still hot, and the
+// transaction's rollback does not play it back: the file keeps the pages
+// already written until some connection reads it again. Reading once here
+// plays the journal back (it rewrites the original pages and shrinks the
+// file, so it needs no new space) and deletes it, so a failed write leaves
+// the file as it was and readers never meet a "killed writer's" journal.
+func (d *DB) settleFailedWrite() {
+	if d == nil || d.sql == nil || d.readOnly {
+		return
+	}
+	// Only a hot journal: another process's live write is left alone
+	// (reading would wait for it).
+	if st, _, err := JournalOf(d.path); err != nil || st != HotJournal {
+		return
+	}
+	var n int
+	_ = d.sql.QueryRow(`SELECT count(*) FROM sqlite_master`).Scan(&n)
+}
+
+// rollBack ends a write transaction that did not commit (after a commit it
+// does nothing) and settles the file (see settleFailedWrite).
+func (d *DB) rollBack(tx *sql.Tx) {
+	_ = tx.Rollback()
+	d.settleFailedWrite()
+}

@@ -83,7 +83,7 @@ func (d *DB) PruneStranded(ctx context.Context) (*PruneStrandedResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prune stranded bundles of %s: begin: %w", d.path, err)
 	}
-	defer tx.Rollback()
+	defer d.rollBack(tx)
 	res := &PruneStrandedResult{}
 	if changed, err := fixTriggers(ctx, tx); err != nil {
 		return nil, fmt.Errorf("prune stranded bundles of %s: %w", d.path, err)

@@ -32,7 +32,7 @@ func (d *DB) RemovePackages(ctx context.Context, names []string) (*RemoveResult,
 	if err != nil {
 		return nil, fmt.Errorf("remove from index %s: begin: %w", d.path, err)
 	}
-	defer tx.Rollback()
+	defer d.rollBack(tx)
 
 	var missing []string
 	for _, p := range names {

@@ -176,6 +176,9 @@ func (d *DB) Close() error {
 	if d == nil || d.sql == nil {
 		return nil
 	}
+	// A backstop for writes that failed without settling (see
+	// settleFailedWrite): no journal is left behind a closed handle.
+	d.settleFailedWrite()
 	err := d.sql.Close()
 	d.sql = nil
 	if d.cleanup != nil {

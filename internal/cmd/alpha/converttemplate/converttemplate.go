@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -18,12 +17,14 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/template"
 	"github.com/opmkit/opm/internal/fbc/template/basic"
 	"github.com/opmkit/opm/internal/fbc/template/substitutes"
+	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/yamldoc"
 )
 
@@ -34,6 +35,9 @@ type Options struct {
 	// Input is a catalog file, a catalog directory, or "" / "-" for stdin.
 	Input  string
 	Output string
+	// MaxInput bounds a catalog file or stdin read whole
+	// (--max-input-size); <= 0: none. A directory is read blob by blob.
+	MaxInput int64
 }
 
 // NewCmd is `opm alpha convert-template` with its subcommands.
@@ -90,17 +94,18 @@ writes them.`,
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", string(fbc.FormatJSON), "template format: json or yaml")
 	_ = cmd.Flags().SetAnnotation("output", output.DataFormatAnnotation, []string{"true"})
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{string(fbc.FormatJSON), string(fbc.FormatYAML)}, cobra.ShellCompDirectiveNoFileComp))
+	fbcflags.AddInputSizeFlag(cmd.Flags(), &opts.MaxInput, "catalog file")
 	return cmd
 }
 
 // Run converts the catalog and prints the template; nothing is printed
 // when the catalog cannot be read whole.
-func Run(_ context.Context, f *factory.Factory, opts *Options) error {
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	format, err := fbc.ParseFormat(opts.Output)
 	if err != nil {
 		return exit.Usagef("invalid --output %q%s: use json or yaml", opts.Output, f.From("output"))
 	}
-	blobs, err := readCatalog(f, opts.Input)
+	blobs, err := readCatalog(ctx, f, opts.Input, opts.MaxInput)
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
@@ -156,7 +161,9 @@ type blob struct {
 
 // readCatalog reads the blobs of a catalog file, directory or stdin, in
 // order, refusing a catalog that does not load (naming file and line).
-func readCatalog(f *factory.Factory, input string) ([]blob, error) {
+// A file or stdin is read whole, stopping when ctx ends and refusing more
+// than max bytes.
+func readCatalog(ctx context.Context, f *factory.Factory, input string, max int64) ([]blob, error) {
 	var (
 		data   []byte
 		source string
@@ -165,8 +172,8 @@ func readCatalog(f *factory.Factory, input string) ([]blob, error) {
 	switch input {
 	case "", "-":
 		source = "stdin"
-		if data, err = io.ReadAll(f.IO.In); err != nil {
-			return nil, fmt.Errorf("read the catalog from stdin: %w", err)
+		if data, err = iostreams.ReadAll(ctx, f.IO.In, max); err != nil {
+			return nil, fmt.Errorf("read the catalog from stdin: %w", tooLarge(err))
 		}
 	default:
 		source = input
@@ -185,8 +192,8 @@ func readCatalog(f *factory.Factory, input string) ([]blob, error) {
 				return nil, err
 			}
 			data, source = buf.Bytes(), input+" (rendered).json"
-		} else if data, err = os.ReadFile(input); err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", input, err)
+		} else if data, err = readFile(ctx, input, max); err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", input, tooLarge(err))
 		}
 	}
 	// Like upstream, tell JSON from YAML by the content, not the name.
@@ -237,4 +244,22 @@ func readCatalog(f *factory.Factory, input string) ([]blob, error) {
 		out = append(out, blob{schema: s, value: v})
 	}
 	return out, nil
+}
+
+// readFile reads a catalog file whole under ctx and max (a FIFO may never end).
+func readFile(ctx context.Context, path string, max int64) ([]byte, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	return iostreams.ReadAll(ctx, in, max)
+}
+
+// tooLarge says how to get past --max-input-size.
+func tooLarge(err error) error {
+	if errors.Is(err, iostreams.ErrInputTooLarge) {
+		return fmt.Errorf("%w (--max-input-size; raise it, or 0 for no limit)", err)
+	}
+	return err
 }

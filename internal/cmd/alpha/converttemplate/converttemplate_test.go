@@ -306,13 +306,14 @@ func TestConvertRoundTrip(t *testing.T) {
 	}
 }
 
-// TestConvertFlags: -o/--output on both subcommands, as upstream HEAD.
+// TestConvertFlags: -o/--output on both subcommands, as upstream HEAD, and
+// --max-input-size (default 1GiB).
 func TestConvertFlags(t *testing.T) {
 	t.Parallel()
 	o, err := cmdtest.Parse(t, converttemplate.NewBasicCmd, "-o", "yaml", "c.json")
 	require.NoError(t, err)
-	assert.Equal(t, converttemplate.Options{Type: "basic", Input: "c.json", Output: "yaml"}, *o)
-	o, err = cmdtest.Parse(t, converttemplate.NewSubstitutesCmd, "--output", "json")
+	assert.Equal(t, converttemplate.Options{Type: "basic", Input: "c.json", Output: "yaml", MaxInput: 1 << 30}, *o)
+	o, err = cmdtest.Parse(t, converttemplate.NewSubstitutesCmd, "--output", "json", "--max-input-size", "0")
 	require.NoError(t, err)
-	assert.Equal(t, converttemplate.Options{Type: "substitutes", Output: "json"}, *o)
+	assert.Equal(t, converttemplate.Options{Type: "substitutes", Output: "json", MaxInput: -1}, *o, "0 is no limit")
 }

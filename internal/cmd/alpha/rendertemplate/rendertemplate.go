@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
@@ -25,6 +25,7 @@ import (
 	"github.com/opmkit/opm/internal/fbc/template/bundleimages"
 	"github.com/opmkit/opm/internal/fbc/template/substitutes"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/iostreams"
 )
 
 // FormatMermaid is the -o value that draws the channels instead.
@@ -39,6 +40,8 @@ type Options struct {
 	Output       string
 	MigrateLevel string
 	Image        image.Options
+	// MaxInput bounds the template read (--max-input-size); <= 0: none.
+	MaxInput int64
 }
 
 // NewCmd is `opm alpha render-template`; runF, when not nil, runs instead
@@ -99,6 +102,7 @@ pulled fails with the file, line and field at fault, and prints nothing.`,
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{string(fbc.FormatJSON), string(fbc.FormatYAML), FormatMermaid}, cobra.ShellCompDirectiveNoFileComp))
 	fl.StringVar(&opts.MigrateLevel, "migrate-level", "", "rewrite rendered bundles: none, or bundle-object-to-csv-metadata (one olm.csv.metadata property instead of the olm.bundle.object manifests)")
 	_ = cmd.RegisterFlagCompletionFunc("migrate-level", cobra.FixedCompletions([]string{string(fbc.MigrateNone), string(fbc.MigrateCSVMetadata)}, cobra.ShellCompDirectiveNoFileComp))
+	fbcflags.AddInputSizeFlag(fl, &opts.MaxInput, "template")
 	opts.Image.AddFlags(fl)
 	return cmd
 }
@@ -129,7 +133,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	data, source, err := readInput(f, opts.File)
+	data, source, err := readInput(ctx, f, opts.File, opts.MaxInput)
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
@@ -205,16 +209,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
-// readInput reads the template: a file, or stdin for "" and "-".
-func readInput(f *factory.Factory, file string) ([]byte, string, error) {
+// readInput reads the template: a file, or stdin for "" and "-". The read
+// stops when ctx ends and refuses more than max bytes (a FIFO or a stdin
+// that never ends would otherwise outlive --timeout and fill memory).
+func readInput(ctx context.Context, f *factory.Factory, file string, max int64) ([]byte, string, error) {
 	if file == "" || file == "-" {
-		data, err := io.ReadAll(f.IO.In)
+		data, err := iostreams.ReadAll(ctx, f.IO.In, max)
 		if err != nil {
-			return nil, "stdin", fmt.Errorf("read the template from stdin: %w", err)
+			return nil, "stdin", fmt.Errorf("read the template from stdin: %w", tooLarge(err))
 		}
 		return data, "stdin", nil
 	}
-	data, err := os.ReadFile(file)
+	in, err := os.Open(file)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -222,5 +228,18 @@ func readInput(f *factory.Factory, file string) ([]byte, string, error) {
 		}
 		return nil, file, fmt.Errorf("read template %s: %w", file, err)
 	}
+	defer in.Close()
+	data, err := iostreams.ReadAll(ctx, in, max)
+	if err != nil {
+		return nil, file, fmt.Errorf("read template %s: %w", file, tooLarge(err))
+	}
 	return data, file, nil
+}
+
+// tooLarge says how to get past --max-input-size.
+func tooLarge(err error) error {
+	if errors.Is(err, iostreams.ErrInputTooLarge) {
+		return fmt.Errorf("%w (--max-input-size; raise it, or 0 for no limit)", err)
+	}
+	return err
 }

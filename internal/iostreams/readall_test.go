@@ -1,0 +1,71 @@
+package iostreams
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// endless is a reader that never ends.
+type endless struct{}
+
+func (endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	return len(p), nil
+}
+
+// A pipe whose writer never closes: cancelling the context ends the read
+// at once, as --timeout and SIGTERM do.
+func TestReadAllStopsWhenCancelled(t *testing.T) {
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { _ = pw.Close() })
+	go func() { _, _ = pw.Write([]byte("schema: olm.template.basic\n")) }()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cause := errors.New("stopped by the test")
+	time.AfterFunc(100*time.Millisecond, func() { cancel(cause) })
+	start := time.Now()
+	_, err := ReadAll(ctx, pr, 0)
+	if !errors.Is(err, cause) {
+		t.Fatalf("got %v, want the context's cause", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("returned %v after the cancel", d)
+	}
+
+	// Already cancelled: nothing is read.
+	if _, err := ReadAll(ctx, strings.NewReader("x"), 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("got %v for a cancelled context", err)
+	}
+}
+
+// A reader that never ends is refused once past the bound, not read until
+// memory runs out.
+func TestReadAllRefusesPastTheBound(t *testing.T) {
+	_, err := ReadAll(context.Background(), endless{}, 1<<20)
+	if !errors.Is(err, ErrInputTooLarge) {
+		t.Fatalf("got %v, want ErrInputTooLarge", err)
+	}
+	if !strings.Contains(err.Error(), "1048576 bytes") {
+		t.Errorf("the error does not say the bound: %v", err)
+	}
+}
+
+func TestReadAllWithinTheBound(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		limit int64
+	}{{"abc", 3}, {"abc", 0}, {"abc", -1}, {"", 1}} {
+		got, err := ReadAll(context.Background(), strings.NewReader(c.in), c.limit)
+		if err != nil || string(got) != c.in {
+			t.Errorf("ReadAll(%q, %d) = %q, %v", c.in, c.limit, got, err)
+		}
+	}
+	if _, err := ReadAll(context.Background(), strings.NewReader("abcd"), 3); !errors.Is(err, ErrInputTooLarge) {
+		t.Errorf("4 bytes with a bound of 3: got %v", err)
+	}
+}
