@@ -358,7 +358,7 @@ func TestIndexImageServes(t *testing.T) {
 		waitServing(t, podman, cid)
 		db := copyOut(t, podman, cid, "/var/cache/opm/index.db")
 		got := query(t, fmt.Sprintf("127.0.0.1:%d", port))
-		assert.Equal(t, fromDB(t, db), got)
+		assert.Equal(t, asOPMServe(fromDB(t, db)), got)
 		assert.Equal(t, []string{"etcdoperator.v0.6.1", "etcdoperator.v0.9.0", "etcdoperator.v0.9.2"}, csvNames(got.bundles))
 		run(t, podman, "stop", "-t", "20", cid)
 		assert.Equal(t, "0", strings.TrimSpace(run(t, podman, "inspect", "--format", "{{.State.ExitCode}}", cid)))
@@ -401,7 +401,7 @@ func TestIndexImageServes(t *testing.T) {
 		waitServing(t, podman, cid)
 		db := copyOut(t, podman, cid, "/tmp/cache/index.db")
 		got := query(t, fmt.Sprintf("127.0.0.1:%d", port))
-		assert.Equal(t, fromDB(t, db), got)
+		assert.Equal(t, asOPMServe(fromDB(t, db)), got)
 		assert.Equal(t, []string{"etcdoperator.v0.9.0", "etcdoperator.v0.9.2"}, csvNames(got.bundles))
 		run(t, podman, "stop", "-t", "20", cid)
 		assert.Equal(t, "0", strings.TrimSpace(run(t, podman, "inspect", "--format", "{{.State.ExitCode}}", cid)))
@@ -521,6 +521,18 @@ func query(t *testing.T, addr string) catalog {
 }
 
 // fromDB reads the same from the database with plain SQL.
+// asOPMServe is what opm serve answers for a catalog whose cache is the
+// database: GetBundleForChannel gives the head whole, as upstream's opm
+// serve does, its csvJson the catalog's CSV without the trailing newline a
+// sqlite row keeps.
+func asOPMServe(c catalog) catalog {
+	for k, h := range c.heads {
+		h.csvJSON = strings.TrimSuffix(h.csvJSON, "\n")
+		c.heads[k] = h
+	}
+	return c
+}
+
 func fromDB(t *testing.T, path string) catalog {
 	t.Helper()
 	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")

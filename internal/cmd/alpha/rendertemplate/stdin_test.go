@@ -55,7 +55,7 @@ func TestRenderTemplateStdinTooLarge(t *testing.T) {
 
 	r = o.Run("alpha", "render-template", "-", "--max-input-size", "bad")
 	assert.Equal(t, exit.UpstreamUsage, r.Code, r.ErrOut)
-	assert.Contains(t, r.ErrOut, "want a size such as 64MiB")
+	assert.Contains(t, r.ErrOut, "want a size such as 64KiB, 128MiB, 1GiB")
 }
 
 // A template file that is a FIFO nobody writes: --timeout stops the run.
