@@ -241,12 +241,7 @@ func (p *canonParser) object(dst []byte) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		// A repeated key: Go's map keeps the last value.
-		if k := slices.IndexFunc(members, func(m member) bool { return m.key == key }); k >= 0 {
-			members[k].value = v
-		} else {
-			members = append(members, member{key, rawKey, v})
-		}
+		members = append(members, member{key, rawKey, v})
 		p.skipSpace()
 		if p.i >= len(p.data) {
 			return nil, errSyntax
@@ -261,7 +256,7 @@ func (p *canonParser) object(dst []byte) ([]byte, error) {
 		p.i++
 		break
 	}
-	slices.SortFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	members = sortMembers(members)
 	if p.depth == 0 {
 		p.top = members
 	}
@@ -282,4 +277,21 @@ func (p *canonParser) object(dst []byte) ([]byte, error) {
 		dst = append(dst, m.value...)
 	}
 	return append(dst, '}'), nil
+}
+
+// sortMembers sorts an object's members by key and drops repeated keys,
+// keeping the last value of each as Go's map does. A stable sort keeps
+// the repeats in document order, so the last of each run is the one kept:
+// O(n log n), where looking each key up in the members before it was
+// quadratic (minutes to store one blob of 200,000 keys).
+func sortMembers(members []member) []member {
+	slices.SortStableFunc(members, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	out := members[:0]
+	for i, m := range members {
+		if i+1 < len(members) && members[i+1].key == m.key {
+			continue // a later member has this key
+		}
+		out = append(out, m)
+	}
+	return out
 }
