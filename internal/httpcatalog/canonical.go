@@ -163,7 +163,11 @@ func (p *canonParser) number(dst []byte) ([]byte, error) {
 	}
 	var f float64
 	if err := json.Unmarshal(tok, &f); err != nil {
-		return nil, fmt.Errorf("number %s: %w", tok, err)
+		// encoding/json's error repeats the whole number: say it once, clipped.
+		if _, ok := err.(*json.UnmarshalTypeError); ok {
+			return nil, fmt.Errorf("number %s does not fit a 64-bit float", clip(string(tok)))
+		}
+		return nil, fmt.Errorf("number %s: %w", clip(string(tok)), err)
 	}
 	return appendEncoded(dst, f)
 }
@@ -294,4 +298,21 @@ func sortMembers(members []member) []member {
 		out = append(out, m)
 	}
 	return out
+}
+
+// maxQuoted is how much of a user's input an error message repeats.
+const maxQuoted = 64
+
+// clip cuts s to maxQuoted bytes (at a rune boundary) and marks the cut
+// with "…", so that an error about a megabyte of input stays one short
+// line.
+func clip(s string) string {
+	if len(s) <= maxQuoted {
+		return s
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

@@ -502,3 +502,19 @@ func TestStartInBackground(t *testing.T) {
 		t.Fatalf("Wait on a bad catalog = %v", err)
 	}
 }
+
+// TestBuildErrorsQuoteBriefly: an error about a huge input repeats at
+// most a short prefix of it.
+func TestBuildErrorsQuoteBriefly(t *testing.T) {
+	t.Parallel()
+	huge := "1" + strings.Repeat("0", 1<<20)
+	_, err := httpcatalog.Build(os.DirFS(writeCatalog(t, map[string]string{
+		"x/catalog.json": `{"schema":"olm.package","name":"x","n":` + huge + `}`,
+	})), t.TempDir())
+	if err == nil {
+		t.Fatal("a number beyond float64 was stored")
+	}
+	if msg := err.Error(); len(msg) > 300 || !strings.Contains(msg, "x/catalog.json") || !strings.Contains(msg, "number 1000") || !strings.Contains(msg, "000…") {
+		t.Errorf("error of %d bytes: %.400s", len(msg), msg)
+	}
+}
