@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -95,7 +96,14 @@ func (h *handler) all(w http.ResponseWriter, r *http.Request) {
 
 // metas is GET /api/v1/metas?schema=&package=&name=.
 func (h *handler) metas(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
+	// r.URL.Query drops what it cannot parse (a bad escape, a semicolon,
+	// more parameters than Go allows), which would turn a filtered query
+	// into the whole catalog: refuse it instead.
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		http.Error(w, "400 Bad Request: invalid query: "+clip(err.Error()), http.StatusBadRequest)
+		return
+	}
 	for p := range q {
 		if p != "schema" && p != "package" && p != "name" {
 			statusError(w, http.StatusBadRequest)

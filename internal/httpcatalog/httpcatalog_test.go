@@ -502,3 +502,38 @@ func TestStartInBackground(t *testing.T) {
 		t.Fatalf("Wait on a bad catalog = %v", err)
 	}
 }
+
+// TestMetasRefusesUnparsableQuery: a query Go cannot parse is a 400, not
+// the whole catalog (which is what dropping its bad parts would answer).
+func TestMetasRefusesUnparsableQuery(t *testing.T) {
+	t.Parallel()
+	s := build(t, writeCatalog(t, files))
+	srv := server(t, s, httpcatalog.Options{Metas: true})
+	many := strings.Repeat("name=x&", 10_001) + "schema=olm.bundle"
+	for name, query := range map[string]string{
+		"bad-escape": "schema=%ZZ",
+		"semicolon":  "schema=olm.bundle;name=a.v1",
+		"too-many":   many,
+	} {
+		resp, body := do(t, http.MethodGet, srv.URL+"/api/v1/metas?"+query, nil)
+		if resp.StatusCode != 400 || !strings.HasPrefix(string(body), "400 Bad Request: invalid query: ") || len(body) > 200 {
+			t.Errorf("%s: %d %.300q", name, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestBuildErrorsQuoteBriefly: an error about a huge input repeats at
+// most a short prefix of it.
+func TestBuildErrorsQuoteBriefly(t *testing.T) {
+	t.Parallel()
+	huge := "1" + strings.Repeat("0", 1<<20)
+	_, err := httpcatalog.Build(os.DirFS(writeCatalog(t, map[string]string{
+		"x/catalog.json": `{"schema":"olm.package","name":"x","n":` + huge + `}`,
+	})), t.TempDir())
+	if err == nil {
+		t.Fatal("a number beyond float64 was stored")
+	}
+	if msg := err.Error(); len(msg) > 300 || !strings.Contains(msg, "x/catalog.json") || !strings.Contains(msg, "number 1000") || !strings.Contains(msg, "000…") {
+		t.Errorf("error of %d bytes: %.400s", len(msg), msg)
+	}
+}

@@ -133,7 +133,7 @@ func metaKeys(members []member) ([3]string, error) {
 				continue
 			}
 			if seen[i] != "" {
-				return out, fmt.Errorf("keys %q and %q differ only by case: keep one", seen[i], m.key)
+				return out, fmt.Errorf("keys %q and %q differ only by case: keep one", clip(seen[i]), clip(m.key))
 			}
 			seen[i] = m.key
 			if len(m.value) > 0 && m.value[0] == '"' {
