@@ -192,3 +192,62 @@ func (d *DB) rollBack(tx *sql.Tx) {
 	_ = tx.Rollback()
 	d.settleFailedWrite()
 }
+
+// HasWAL reports whether path has a non-empty write-ahead log beside it: a
+// WAL-mode database whose last commits (a writer killed, or still open,
+// before a checkpoint) live only in path-wal, not yet in the file.
+func HasWAL(path string) bool {
+	st, err := os.Stat(path + "-wal")
+	return err == nil && st.Mode().IsRegular() && st.Size() > 0
+}
+
+// CheckpointedCopy copies path and its write-ahead log into a new temporary
+// directory and checkpoints the log into the copy: the copy is a plain
+// (rollback-journal) database holding everything committed, for a reader
+// that opens files immutable, which ignores the log and would see the
+// content before those commits. The original is not touched. cleanup
+// removes the copy.
+func CheckpointedCopy(path string) (copyPath string, cleanup func(), err error) {
+	fail := func(err error) error {
+		return fmt.Errorf("open index %s: read the commits in its write-ahead log %s-wal through a private copy: %w", path, path, err)
+	}
+	dir, err := os.MkdirTemp("", "opm-wal-")
+	if err != nil {
+		return "", nil, fail(err)
+	}
+	cleanup = func() { _ = os.RemoveAll(dir) }
+	copyPath = filepath.Join(dir, "index.db")
+	// The file first, then the log: frames a checkpoint moves into the file
+	// meanwhile are still in the copied log, which the copy replays.
+	if err := copyPrivate(path, copyPath); err != nil {
+		cleanup()
+		return "", nil, fail(err)
+	}
+	if err := copyPrivate(path+"-wal", copyPath+"-wal"); err != nil {
+		cleanup()
+		return "", nil, fail(err)
+	}
+	// Leaving WAL mode checkpoints every committed frame into the file and
+	// deletes the log; frames of a transaction that never committed are
+	// dropped by sqlite's recovery.
+	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(copyPath)
+	db, err := sql.Open("sqlite3", "file:"+p+"?mode=rw")
+	if err == nil {
+		var mode string
+		err = db.QueryRow(`PRAGMA journal_mode = DELETE`).Scan(&mode)
+		if cerr := db.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil && mode != "delete" {
+			err = fmt.Errorf("journal mode is %q after the checkpoint", mode)
+		}
+	}
+	if err == nil && HasWAL(copyPath) {
+		err = errors.New("the log is still there after the checkpoint")
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, fail(err)
+	}
+	return copyPath, cleanup, nil
+}

@@ -103,6 +103,10 @@ func Serve(ctx context.Context, opts Options) (err error) {
 			log.Warn("the database has the journal of a write that never committed (a killed writer): serving the committed content from a private rolled-back copy; open it once with write access to roll the file itself back",
 				"database", opts.DB, "journal", opts.DB+"-journal")
 		}
+		if s.CheckpointedWAL() {
+			log.Info("the database has a write-ahead log: serving its committed content from a private copy with the log checkpointed in",
+				"database", opts.DB, "wal", opts.DB+"-wal")
+		}
 	}
 	stats, err := b.Stats(ctx)
 	if err != nil {

@@ -32,7 +32,9 @@ var registerDriver sync.Once
 // writes it). It opens the file read-only and immutable: it writes nothing
 // beside it (no journal, no lock files), so it works on a read-only file
 // system and for a user who cannot write the directory. The file must not
-// change while it is open.
+// change while it is open. A hot rollback journal or a non-empty
+// write-ahead log beside it is applied in a private copy, which is served
+// instead (see index.Committed and index.CheckpointedCopy).
 type SQLite struct {
 	path string
 	db   *sql.DB
@@ -57,6 +59,7 @@ type SQLite struct {
 	// packages are the kept package blobs, by name.
 	packages   map[string]*packageMeta
 	rolledBack bool
+	walCopied  bool
 	cleanup    func()
 	// list holds ListBundles' rows once read (see listRows).
 	listMu sync.Mutex
@@ -100,6 +103,21 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	if err != nil {
 		return nil, err
 	}
+	// It ignores a write-ahead log too: a WAL-mode database whose writer
+	// committed and was killed (or is still open) before a checkpoint has
+	// those commits only in its -wal, and would be served as it was before
+	// them. Serve a private copy with the log checkpointed into it.
+	walCopied := false
+	if !rolledBack && index.HasWAL(path) {
+		c, walCleanup, err := index.CheckpointedCopy(path)
+		if err != nil {
+			cleanup()
+			return nil, err
+		}
+		file, walCopied = c, true
+		prev := cleanup
+		cleanup = func() { walCleanup(); prev() }
+	}
 	p := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(file)
 	db, err := sql.Open(readOnlyDriver, "file:"+p+"?mode=ro&immutable=1&_query_only=1")
 	if err != nil {
@@ -113,7 +131,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	conns := max(4, 2*runtime.GOMAXPROCS(0))
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
-	s := &SQLite{path: path, db: db, rolledBack: rolledBack, cleanup: cleanup}
+	s := &SQLite{path: path, db: db, rolledBack: rolledBack, walCopied: walCopied, cleanup: cleanup}
 	if err := s.open(ctx); err != nil {
 		_ = s.Close() // read-only; the open error is what matters
 		return nil, err
@@ -154,6 +172,11 @@ func (s *SQLite) open(ctx context.Context) error {
 // RolledBack reports whether the file had the journal of a write that never
 // committed: what is served is a private copy with that write rolled back.
 func (s *SQLite) RolledBack() bool { return s.rolledBack }
+
+// CheckpointedWAL reports whether the file had a write-ahead log with
+// commits not yet checkpointed into it: what is served is a private copy
+// with the log checkpointed in.
+func (s *SQLite) CheckpointedWAL() bool { return s.walCopied }
 
 // Path is the database file.
 func (s *SQLite) Path() string { return s.path }
