@@ -33,24 +33,8 @@ if [ -z "$OPM" ]; then
 fi
 go build -tags "$TAGS" -o "$work/servecalls" ./bench/servecalls
 
-mkdir -p "$work/catalog"
-declare -A seen
-renders=()
-for f in "$REF"/*.replaces.fbc.json "$REF"/*.fbc.json; do
-  pkg=$(basename "$f"); pkg=${pkg%%.*}
-  [ -n "${seen[$pkg]:-}" ] && continue
-  seen[$pkg]=1; renders+=("$f")
-done
-bundles=0; c=1
-while [ "$bundles" -lt 5000 ]; do
-  for f in "${renders[@]}"; do
-    pkg=$(basename "$f"); pkg=${pkg%%.*}
-    mkdir -p "$work/catalog/$pkg-c$c"
-    sed "s/$pkg/$pkg-c$c/g" "$f" > "$work/catalog/$pkg-c$c/catalog.json"
-    bundles=$((bundles + $(grep -c '"schema": "olm.bundle"' "$f")))
-  done
-  c=$((c + 1))
-done
+. bench/refcatalog.sh
+refcatalog "$work/catalog" "$REF" 5000
 "$OPM" migrate --to sqlite "$work/catalog" "$work/index.db" 2>/dev/null
 echo "catalog: $bundles bundles, $(ls "$work/catalog" | wc -l) packages; $RUNS runs of $DURATION each, medians"
 

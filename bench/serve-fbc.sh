@@ -28,24 +28,8 @@ fi
 
 # One render per package (the replaces one when there is one), copied under
 # renamed packages until the catalog holds at least 5,000 bundles.
-mkdir -p "$work/catalog"
-declare -A seen
-renders=()
-for f in "$REF"/*.replaces.fbc.json "$REF"/*.fbc.json; do
-  pkg=$(basename "$f"); pkg=${pkg%%.*}
-  [ -n "${seen[$pkg]:-}" ] && continue
-  seen[$pkg]=1; renders+=("$f")
-done
-bundles=0; c=1
-while [ "$bundles" -lt 5000 ]; do
-  for f in "${renders[@]}"; do
-    pkg=$(basename "$f"); pkg=${pkg%%.*}
-    mkdir -p "$work/catalog/$pkg-c$c"
-    sed "s/$pkg/$pkg-c$c/g" "$f" > "$work/catalog/$pkg-c$c/catalog.json"
-    bundles=$((bundles + $(grep -c '"schema": "olm.bundle"' "$f")))
-  done
-  c=$((c + 1))
-done
+. bench/refcatalog.sh
+refcatalog "$work/catalog" "$REF" 5000
 echo "catalog: $bundles bundles, $(ls "$work/catalog" | wc -l) packages, $(du -sm "$work/catalog" | cut -f1) MB"
 
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
