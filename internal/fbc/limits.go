@@ -53,6 +53,11 @@ func limitOf(v, def int64) int64 {
 // LoadOptions tune LoadWith.
 type LoadOptions struct {
 	Limits Limits
+	// Verify, when set, sees each catalog file's bytes as Scan read them,
+	// before any is used; an error fails that file. The serve cache uses
+	// it to know the content it converts is the content it took the
+	// digest of, whatever was renamed into the directory meanwhile.
+	Verify func(name string, data []byte) error
 }
 
 // size renders a byte count for messages.

@@ -28,7 +28,16 @@ type LoadError struct {
 	File string
 	Line int
 	Msg  string
+	// Err, when set, is the cause Msg describes, for errors.Is (ErrChanged).
+	Err error
 }
+
+// ErrChanged is the cause of a load error for a catalog file that changed
+// while the catalog was read: reading it again once nothing writes to it
+// may succeed.
+var ErrChanged = errors.New("the catalog changed while it was being read")
+
+func (e *LoadError) Unwrap() error { return e.Err }
 
 func (e *LoadError) Error() string {
 	if e.Line > 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -37,9 +38,10 @@ type Scanned struct {
 	// olm.bundle blobs.
 	Entries, Bundles int
 
-	root io.Closer // of ScanDir, closed by Close
-	lim  Limits
-	mem  *budget
+	root   io.Closer // of ScanDir, closed by Close
+	lim    Limits
+	verify func(name string, data []byte) error
+	mem    *budget
 
 	spool   *os.File // YAML documents, converted to JSON
 	spoolMu sync.Mutex
@@ -48,6 +50,10 @@ type Scanned struct {
 	errMu sync.Mutex
 	errs  []keyedErr
 }
+
+// castagnoli is CRC-32C's table: hardware-assisted, so checking every
+// blob read again costs next to nothing.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // blobRef is where one blob is: in file (an index into files) at off, n
 // bytes long, or in the spool.
@@ -59,6 +65,10 @@ type blobRef struct {
 	line    int
 	spooled bool
 	head    blobHead
+	// sum is the CRC-32C of the bytes scanned: Each reads a blob again
+	// from its file, and a file replaced in between must not hand over
+	// other bytes than the ones the scan (and a digest) saw.
+	sum uint32
 }
 
 // keyedErr is a load error with its place in Load's order: file (-1 for
@@ -89,7 +99,7 @@ func ScanDir(dir string, opts LoadOptions) (*Scanned, error) {
 // belongs to. Problems are kept for Err. The error returned is one of the
 // scan itself (a temporary file that cannot be made).
 func Scan(fsys fs.FS, opts LoadOptions) (*Scanned, error) {
-	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}, lim: opts.Limits, mem: newBudget(opts.Limits.file())}
+	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}, lim: opts.Limits, verify: opts.Verify, mem: newBudget(opts.Limits.file())}
 	walkSeq := 0
 	files, ignored := catalogFiles(fsys, func(err error) {
 		s.errs = append(s.errs, keyedErr{file: -1, seq: walkSeq, err: err})
@@ -156,6 +166,12 @@ func (s *Scanned) scanFile(i int) fileScan {
 		return out
 	}
 	defer s.mem.release(held)
+	if s.verify != nil {
+		if err := s.verify(name, data); err != nil {
+			out.errs = append(out.errs, keyedErr{file: i, err: &LoadError{File: name, Msg: err.Error(), Err: err}})
+			return out
+		}
+	}
 	seq := 0
 	add := func(line int, off int64, raw []byte, spool bool) {
 		defer func() { seq++ }()
@@ -179,7 +195,7 @@ func (s *Scanned) scanFile(i int) fileScan {
 				out.entries += len(ch.Entries)
 			}
 		}
-		r := blobRef{file: i, seq: seq, off: off, n: len(raw), line: line, head: h}
+		r := blobRef{file: i, seq: seq, off: off, n: len(raw), line: line, head: h, sum: crc32.Checksum(raw, castagnoli)}
 		if spool {
 			at, err := s.spoolWrite(raw)
 			if err != nil {
@@ -337,6 +353,10 @@ func (s *Scanned) load(name string) *Catalog {
 		}
 		if err != nil {
 			errs = append(errs, keyedErr{file: r.file, seq: r.seq, err: &LoadError{File: s.files[r.file], Line: r.line, Msg: "read again: " + err.Error()}})
+			continue
+		}
+		if crc32.Checksum(raw, castagnoli) != r.sum {
+			errs = append(errs, keyedErr{file: r.file, seq: r.seq, err: &LoadError{File: s.files[r.file], Line: r.line, Msg: "the file changed while the catalog was being read (the blob here is no longer the one scanned); read the catalog again once nothing writes to it", Err: ErrChanged}})
 			continue
 		}
 		if err := c.decodeBlob(Position{File: s.files[r.file], Line: r.line}, r.head, raw); err != nil {

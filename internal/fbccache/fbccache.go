@@ -46,6 +46,9 @@ type Options struct {
 	EnforceIntegrity bool
 	// Load bounds what is read from the catalog.
 	Load fbc.LoadOptions
+
+	// beforeBuild, for tests, runs between the digest and the build.
+	beforeBuild func()
 }
 
 // Result says what Prepare did.
@@ -136,9 +139,15 @@ func (m meta) mismatch(cacheDir string) (string, error) {
 // the directory invalidates a cache. Files are hashed on every CPU at once;
 // the digest is the hash of their list.
 func Digest(dir string) (string, error) {
+	d, _, err := digestFiles(dir)
+	return d, err
+}
+
+// digestFiles is Digest, with each file's own sha256 (hex) by its path.
+func digestFiles(dir string) (string, map[string]string, error) {
 	fsys, root, err := fbc.OpenDir(dir)
 	if err != nil {
-		return "", fmt.Errorf("digest catalog %s: %w", dir, err)
+		return "", nil, fmt.Errorf("digest catalog %s: %w", dir, err)
 	}
 	defer func() { _ = root.Close() }() // read-only
 	var files []string
@@ -152,9 +161,9 @@ func Digest(dir string) (string, error) {
 		return nil
 	})
 	if err != nil {
-		return "", fmt.Errorf("digest catalog %s: %w", dir, err)
+		return "", nil, fmt.Errorf("digest catalog %s: %w", dir, err)
 	}
-	lines := make([]string, len(files))
+	sums := make([]fileSum, len(files))
 	errs := make([]error, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -163,7 +172,7 @@ func Digest(dir string) (string, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				lines[i], errs[i] = fileLine(fsys, files[i])
+				sums[i], errs[i] = sumFile(fsys, files[i])
 			}
 		}()
 	}
@@ -173,43 +182,55 @@ func Digest(dir string) (string, error) {
 	close(next)
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return "", fmt.Errorf("digest catalog %s: %w", dir, err)
+		return "", nil, fmt.Errorf("digest catalog %s: %w", dir, err)
 	}
 	h := sha256.New()
 	_, _ = io.WriteString(h, format+"\n") // a hash never fails to write
-	for _, l := range lines {
-		_, _ = io.WriteString(h, l)
+	byPath := make(map[string]string, len(files))
+	for i, fs := range sums {
+		if fs.dir {
+			continue
+		}
+		_, _ = io.WriteString(h, files[i]+"\x00"+strconv.FormatInt(fs.size, 10)+"\x00"+fs.sha+"\n")
+		byPath[files[i]] = fs.sha
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), byPath, nil
 }
 
-// fileLine is one file's entry in the digest: name, size and hash. A
-// symbolic link to a directory is skipped, as Load skips it.
-func fileLine(fsys fs.FS, p string) (string, error) {
+// fileSum is one file's part of the digest; dir marks a symbolic link to
+// a directory, which is left out as Load skips it.
+type fileSum struct {
+	size int64
+	sha  string
+	dir  bool
+}
+
+// sumFile hashes one file of the catalog, read as the loader reads it.
+func sumFile(fsys fs.FS, p string) (fileSum, error) {
 	if st, err := fs.Stat(fsys, p); err == nil && st.IsDir() {
-		return "", nil
+		return fileSum{dir: true}, nil
 	}
 	f, err := fbc.OpenFile(fsys, p)
 	if err != nil {
-		return "", err
+		return fileSum{}, err
 	}
 	defer func() { _ = f.Close() }() // read-only
 	st, err := f.Stat()
 	if err != nil {
-		return "", err
+		return fileSum{}, err
 	}
 	if st.IsDir() {
-		return "", nil
+		return fileSum{dir: true}, nil
 	}
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return "", err
+		return fileSum{}, err
 	}
 	if n != st.Size() {
-		return "", fmt.Errorf("%s changed while being read", p)
+		return fileSum{}, fmt.Errorf("%s changed while being read", p)
 	}
-	return p + "\x00" + strconv.FormatInt(n, 10) + "\x00" + hex.EncodeToString(h.Sum(nil)) + "\n", nil
+	return fileSum{size: n, sha: hex.EncodeToString(h.Sum(nil))}, nil
 }
 
 // Check reports whether cacheDir holds a database for the catalog whose
@@ -244,17 +265,37 @@ func check(cacheDir, digest string) (string, error) {
 	return m.mismatch(cacheDir)
 }
 
+// changeAttempts is how many times Prepare reads a catalog that keeps
+// changing under it before it gives up.
+const changeAttempts = 3
+
 // Prepare returns the database to serve for the catalog in dir: the cached
 // one when it matches the catalog, else one built now (into CacheDir when
-// set). cleanup removes what was built in a temporary directory.
+// set). cleanup removes what was built in a temporary directory. A
+// catalog that changes while it is read (a file renamed in between the
+// digest and the conversion) is read again, a few times at most: a cache
+// never records one content's digest with another's database.
 func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanup func(), err error) {
+	for attempt := 1; ; attempt++ {
+		res, cleanup, err = prepare(ctx, dir, opts)
+		if !errors.Is(err, fbc.ErrChanged) {
+			return res, cleanup, err
+		}
+		if attempt == changeAttempts {
+			return nil, cleanup, fmt.Errorf("catalog %s changed each of the %d times it was read; serve it once nothing writes to it: %w", dir, changeAttempts, err)
+		}
+	}
+}
+
+func prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanup func(), err error) {
 	cleanup = func() {}
 	res = &Result{}
 	var digest string
+	var sums map[string]string
 	if opts.CacheDir != "" {
 		// The digest only matters to a cache: without one, reading every
 		// file once more would only delay serving.
-		if digest, err = Digest(dir); err != nil {
+		if digest, sums, err = digestFiles(dir); err != nil {
 			return nil, cleanup, err
 		}
 		res.Digest = digest
@@ -270,6 +311,9 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 			return nil, cleanup, fmt.Errorf("cache %s does not match the catalog %s: %s; build it again with `opm serve %s --cache-dir %s --cache-only`, or serve without enforcing it (--cache-enforce-integrity=false)",
 				opts.CacheDir, dir, why, dir, opts.CacheDir)
 		}
+	}
+	if opts.beforeBuild != nil {
+		opts.beforeBuild()
 	}
 	res.Built = true
 	if opts.CacheDir == "" {
@@ -294,7 +338,18 @@ func Prepare(ctx context.Context, dir string, opts Options) (res *Result, cleanu
 		return nil, cleanup, fmt.Errorf("cache %s: %w", opts.CacheDir, err)
 	}
 	res.Database = filepath.Join(opts.CacheDir, DatabaseFile)
-	if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{Force: true, Scratch: true}, opts.Load); err != nil {
+	load := opts.Load
+	load.Verify = func(name string, data []byte) error {
+		// The bytes converted must be the ones the digest covers: a file
+		// renamed in after the digest was taken would otherwise be
+		// recorded under the original's digest.
+		sum := sha256.Sum256(data)
+		if want, ok := sums[name]; !ok || want != hex.EncodeToString(sum[:]) {
+			return fmt.Errorf("%w (the file differs from when the cache digest was taken)", fbc.ErrChanged)
+		}
+		return nil
+	}
+	if err := build(ctx, dir, res.Database, fbc.ToIndexOptions{Force: true, Scratch: true}, load); err != nil {
 		return nil, cleanup, err
 	}
 	files, err := cacheFiles(opts.CacheDir)
