@@ -169,23 +169,50 @@ func stallGuard(stall time.Duration, maxWaiting int) grpc.StreamServerIntercepto
 }
 
 // exactCodec is gRPC's proto codec but for one thing: a message is marshalled
-// into a buffer of its own size, where gRPC's takes one from pools of 4, 16,
-// 32 KiB and 1 MiB. Messages queued for a client that does not read stay in
-// memory up to gRPC's 64 KiB write quota per stream; with pooled buffers a
-// 1.1 KiB bundle held 4 KiB, so an unread stream cost about four times its
-// quota.
+// into a buffer close to its own size, where gRPC's takes one from pools of
+// 4, 16, 32 KiB and 1 MiB. Messages queued for a client that does not read
+// stay in memory up to gRPC's 64 KiB write quota per stream; with gRPC's
+// pools a 1.1 KiB bundle held 4 KiB, so an unread stream cost about four
+// times its quota. Buffers still come from pools (tiers an eighth apart):
+// a fresh allocation for every whole-bundle answer of a few hundred KiB
+// kept the collector busy enough to cost a tenth of the calls per second.
 type exactCodec struct{ encoding.CodecV2 }
+
+// codecPool's tiers run from 1 KiB to 16 MiB, each an eighth larger than the
+// one before (rounded up to 64 bytes): a buffer wastes at most an eighth.
+var codecPool = func() mem.BufferPool {
+	var sizes []int
+	for n := 1 << 10; n <= 16<<20; n += n / 8 {
+		n = (n + 63) &^ 63
+		sizes = append(sizes, n)
+	}
+	return mem.NewTieredBufferPool(sizes...)
+}()
 
 func (exactCodec) Marshal(v any) (mem.BufferSlice, error) {
 	m, ok := v.(proto.Message)
 	if !ok {
 		return nil, fmt.Errorf("proto: cannot marshal %T, want proto.Message", v)
 	}
-	b, err := proto.Marshal(m)
+	size := proto.Size(m)
+	// UseCachedSize: Size just computed it, and answers are not shared
+	// while being sent.
+	opts := proto.MarshalOptions{UseCachedSize: true}
+	if size <= 1<<10 {
+		b, err := opts.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	}
+	buf := codecPool.Get(size)
+	b, err := opts.MarshalAppend((*buf)[:0], m)
 	if err != nil {
+		codecPool.Put(buf)
 		return nil, err
 	}
-	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+	*buf = b
+	return mem.BufferSlice{mem.NewBuffer(buf, codecPool)}, nil
 }
 
 func newExactCodec() exactCodec { return exactCodec{encoding.GetCodecV2(grpcproto.Name)} }
