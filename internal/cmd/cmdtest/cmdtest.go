@@ -257,3 +257,13 @@ func Parse[O any](t testing.TB, newCmd func(*factory.Factory, func(*O) error) *c
 	err := cmd.Execute()
 	return got, err
 }
+
+// Endless is a stdin that never ends: every read fills p with fill.
+type Endless byte
+
+func (e Endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(e)
+	}
+	return len(p), nil
+}

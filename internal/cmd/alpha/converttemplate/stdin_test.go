@@ -12,16 +12,6 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 )
 
-// endless is a stdin that never ends.
-type endless struct{}
-
-func (endless) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = ' '
-	}
-	return len(p), nil
-}
-
 // A catalog on a stdin that stays open: --timeout stops the run on time.
 func TestConvertStdinNeverCloses(t *testing.T) {
 	t.Parallel()
@@ -42,7 +32,7 @@ func TestConvertStdinNeverCloses(t *testing.T) {
 func TestConvertStdinTooLarge(t *testing.T) {
 	t.Parallel()
 	o := cmdtest.New(t)
-	o.Configure = func(f *factory.Factory) { f.IO.In = endless{} }
+	o.Configure = func(f *factory.Factory) { f.IO.In = cmdtest.Endless(' ') }
 	r := o.Run("alpha", "convert-template", "substitutes", "-", "--max-input-size", "1MiB")
 	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "read the catalog from stdin")

@@ -16,16 +16,6 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 )
 
-// endless is a stdin that never ends.
-type endless struct{}
-
-func (endless) Read(p []byte) (int, error) {
-	for i := range p {
-		p[i] = '#'
-	}
-	return len(p), nil
-}
-
 // A template on a stdin that stays open: --timeout stops the run on time.
 func TestRenderTemplateStdinNeverCloses(t *testing.T) {
 	t.Parallel()
@@ -46,7 +36,7 @@ func TestRenderTemplateStdinNeverCloses(t *testing.T) {
 func TestRenderTemplateStdinTooLarge(t *testing.T) {
 	t.Parallel()
 	o := cmdtest.New(t)
-	o.Configure = func(f *factory.Factory) { f.IO.In = endless{} }
+	o.Configure = func(f *factory.Factory) { f.IO.In = cmdtest.Endless('#') }
 	r := o.Run("alpha", "render-template", "--max-input-size", "1MiB")
 	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "read the template from stdin")
