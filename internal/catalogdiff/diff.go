@@ -57,6 +57,10 @@ type Result struct {
 	Equal         bool      `json:"equal"`
 	Summary       Summary   `json:"summary"`
 	Packages      []Package `json:"packages"`
+	// FailOn are the release gates checked (CheckGates), Violations what
+	// they tripped on; both absent when no gate was asked for.
+	FailOn     []string    `json:"failOn,omitempty"`
+	Violations []Violation `json:"violations,omitempty"`
 }
 
 // Summary counts what changed, over every package.
@@ -122,9 +126,12 @@ type BundleChange struct {
 // Channel is what changed in one channel. Edges and unreachable bundles are
 // compared only in a channel both catalogs have.
 type Channel struct {
-	Name           string   `json:"name"`
-	Status         Status   `json:"status"`
-	Head           *Change  `json:"head,omitempty"`
+	Name   string  `json:"name"`
+	Status Status  `json:"status"`
+	Head   *Change `json:"head,omitempty"`
+	// HeadVersion is the versions of Head's bundles, when a head moved
+	// and both are known (of several heads, the highest).
+	HeadVersion    *Change  `json:"headVersion,omitempty"`
 	EntriesAdded   []string `json:"entriesAdded"`
 	EntriesRemoved []string `json:"entriesRemoved"`
 	EdgesAdded     []Edge   `json:"edgesAdded"`
@@ -279,6 +286,18 @@ type propKey struct {
 
 // Has says whether some blob names package name.
 func (c *Catalog) Has(name string) bool { return c.pkgs[name] != nil }
+
+// Packages lists the catalog's packages, sorted.
+func (c *Catalog) Packages() []string {
+	var out []string
+	for name, s := range c.pkgs {
+		if s.present {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
 
 func (c *Catalog) side(name string) *side {
 	s := c.pkgs[name]
@@ -514,6 +533,11 @@ func diffChannel(name string, o, n *side) *Channel {
 	}
 	if oh, nh := headOf(oc), headOf(nc); oh != nh {
 		c.Head = &Change{Old: oh, New: nh}
+		ov, ook := topVersion(oc, o.versions)
+		nv, nok := topVersion(nc, n.versions)
+		if ook && nok {
+			c.HeadVersion = &Change{Old: ov.String(), New: nv.String()}
+		}
 	}
 	oe, ne := map[string]bool{}, map[string]bool{}
 	for _, e := range oc.Entries {
@@ -578,6 +602,17 @@ func topHead(ch *fbc.Channel, versions map[string]semver.Version) []string {
 		}
 	}
 	return []string{top}
+}
+
+// topVersion is the version of the channel's head (of several, the
+// highest); false when a head has none or there is no head.
+func topVersion(ch *fbc.Channel, versions map[string]semver.Version) (semver.Version, bool) {
+	heads := topHead(ch, versions)
+	if len(heads) != 1 {
+		return semver.Version{}, false
+	}
+	v, ok := versions[heads[0]]
+	return v, ok
 }
 
 // headOf is the channel's head, or its heads joined by ", " when it has

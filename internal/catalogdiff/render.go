@@ -209,6 +209,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	r = printableCopy(r)
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Catalog diff: %s → %s\n\n", code(r.Old), code(r.New))
+	writeMarkdownGates(&b, r)
 	if r.Equal {
 		b.WriteString("No differences.\n")
 		_, err := io.WriteString(w, b.String())
@@ -333,4 +334,38 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// writeMarkdownGates prints the release gates checked, each passed or
+// failed with what tripped it.
+func writeMarkdownGates(b *strings.Builder, r *Result) {
+	if len(r.FailOn) == 0 {
+		return
+	}
+	b.WriteString("#### Release gates\n\n")
+	for _, g := range r.FailOn {
+		var hits []Violation
+		for _, v := range r.Violations {
+			if v.Gate == g {
+				hits = append(hits, v)
+			}
+		}
+		if len(hits) == 0 {
+			fmt.Fprintf(b, "- ✅ %s: passed\n", code(g))
+			continue
+		}
+		fmt.Fprintf(b, "- ❌ %s: %s\n", code(g), plural(len(hits), "violation", "violations"))
+		for _, v := range hits {
+			where := code(v.Package)
+			if v.Channel != "" {
+				where += " channel " + code(v.Channel)
+			}
+			if v.Package == "" {
+				fmt.Fprintf(b, "  - %s\n", mdEscape(v.What))
+				continue
+			}
+			fmt.Fprintf(b, "  - %s: %s\n", where, mdEscape(v.What))
+		}
+	}
+	b.WriteString("\n")
 }

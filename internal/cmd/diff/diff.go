@@ -32,6 +32,11 @@ type Options struct {
 	Output   string
 	Packages []string
 	ExitCode bool
+	// FailOn are release gates (catalogdiff.Gates) whose violation exits 1.
+	FailOn []string
+	// Fragment compares only the packages NEW holds: NEW is a catalog
+	// fragment meant to replace those packages of OLD (an index image).
+	Fragment bool
 	Image    image.Options
 }
 
@@ -55,11 +60,21 @@ layer holding its database is fetched); the two may be of different kinds.
 -o text prints a tree on stdout, -o markdown a summary and sections for a
 pull-request comment, -o json a document whose schema docs/diff.md
 describes. With --exit-code the exit status is 1 when the catalogs differ
-and 0 when they are equal, as git diff --exit-code.`,
+and 0 when they are equal, as git diff --exit-code.
+
+Release gates: --fail-on removed exits 1 when anything of OLD that clusters
+may run or upgrade through is missing from NEW (a package, channel, bundle,
+channel entry or upgrade edge); --fail-on heads-moved-back when a channel's
+head has a lower version in NEW; --fail-on any on any difference. Each
+violation is a line on stderr (and in -o json and -o markdown). With
+--fragment, NEW is a fragment of a catalog (some packages, whole) compared
+with those packages of OLD only, as Konflux's pruning check compares a
+fragment with its target index.`,
 		Example: `  opm diff quay.io/me/index:3 catalog/
   opm diff index.db catalog/ --package etcd -o json | jq .summary
   opm diff origin-catalog/ catalog/ -o markdown > comment.md
-  opm diff quay.io/me/index:3 quay.io/me/index:4 --exit-code >/dev/null || echo changed`,
+  opm diff quay.io/me/index:3 quay.io/me/index:4 --exit-code >/dev/null || echo changed
+  opm diff registry.example.com/redhat/operator-index:v4.17 catalog/ --fragment --fail-on removed,heads-moved-back -o markdown > gate.md`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Old, opts.New = args[0], args[1]
@@ -73,6 +88,8 @@ and 0 when they are equal, as git diff --exit-code.`,
 	fl := cmd.Flags()
 	fl.StringSliceVar(&opts.Packages, "package", nil, "compare only these packages (repeat, or separate with commas)")
 	fl.BoolVar(&opts.ExitCode, "exit-code", false, "exit 1 when the catalogs differ, 0 when they are equal")
+	fl.StringSliceVar(&opts.FailOn, "fail-on", nil, "exit 1 when a release gate trips: "+strings.Join(catalogdiff.Gates, ", ")+" (repeat, or separate with commas)")
+	fl.BoolVar(&opts.Fragment, "fragment", false, "NEW is a fragment: compare only the packages NEW holds")
 	opts.Image.AddFlags(fl)
 	return cmd
 }
@@ -85,6 +102,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
+	if _, err := (&catalogdiff.Result{}).CheckGates(opts.FailOn); err != nil {
+		return exit.Usagef("--fail-on: %v", err)
+	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
 	oldC, err := open(ctx, f, o, opts.Old)
 	if err != nil {
@@ -94,8 +114,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	res := catalogdiff.Compare(oldC, newC, catalogdiff.Options{Packages: opts.Packages})
+	pkgs := opts.Packages
+	if opts.Fragment {
+		pkgs = fragmentPackages(opts.Packages, newC)
+	}
+	res := catalogdiff.Compare(oldC, newC, catalogdiff.Options{Packages: pkgs})
 	res.Old, res.New = opts.Old, opts.New
+	violations, _ := res.CheckGates(opts.FailOn) // checked above
 	if missing := missingPackages(opts.Packages, oldC, newC); len(missing) > 0 {
 		fmt.Fprintf(f.IO.ErrOut, "%s --package %s: in neither catalog\n", f.IO.ErrTheme().WarningPrefix(), printable.Name(strings.Join(missing, ", ")))
 	}
@@ -110,10 +135,48 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return exit.With(exit.Usage, err)
 	}
+	if len(violations) > 0 {
+		theme := f.IO.ErrTheme()
+		for _, v := range violations {
+			where := ""
+			if v.Package != "" {
+				where = printable.Name(v.Package)
+				if v.Channel != "" {
+					where += " channel " + printable.Name(v.Channel)
+				}
+				where += ": "
+			}
+			fmt.Fprintf(f.IO.ErrOut, "%s --fail-on %s: %s%s\n", theme.ErrorPrefix(), v.Gate, where, printable.Text(v.What))
+		}
+		return &exit.Error{Code: exit.Failed}
+	}
 	if opts.ExitCode && !res.Equal {
 		return &exit.Error{Code: exit.Failed}
 	}
 	return nil
+}
+
+// fragmentPackages is what --fragment compares: the packages of the
+// fragment (of those --package names, when given).
+func fragmentPackages(want []string, fragment *catalogdiff.Catalog) []string {
+	have := fragment.Packages()
+	if len(want) == 0 {
+		if len(have) == 0 {
+			// Compare nothing, rather than everything.
+			return []string{""}
+		}
+		return have
+	}
+	var out []string
+	for _, p := range want {
+		if fragment.Has(p) {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return []string{""}
+	}
+	return out
 }
 
 // open reads a catalog part by part into one side of the diff.
