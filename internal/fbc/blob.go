@@ -371,6 +371,12 @@ func decodeBundleObject(raw []byte) (BundleObjectValue, error) {
 	return v, err
 }
 
+// DecodeBundleObject decodes an olm.bundle.object property value: the
+// manifest in Data, or a file reference in Ref.
+func DecodeBundleObject(raw json.RawMessage) (BundleObjectValue, error) {
+	return decodeBundleObject(raw)
+}
+
 // decodedObjects are olm.bundle.object values already decoded, by the raw
 // value they were decoded from (the same bytes in memory, not equal
 // ones): converting a package after validating it decodes each manifest

@@ -14,6 +14,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/image"
@@ -32,7 +33,14 @@ type Options struct {
 	What    string
 	Index   string
 	Package string
-	Image   image.Options
+	Output  string
+	// OLMv1 says of each bundle (or package) whether OLM v1's
+	// operator-controller installs it, and why not.
+	OLMv1 bool
+	// Pull reads bundles the catalog has no manifests for from their
+	// images (with OLMv1).
+	Pull  bool
+	Image image.Options
 }
 
 // NewCmd is `opm alpha list` with its subcommands.
@@ -43,8 +51,14 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 
 // NewPackagesCmd is `opm alpha list packages INDEX`.
 func NewPackagesCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
-	return newCmd(f, runF, Packages, "packages INDEX", cobra.ExactArgs(1),
+	cmd := newCmd(f, runF, Packages, "packages INDEX", cobra.ExactArgs(1),
 		"List the packages of an index: NAME, DISPLAY NAME, DEFAULT CHANNEL")
+	cmd.Long += `
+
+With --olmv1, each package says how many of its bundles OLM v1's
+operator-controller installs and whether its default channel's head is one
+of them (see list bundles --olmv1); -o json carries no icons.`
+	return cmd
 }
 
 // NewChannelsCmd is `opm alpha list channels INDEX [PACKAGE]`.
@@ -55,8 +69,22 @@ func NewChannelsCmd(f *factory.Factory, runF func(*Options) error) *cobra.Comman
 
 // NewBundlesCmd is `opm alpha list bundles INDEX [PACKAGE]`.
 func NewBundlesCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
-	return newCmd(f, runF, Bundles, "bundles INDEX [PACKAGE]", cobra.RangeArgs(1, 2),
+	cmd := newCmd(f, runF, Bundles, "bundles INDEX [PACKAGE]", cobra.RangeArgs(1, 2),
 		"List the bundles of an index (or of one package), one row per bundle and channel")
+	cmd.Long += `
+
+With --olmv1, one row per bundle says whether OLM v1's operator-controller
+installs it (INSTALLABLE yes or no; "yes?" when the catalog cannot tell
+everything) and why not: a declared dependency, owned API services, install
+modes without AllNamespaces, webhooks (installed only where a certificate
+provider, cert-manager or OpenShift's service CA, is configured), and the
+bundle checks it shares with OLM v0. It reads the bundle's manifests from
+olm.bundle.object properties; a catalog with olm.csv.metadata only cannot
+say whether a bundle has webhooks: --pull reads those bundles' images.
+-o json gives each bundle's installable boolean and its reasons.`
+	cmd.Example = `  opm alpha list bundles catalog/ --olmv1
+  opm alpha list bundles quay.io/me/index:1 etcd --olmv1 --pull -o json | jq '.[] | select(.installable)'`
+	return cmd
 }
 
 func newCmd(f *factory.Factory, runF func(*Options) error, what, use string, args cobra.PositionalArgs, short string) *cobra.Command {
@@ -80,14 +108,25 @@ index image only the layer holding its database is fetched).`,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
+	output.AddFlag(cmd, &opts.Output)
+	if what == Bundles || what == Packages {
+		cmd.Flags().BoolVar(&opts.OLMv1, "olmv1", false, "say whether OLM v1's operator-controller installs each bundle, and why not")
+		cmd.Flags().BoolVar(&opts.Pull, "pull", false, "with --olmv1: read bundles the catalog has no manifests for (olm.csv.metadata only) from their images")
+	}
 	opts.Image.AddFlags(cmd.Flags())
 	return cmd
 }
 
 // Run prints the list.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	if err := output.Check(opts.Output, f.From(output.FlagName)); err != nil {
+		return err
+	}
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
+	}
+	if opts.Pull && !opts.OLMv1 {
+		return exit.Usagef("--pull reads bundle images for --olmv1; add --olmv1")
 	}
 	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Index, catalogsource.Catalogs...)
 	if err != nil {
@@ -98,18 +137,30 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		// rendering filled in) stay unsaid, as upstream's list.
 		indexio.WarnRolledBack(f, opts.Index)
 	}
+	if opts.OLMv1 {
+		return listErr(opts, runOLMv1(ctx, f, opts, c.Catalog))
+	}
+	json := opts.Output == output.JSON
 	switch opts.What {
 	case Packages:
-		return listErr(opts, index.WritePackages(f.IO.Out, graph.ListPackages(c.Catalog)))
+		rows := graph.ListPackages(c.Catalog)
+		if json {
+			return listErr(opts, output.WriteJSON(f.IO.Out, rows))
+		}
+		return listErr(opts, index.WritePackages(f.IO.Out, rows))
 	case Channels:
 		rows, err := graph.ListChannels(c.Catalog, opts.Package)
-		if err == nil {
+		if err == nil && json {
+			err = output.WriteJSON(f.IO.Out, rows)
+		} else if err == nil {
 			err = index.WriteChannels(f.IO.Out, rows)
 		}
 		return listErr(opts, err)
 	}
 	rows, err := graph.ListBundles(c.Catalog, opts.Package)
-	if err == nil {
+	if err == nil && json {
+		err = output.WriteJSON(f.IO.Out, rows)
+	} else if err == nil {
 		err = index.WriteBundles(f.IO.Out, rows)
 	}
 	return listErr(opts, err)
