@@ -42,6 +42,14 @@ type Options struct {
 	Image        image.Options
 	// MaxInput bounds the template read (--max-input-size); <= 0: none.
 	MaxInput int64
+	// Mapping is a catalog repository's ci.yaml: render every template it
+	// maps into every catalog (see internal/catalogrepo).
+	Mapping string
+	// OutputDir, with Mapping, is where catalogs go instead of the
+	// repository's catalogs/ directory.
+	OutputDir string
+	// outputSet says -o was given (with Mapping, yaml is the default).
+	outputSet bool
 }
 
 // NewCmd is `opm alpha render-template`; runF, when not nil, runs instead
@@ -70,11 +78,22 @@ FILE named like a TYPE needs the TYPE before it.
                channel
 
 A template with a syntax error, an unknown field or an image that cannot be
-pulled fails with the file, line and field at fault, and prints nothing.`,
+pulled fails with the file, line and field at fault, and prints nothing.
+
+--mapping FILE renders a whole catalog repository package (the community
+operator repositories' layout): FILE is operators/<package>/ci.yaml, whose
+fbc.catalog_mapping maps each template under catalog-templates/ (beside it)
+to catalogs named for OpenShift versions. Each catalog is rendered with the
+bundle format its version needs (olm.csv.metadata from v4.17,
+olm.bundle.object before), validated, and written to
+catalogs/<catalog>/<package>/catalog.yaml of the repository (--output-dir to
+write elsewhere): all catalogs, or none when one fails. Each bundle image is
+pulled once for all catalogs.`,
 		Example: `  opm alpha render-template basic catalog-templates/my-operator.yaml -o yaml > catalog/my-operator/catalog.yaml
   opm alpha render-template semver.yaml --migrate-level bundle-object-to-csv-metadata
   opm alpha render-template < template.yaml
-  opm alpha render-template basic template.yaml -o mermaid`,
+  opm alpha render-template basic template.yaml -o mermaid
+  opm alpha render-template --mapping operators/my-operator/ci.yaml`,
 		Args: cobra.RangeArgs(0, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch len(args) {
@@ -90,6 +109,19 @@ pulled fails with the file, line and field at fault, and prints nothing.`,
 					return exit.Usagef("unknown template type %q: use %s (or give only FILE to detect the type from its schema)", opts.Type, strings.Join(template.Types, ", "))
 				}
 			}
+			opts.outputSet = cmd.Flags().Changed("output")
+			if opts.Mapping != "" {
+				if len(args) > 0 {
+					return exit.Usagef("--mapping renders the templates its file names: give no TYPE or FILE")
+				}
+				if runF != nil {
+					return runF(opts)
+				}
+				return RunMapping(cmd.Context(), f, opts)
+			}
+			if opts.OutputDir != "" {
+				return exit.Usagef("--output-dir is where --mapping writes catalogs; without --mapping the catalog goes to stdout")
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -97,6 +129,8 @@ pulled fails with the file, line and field at fault, and prints nothing.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&opts.Mapping, "mapping", "", "render every template a catalog repository's ci.yaml maps (fbc.catalog_mapping) into every catalog it names, writing catalogs/<catalog>/<package>/catalog.yaml")
+	fl.StringVar(&opts.OutputDir, "output-dir", "", "with --mapping: write <catalog>/<package>/ under this directory instead of the repository's catalogs/")
 	fl.StringVarP(&opts.Output, "output", "o", string(fbc.FormatJSON), "output format: json, yaml, or mermaid (a flowchart of the channels)")
 	_ = fl.SetAnnotation("output", output.DataFormatAnnotation, []string{"true"})
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions([]string{string(fbc.FormatJSON), string(fbc.FormatYAML), FormatMermaid}, cobra.ShellCompDirectiveNoFileComp))
@@ -145,27 +179,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 
 	// Parse first: a malformed template fails before anything is pulled.
-	var (
-		images   []string
-		renderFn func(context.Context, template.RenderBundle) (*fbc.Catalog, error)
-	)
-	switch typ {
-	case template.TypeBasic:
-		t, err := basic.Parse(source, data)
-		if err != nil {
-			return exit.With(exit.Failed, err)
-		}
-		images, renderFn = t.Images(), t.Render
-	case template.TypeSubstitutes:
-		t, err := substitutes.Parse(source, data)
-		if err != nil {
-			return exit.With(exit.Failed, err)
-		}
-		images, renderFn = t.Images(), t.Render
-	case template.TypeSemver:
-		if images, renderFn, err = semverTemplate(source, data); err != nil {
-			return exit.With(exit.Failed, err)
-		}
+	images, renderFn, err := parseTemplate(typ, source, data)
+	if err != nil {
+		return exit.With(exit.Failed, err)
 	}
 
 	// The progress line counts the bytes of clients made from opts from
@@ -207,6 +223,31 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, err)
 	}
 	return nil
+}
+
+// renderFunc renders a parsed template, its bundles through render.
+type renderFunc func(context.Context, template.RenderBundle) (*fbc.Catalog, error)
+
+// parseTemplate parses a template of type typ, returning the bundle
+// images it names and how to render it.
+func parseTemplate(typ, source string, data []byte) ([]string, renderFunc, error) {
+	switch typ {
+	case template.TypeBasic:
+		t, err := basic.Parse(source, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t.Images(), t.Render, nil
+	case template.TypeSubstitutes:
+		t, err := substitutes.Parse(source, data)
+		if err != nil {
+			return nil, nil, err
+		}
+		return t.Images(), t.Render, nil
+	case template.TypeSemver:
+		return semverTemplate(source, data)
+	}
+	return nil, nil, fmt.Errorf("%s: unknown template type %q", source, typ)
 }
 
 // readInput reads the template: a file, or stdin for "" and "-". The read

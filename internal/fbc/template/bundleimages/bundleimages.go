@@ -25,6 +25,9 @@ type Renderer struct {
 	// OnDone, when set, is called once per distinct image rendered (for a
 	// progress line); it must be safe for concurrent use.
 	OnDone func()
+	// KeepBundles keeps each loaded bundle, so that RenderAt renders it at
+	// other migrate levels without pulling it again (set before use).
+	KeepBundles bool
 
 	clientOnce sync.Once
 	client     *image.Client
@@ -36,8 +39,12 @@ type Renderer struct {
 
 type result struct {
 	once sync.Once
+	b    *bundle.Bundle // with KeepBundles
 	blob *fbc.Bundle
 	err  error
+
+	mu sync.Mutex
+	at map[fbc.MigrateLevel]*fbc.Bundle
 }
 
 // New renders through the client newClient makes (once, on first use).
@@ -49,6 +56,16 @@ func New(newClient func() (*image.Client, error), render fbc.RenderOptions) *Ren
 // render renders it. It is safe for concurrent use; each caller gets its
 // own copy of the blob.
 func (r *Renderer) Render(ctx context.Context, ref string) (*fbc.Bundle, error) {
+	res := r.get(ctx, ref)
+	if res.err != nil {
+		return nil, res.err
+	}
+	c := *res.blob
+	return &c, nil
+}
+
+// get loads ref once.
+func (r *Renderer) get(ctx context.Context, ref string) *result {
 	r.mu.Lock()
 	res := r.done[ref]
 	if res == nil {
@@ -57,19 +74,56 @@ func (r *Renderer) Render(ctx context.Context, ref string) (*fbc.Bundle, error) 
 	}
 	r.mu.Unlock()
 	res.once.Do(func() {
-		res.blob, res.err = r.load(ctx, ref)
+		var b *bundle.Bundle
+		b, res.err = r.load(ctx, ref)
+		if res.err == nil {
+			res.blob, res.err = fbc.RenderBundle(b, ref, r.render)
+		}
+		if r.KeepBundles {
+			res.b = b
+		}
 		if r.OnDone != nil {
 			r.OnDone()
 		}
 	})
-	if res.err != nil {
-		return nil, res.err
-	}
-	c := *res.blob
-	return &c, nil
+	return res
 }
 
-func (r *Renderer) load(ctx context.Context, ref string) (*fbc.Bundle, error) {
+// RenderAt is Render at migrate level instead of the Renderer's own: the
+// same pulls serve catalogs of several levels (KeepBundles must be set).
+func (r *Renderer) RenderAt(level fbc.MigrateLevel) func(ctx context.Context, ref string) (*fbc.Bundle, error) {
+	if level == r.render.Migrate {
+		return r.Render
+	}
+	return func(ctx context.Context, ref string) (*fbc.Bundle, error) {
+		res := r.get(ctx, ref)
+		if res.err != nil {
+			return nil, res.err
+		}
+		res.mu.Lock()
+		defer res.mu.Unlock()
+		blob := res.at[level]
+		if blob == nil {
+			if res.b == nil {
+				return nil, fmt.Errorf("bundle image %s: rendered without KeepBundles, cannot render it at %s", ref, level)
+			}
+			opts := r.render
+			opts.Migrate = level
+			var err error
+			if blob, err = fbc.RenderBundle(res.b, ref, opts); err != nil {
+				return nil, err
+			}
+			if res.at == nil {
+				res.at = map[fbc.MigrateLevel]*fbc.Bundle{}
+			}
+			res.at[level] = blob
+		}
+		c := *blob
+		return &c, nil
+	}
+}
+
+func (r *Renderer) load(ctx context.Context, ref string) (*bundle.Bundle, error) {
 	if st, err := os.Stat(ref); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("is a directory here, but a template names bundle images (push the bundle, or give its image reference)")
 	}
@@ -102,7 +156,7 @@ func (r *Renderer) load(ctx context.Context, ref string) (*fbc.Bundle, error) {
 		return nil, fmt.Errorf("is not a bundle image: it holds no ClusterServiceVersion under manifests/ (label %s: %q)", bundle.AnnotationMediaType, labels[bundle.AnnotationMediaType])
 	}
 	b.Labels = labels
-	return fbc.RenderBundle(b, ref, r.render)
+	return b, nil
 }
 
 // Prefetch renders refs, several at once, keeping each result (errors

@@ -1,0 +1,175 @@
+// Package catalogrepo is the layout of a catalog repository as the
+// community operator repositories keep it: operators/<package>/ci.yaml maps
+// each catalog template under operators/<package>/catalog-templates/ to the
+// catalogs (one per OpenShift version) it is rendered into, written to
+// catalogs/<catalog>/<package>/catalog.yaml at the repository's root.
+package catalogrepo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/template"
+)
+
+// TemplatesDir is where a package's templates are, beside its ci.yaml.
+const TemplatesDir = "catalog-templates"
+
+// CSVMetadataFrom is the first OpenShift minor version (4.x) whose catalogs
+// carry olm.csv.metadata instead of olm.bundle.object manifests.
+const CSVMetadataFrom = 17
+
+// Mapping is one catalog_mapping entry: a template and the catalogs it
+// is rendered into.
+type Mapping struct {
+	Template string   `json:"template_name"`
+	Catalogs []string `json:"catalog_names"`
+	// Type is the template's schema, olm.template.basic or olm.semver.
+	Type string `json:"type"`
+}
+
+// Config is what opm reads of a ci.yaml.
+type Config struct {
+	FBC struct {
+		Enabled bool      `json:"enabled"`
+		Mapping []Mapping `json:"catalog_mapping"`
+	} `json:"fbc"`
+}
+
+// Repo is one package of a catalog repository.
+type Repo struct {
+	// File is the ci.yaml read.
+	File string
+	// PackageDir holds ci.yaml and catalog-templates/; its name is the
+	// operator's (the package's) name.
+	PackageDir string
+	Package    string
+	// Root is the repository's root (the directory holding operators/),
+	// "" when PackageDir is not under an operators/ directory.
+	Root     string
+	Mappings []Mapping
+}
+
+// Load reads a ci.yaml's catalog mapping, checking each entry.
+func Load(file string) (*Repo, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("read mapping %s: %w", file, err)
+	}
+	var c Config
+	if err := yaml.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("read mapping %s: %w", file, err)
+	}
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return nil, err
+	}
+	r := &Repo{File: file, PackageDir: filepath.Dir(abs), Mappings: c.FBC.Mapping}
+	r.Package = filepath.Base(r.PackageDir)
+	if parent := filepath.Dir(r.PackageDir); filepath.Base(parent) == "operators" {
+		r.Root = filepath.Dir(parent)
+	}
+	if len(r.Mappings) == 0 {
+		return nil, fmt.Errorf("%s: fbc.catalog_mapping: no entry; map each template to its catalogs, e.g.\n  fbc:\n    enabled: true\n    catalog_mapping:\n      - template_name: basic.yaml\n        catalog_names: [\"v4.16\", \"v4.17\"]\n        type: olm.template.basic", file)
+	}
+	seen := map[string]string{}
+	for i, m := range r.Mappings {
+		field := fmt.Sprintf("%s: fbc.catalog_mapping[%d]", file, i)
+		switch {
+		case m.Template == "":
+			return nil, fmt.Errorf("%s.template_name: missing: name a file under %s/", field, TemplatesDir)
+		case filepath.Base(m.Template) != m.Template:
+			return nil, fmt.Errorf("%s.template_name: %q: a file name under %s/, without a directory", field, m.Template, TemplatesDir)
+		case len(m.Catalogs) == 0:
+			return nil, fmt.Errorf("%s.catalog_names: no catalog: list the catalogs (OpenShift versions such as v4.16) to render the template into", field)
+		}
+		if _, err := TemplateType(m.Type); err != nil {
+			return nil, fmt.Errorf("%s.type: %w", field, err)
+		}
+		for j, cat := range m.Catalogs {
+			if _, err := MigrateLevel(cat); err != nil {
+				return nil, fmt.Errorf("%s.catalog_names[%d]: %w", field, j, err)
+			}
+			if prev, dup := seen[cat]; dup {
+				return nil, fmt.Errorf("%s.catalog_names[%d]: catalog %s is mapped from %s already: a catalog takes one template", field, j, cat, prev)
+			}
+			seen[cat] = m.Template
+		}
+	}
+	return r, nil
+}
+
+// TemplatePath is where m's template is.
+func (r *Repo) TemplatePath(m Mapping) string {
+	return filepath.Join(r.PackageDir, TemplatesDir, m.Template)
+}
+
+// CatalogDir is where catalog's rendering of the package goes: under
+// outputDir/<catalog>/<package> when outputDir is set, else under the
+// repository's catalogs/<catalog>/<package>.
+func (r *Repo) CatalogDir(outputDir, catalog string) (string, error) {
+	if outputDir == "" {
+		if r.Root == "" {
+			return "", fmt.Errorf("%s is not in a catalog repository (operators/<package>/ci.yaml): say where the catalogs go with --output-dir", r.File)
+		}
+		outputDir = filepath.Join(r.Root, "catalogs")
+	}
+	return filepath.Join(outputDir, catalog, r.Package), nil
+}
+
+// Catalogs lists every catalog the mapping renders, sorted.
+func (r *Repo) Catalogs() []string {
+	var out []string
+	for _, m := range r.Mappings {
+		out = append(out, m.Catalogs...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TemplateType is the template type (template.TypeBasic, TypeSemver) of
+// a catalog_mapping type.
+func TemplateType(schema string) (string, error) {
+	switch schema {
+	case template.SchemaBasic:
+		return template.TypeBasic, nil
+	case template.SchemaSemver:
+		return template.TypeSemver, nil
+	}
+	return "", fmt.Errorf("type %q: want %s or %s", schema, template.SchemaBasic, template.SchemaSemver)
+}
+
+var ocpCatalog = regexp.MustCompile(`^v?(\d+)\.(\d+)$`)
+
+// OpenShiftVersion reads a catalog name such as v4.16 as OpenShift 4.16.
+func OpenShiftVersion(catalog string) (major, minor int, err error) {
+	m := ocpCatalog.FindStringSubmatch(catalog)
+	if m == nil {
+		return 0, 0, errors.New("not an OpenShift version such as v4.16")
+	}
+	major, _ = strconv.Atoi(m[1])
+	minor, _ = strconv.Atoi(m[2])
+	return major, minor, nil
+}
+
+// MigrateLevel is the bundle format catalog needs: olm.csv.metadata from
+// OpenShift 4.17 on (its catalogs must not carry olm.bundle.object), the
+// bundle's manifests before.
+func MigrateLevel(catalog string) (fbc.MigrateLevel, error) {
+	major, minor, err := OpenShiftVersion(catalog)
+	if err != nil {
+		return "", fmt.Errorf("catalog %q: %w (the name says which bundle format its catalog needs)", catalog, err)
+	}
+	if major > 4 || (major == 4 && minor >= CSVMetadataFrom) {
+		return fbc.MigrateCSVMetadata, nil
+	}
+	return fbc.MigrateNone, nil
+}
