@@ -21,25 +21,25 @@ func isImage(arg string) bool {
 	return err != nil && image.LooksLikeReference(arg)
 }
 
-// imageFindings checks the catalog of index image opts.Dir as catalogd
+// imageFindings checks the catalog of index image dir as catalogd
 // reads it (its FBC, even beside a database; else the database rendered)
 // and, with the olmv1 set, its labels.
-func imageFindings(ctx context.Context, f *factory.Factory, opts *Options, vopts validate.Options) ([]validate.Finding, error) {
+func imageFindings(ctx context.Context, f *factory.Factory, opts *Options, vopts validate.Options, dir string) ([]validate.Finding, error) {
 	if err := opts.Image.Validate(); err != nil {
 		return nil, exit.Usagef("%v", err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
 	o.PreferCatalog, o.Limits = true, opts.Limits
-	c, err := o.Open(ctx, opts.Dir, catalogsource.CatalogImage, catalogsource.DatabaseImage)
+	c, err := o.Open(ctx, dir, catalogsource.CatalogImage, catalogsource.DatabaseImage)
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 			return nil, exit.Interrupt()
 		}
-		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
+		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", dir, err))
 	}
-	findings := append(fbc.EmptyFinding(opts.Dir, c.Catalog), fbc.Validate(c.Catalog)...)
+	findings := append(fbc.EmptyFinding(dir, c.Catalog), fbc.Validate(c.Catalog)...)
 	if vopts.EnabledSet(validate.SetOLMv1) {
-		findings = append(append(findings, indeximage.OLMv1Findings(opts.Dir, c.Labels)...), fbc.ValidateOLMv1(c.Catalog)...)
+		findings = append(append(findings, indeximage.OLMv1Findings(dir, c.Labels)...), fbc.ValidateOLMv1(c.Catalog)...)
 	}
 	return findings, nil
 }

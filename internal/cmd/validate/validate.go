@@ -43,7 +43,10 @@ var formats = []string{output.Text, output.JSON, YAML, SARIF, UpstreamJSON, Upst
 
 // Options are the flags and argument of opm validate.
 type Options struct {
-	Dir string
+	// Dir is the catalog (directory or index image) to check; Dirs, when
+	// set, are several, each reported on its own.
+	Dir  string
+	Dirs []string
 	lintflags.Flags
 	Limits fbc.Limits
 	// Image is how an index image given instead of DIR is pulled.
@@ -54,7 +57,7 @@ type Options struct {
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "validate DIR|IMAGE",
+		Use:   "validate DIR|IMAGE...",
 		Short: "Check a file-based catalog directory or index image",
 		Long: `Check the file-based catalog in DIR with the catalog-* rules (opm bundle
 validate --list-rules lists them): syntax of every file, unique packages,
@@ -72,6 +75,9 @@ the AllNamespaces install mode, owned API services, webhooks (docs/olmv1.md);
 for an IMAGE also olmv1-catalog-image: catalogd refuses an image without the
 configs label, such as a sqlite-only index image.
 
+Several catalogs (opm validate catalogs/*) are checked in one run, each
+reported on its own with its verdict, and the run fails when one does.
+
 Findings are printed as bundle validate prints them (rule, severity, file,
 line, hint); the exit status is 1 when a finding at or above --fail-on was
 found, 2 when DIR or IMAGE cannot be read.
@@ -85,10 +91,14 @@ findings, one a line).`,
 		Example: `  opm validate catalog/
   opm validate quay.io/me/index:v1 --select default,olmv1
   opm validate catalog/ -o sarif > catalog.sarif
-  opm validate catalog/ -o upstream-json | jq -e .passed`,
-		Args: cobra.ExactArgs(1),
+  opm validate catalog/ -o upstream-json | jq -e .passed
+  opm validate catalogs/*                     # every OpenShift catalog of a repository`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
+			if len(args) > 1 {
+				opts.Dirs = args
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -126,47 +136,63 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		return err
 	}
-	if isImage(opts.Dir) {
-		findings, err := imageFindings(ctx, f, opts, vopts)
+	dirs := opts.Dirs
+	if len(dirs) == 0 {
+		dirs = []string{opts.Dir}
+	}
+	var reports []validate.BundleReport
+	for _, dir := range dirs {
+		findings, err := catalogFindings(ctx, f, opts, vopts, dir)
 		if err != nil {
 			return err
 		}
-		return report(ctx, f, opts, vopts, format, findings)
+		reports = append(reports, validate.BundleReport{Path: dir, Findings: findings})
 	}
-	st, err := os.Stat(opts.Dir)
+	return report(ctx, f, opts, vopts, format, reports)
+}
+
+// catalogFindings checks one catalog: an index image, or a directory.
+func catalogFindings(ctx context.Context, f *factory.Factory, opts *Options, vopts validate.Options, dir string) ([]validate.Finding, error) {
+	if isImage(dir) {
+		return imageFindings(ctx, f, opts, vopts, dir)
+	}
+	st, err := os.Stat(dir)
 	if err != nil {
-		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
+		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", dir, err))
 	}
 	if !st.IsDir() {
-		return exit.Usagef("validate %s: not a directory (give the catalog's root directory)", opts.Dir)
+		return nil, exit.Usagef("validate %s: not a directory (give the catalog's root directory)", dir)
 	}
 	// An unreadable directory is an I/O error, not a finding.
-	if _, err := os.ReadDir(opts.Dir); err != nil {
-		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
+	if _, err := os.ReadDir(dir); err != nil {
+		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", dir, err))
 	}
 	defer gcbudget.Batch()()
-	findings, err := fbc.ValidateDir(ctx, opts.Dir, vopts.EnabledSet(validate.SetOLMv1), fbc.LoadOptions{Limits: opts.Limits})
+	findings, err := fbc.ValidateDir(ctx, dir, vopts.EnabledSet(validate.SetOLMv1), fbc.LoadOptions{Limits: opts.Limits})
 	if err := exit.IfInterrupted(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	if err != nil {
-		return exit.With(exit.Usage, fmt.Errorf("validate %s: %w", opts.Dir, err))
+		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", dir, err))
 	}
-	return report(ctx, f, opts, vopts, format, findings)
+	return findings, nil
 }
 
 // report keeps the findings of enabled rules and renders them as -o says.
-func report(ctx context.Context, f *factory.Factory, opts *Options, vopts validate.Options, format string, findings []validate.Finding) error {
+func report(ctx context.Context, f *factory.Factory, opts *Options, vopts validate.Options, format string, reports []validate.BundleReport) error {
 	if err := exit.IfInterrupted(ctx); err != nil {
 		return err
 	}
-	kept := findings[:0]
-	for _, fd := range findings {
-		if vopts.Enabled(fd.Rule) {
-			kept = append(kept, fd)
+	for i := range reports {
+		kept := []validate.Finding{}
+		for _, fd := range reports[i].Findings {
+			if vopts.Enabled(fd.Rule) {
+				kept = append(kept, fd)
+			}
 		}
+		reports[i].Findings = kept
 	}
-	res := validate.NewResult([]validate.BundleReport{{Path: opts.Dir, Findings: kept}}, vopts.FailOn)
+	res := validate.NewResult(reports, vopts.FailOn)
 	var werr error
 	switch format {
 	case SARIF:

@@ -222,3 +222,47 @@ func TestValidateSyntaxErrorFirst(t *testing.T) {
 		t.Errorf("the syntax error should come first: %v", fs)
 	}
 }
+
+// TestValidateManyCatalogs (issue 31, item 2): opm validate catalogs/*
+// checks each catalog in one run, a line and a verdict per catalog, and
+// fails when one fails; -o json has a report per catalog.
+func TestValidateManyCatalogs(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	good, bad := filepath.Join(root, "v4.16"), filepath.Join(root, "v4.17")
+	write(t, good, "p/catalog.json", goodCatalog)
+	write(t, bad, "p/catalog.json", strings.Replace(goodCatalog, `"defaultChannel":"stable"`, `"defaultChannel":"fast"`, 1))
+	o := cmdtest.New(t)
+
+	r := o.Run("validate", good, bad)
+	if r.Code != 1 {
+		t.Fatalf("exit %d, want 1: %s", r.Code, r.ErrOut)
+	}
+	for _, want := range []string{"✓ " + good + "\n", "✗ " + bad + "\n", "2 catalogs, 1 error"} {
+		if !strings.Contains(r.ErrOut, want) {
+			t.Errorf("missing %q in:\n%s", want, r.ErrOut)
+		}
+	}
+	r = o.Run("validate", good, good)
+	if r.Code != 0 || !strings.Contains(r.ErrOut, "2 catalogs, 0 errors") {
+		t.Errorf("two good catalogs: exit %d: %s", r.Code, r.ErrOut)
+	}
+	r = o.Run("validate", good, bad, "-o", "json")
+	var doc struct {
+		Passed  bool `json:"passed"`
+		Bundles []struct {
+			Path     string           `json:"path"`
+			Findings []map[string]any `json:"findings"`
+		} `json:"bundles"`
+	}
+	if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
+		t.Fatalf("%v: %s", err, r.Out)
+	}
+	if doc.Passed || len(doc.Bundles) != 2 || doc.Bundles[0].Path != good || len(doc.Bundles[0].Findings) != 0 || len(doc.Bundles[1].Findings) != 1 {
+		t.Errorf("json report: %+v", doc)
+	}
+	r = o.Run("validate", good, filepath.Join(root, "nope"))
+	if r.Code != 2 || !strings.Contains(r.ErrOut, "nope") {
+		t.Errorf("a missing catalog: exit %d: %s", r.Code, r.ErrOut)
+	}
+}
