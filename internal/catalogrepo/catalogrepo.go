@@ -6,6 +6,8 @@
 package catalogrepo
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -13,11 +15,14 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/template"
+	"github.com/opmkit/opm/internal/fbc/template/templates"
+	"github.com/opmkit/opm/internal/validate"
 )
 
 // TemplatesDir is where a package's templates are, beside its ci.yaml.
@@ -172,4 +177,108 @@ func MigrateLevel(catalog string) (fbc.MigrateLevel, error) {
 		return fbc.MigrateCSVMetadata, nil
 	}
 	return fbc.MigrateNone, nil
+}
+
+// Target is one catalog of a mapping, rendered and ready to write.
+type Target struct {
+	Catalog string
+	// File is where it goes: Dir/catalog.<format>.
+	Dir, File string
+	Level     fbc.MigrateLevel
+	Bundles   int
+	Data      []byte
+}
+
+// Job is a mapping entry whose template is parsed.
+type Job struct {
+	Mapping Mapping
+	// Source names the template file in messages.
+	Source string
+	Render templates.RenderFunc
+}
+
+// Render renders every job into each of its catalogs, bundles rendered
+// at the catalog's level by renderAt, and validates each catalog. It
+// returns the catalogs ready to write and, for those that failed, why
+// (a catalog at a time, so that a run reports them all).
+func (r *Repo) Render(ctx context.Context, jobs []Job, renderAt func(fbc.MigrateLevel) template.RenderBundle, outputDir string, format fbc.Format) ([]Target, []string, error) {
+	var out []Target
+	var failures []string
+	for _, j := range jobs {
+		for _, cat := range j.Mapping.Catalogs {
+			level, err := MigrateLevel(cat)
+			if err != nil {
+				return nil, nil, err
+			}
+			dir, err := r.CatalogDir(outputDir, cat)
+			if err != nil {
+				return nil, nil, err
+			}
+			c, err := j.Render(ctx, renderAt(level))
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, nil, err
+				}
+				failures = append(failures, fmt.Sprintf("catalog %s: render %s: %v", cat, j.Source, err))
+				continue
+			}
+			var problems []string
+			for _, fd := range fbc.Validate(c) {
+				if fd.Severity == validate.Error {
+					problems = append(problems, fd.Message)
+				}
+			}
+			if len(problems) > 0 {
+				failures = append(failures, fmt.Sprintf("catalog %s (from %s) does not validate:\n  %s", cat, j.Source, strings.Join(problems, "\n  ")))
+				continue
+			}
+			var buf bytes.Buffer
+			if err := fbc.Write(&buf, c, format); err != nil {
+				return nil, nil, err
+			}
+			out = append(out, Target{Catalog: cat, Dir: dir, File: filepath.Join(dir, "catalog."+string(format)), Level: level, Bundles: len(c.Bundles), Data: buf.Bytes()})
+		}
+	}
+	return out, failures, nil
+}
+
+// WriteAll writes every catalog beside its place first, then moves each
+// into place: a failure while writing leaves every catalog as it was.
+func WriteAll(out []Target) error {
+	var temps []string
+	cleanup := func() {
+		for _, t := range temps {
+			_ = os.Remove(t)
+		}
+	}
+	for _, r := range out {
+		if err := os.MkdirAll(r.Dir, 0o755); err != nil {
+			cleanup()
+			return fmt.Errorf("write catalog %s: %w; nothing was written", r.Catalog, err)
+		}
+		tmp, err := os.CreateTemp(r.Dir, ".catalog-*")
+		if err != nil {
+			cleanup()
+			return fmt.Errorf("write catalog %s: %w; nothing was written", r.Catalog, err)
+		}
+		temps = append(temps, tmp.Name())
+		_, werr := tmp.Write(r.Data)
+		if cerr := tmp.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr == nil {
+			werr = os.Chmod(tmp.Name(), 0o644)
+		}
+		if werr != nil {
+			cleanup()
+			return fmt.Errorf("write catalog %s: %w; nothing was written", r.Catalog, werr)
+		}
+	}
+	for i, r := range out {
+		if err := os.Rename(temps[i], r.File); err != nil {
+			cleanup()
+			return fmt.Errorf("write catalog %s: %w (catalogs before it in the mapping were written)", r.Catalog, err)
+		}
+	}
+	return nil
 }

@@ -303,3 +303,54 @@ func compact(v json.RawMessage) string {
 	}
 	return s
 }
+
+// PackageVerdict is a package's line of `list packages --olmv1`.
+type PackageVerdict struct {
+	Name           string `json:"name"`
+	DefaultChannel string `json:"defaultChannel"`
+	Head           string `json:"head"`
+	// HeadInstallable says whether the default channel's head is
+	// installable: what a ClusterExtension naming only the package gets.
+	HeadInstallable bool `json:"headInstallable"`
+	// HeadComplete is the head's verdict's Complete.
+	HeadComplete bool `json:"-"`
+	Bundles      int  `json:"bundles"`
+	Installable  int  `json:"installable"`
+	// Complete is false when some verdict could not read everything.
+	Complete bool `json:"complete"`
+}
+
+// Packages sums verdicts up by package of c.
+func Packages(c *fbc.Catalog, verdicts []Verdict) []PackageVerdict {
+	by := map[[2]string]Verdict{}
+	for _, v := range verdicts {
+		by[[2]string{v.Package, v.Name}] = v
+	}
+	heads := map[[2]string]string{}
+	for i := range c.Channels {
+		ch := &c.Channels[i]
+		if h := graph.Heads(ch); len(h) == 1 {
+			heads[[2]string{ch.Package, ch.Name}] = h[0]
+		}
+	}
+	rows := []PackageVerdict{}
+	for _, p := range c.Packages {
+		r := PackageVerdict{Name: p.Name, DefaultChannel: p.DefaultChannel, Complete: true}
+		r.Head = heads[[2]string{p.Name, p.DefaultChannel}]
+		for _, v := range verdicts {
+			if v.Package != p.Name {
+				continue
+			}
+			r.Bundles++
+			if v.Installable {
+				r.Installable++
+			}
+			r.Complete = r.Complete && v.Complete
+		}
+		if v, ok := by[[2]string{p.Name, r.Head}]; ok {
+			r.HeadInstallable, r.HeadComplete = v.Installable, v.Complete
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}

@@ -8,6 +8,7 @@ package alpha
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/cmd/alpha/addbundle"
 	"github.com/opmkit/opm/internal/cmd/alpha/bundle"
 	"github.com/opmkit/opm/internal/cmd/alpha/converttemplate"
 	"github.com/opmkit/opm/internal/cmd/alpha/list"
@@ -25,5 +26,6 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		rendergraph.NewCmd(f, nil),
 		rendertemplate.NewCmd(f, nil),
 		converttemplate.NewCmd(f),
+		addbundle.NewGroupCmd(f),
 	)
 }

@@ -69,8 +69,8 @@ func TestArgCountErrorsPrintUsage(t *testing.T) {
 
 func TestArgCountErrorRun(t *testing.T) {
 	t.Parallel()
-	r := cmdtest.New(t).Run("validate", "a", "b")
-	if r.Code != exit.Usage || !strings.Contains(r.ErrOut, "accepts 1 arg(s), received 2\nUsage: opm validate DIR|IMAGE [flags]\nRun 'opm validate --help' for more.") {
+	r := cmdtest.New(t).Run("serve", "a", "b")
+	if r.Code != exit.Usage || !strings.Contains(r.ErrOut, "accepts 1 arg(s), received 2\nUsage: opm serve DIR [flags]\nRun 'opm serve --help' for more.") {
 		t.Errorf("exit %d: %s", r.Code, r.ErrOut)
 	}
 	r = cmdtest.New(t).Run("bundle", "generate", "manifests")

@@ -3,16 +3,11 @@
 package validate
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -199,9 +194,9 @@ func report(ctx context.Context, f *factory.Factory, opts *Options, vopts valida
 		v := f.Version()
 		werr = validate.WriteSARIF(f.IO.Out, res, validate.SARIFOptions{Version: v.Version})
 	case YAML:
-		werr = writeYAMLReport(f.IO.Out, res)
+		werr = validate.WriteYAML(f.IO.Out, res)
 	case UpstreamJSON, UpstreamYAML:
-		werr = writeUpstream(f.IO.Out, res, vopts.FailOn, format == UpstreamYAML)
+		werr = validate.WriteUpstream(f.IO.Out, res, vopts.FailOn, format == UpstreamYAML)
 	default:
 		return opts.Render(f, res, vopts.FailOn, "catalog")
 	}
@@ -212,67 +207,4 @@ func report(ctx context.Context, f *factory.Factory, opts *Options, vopts valida
 		return exit.Findings
 	}
 	return nil
-}
-
-// writeYAMLReport writes the -o json report as YAML.
-func writeYAMLReport(w io.Writer, res *validate.Result) error {
-	var buf bytes.Buffer
-	if err := validate.WriteJSON(&buf, res); err != nil {
-		return err
-	}
-	y, err := yaml.JSONToYAML(buf.Bytes())
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(y)
-	return err
-}
-
-// upstreamResult is upstream opm's validate -o json|yaml document.
-type upstreamResult struct {
-	Passed bool           `json:"passed"`
-	Error  *upstreamError `json:"error,omitempty"`
-}
-
-type upstreamError struct {
-	Message string `json:"message"`
-}
-
-// writeUpstream writes res as upstream does: JSON indented by two spaces, or
-// YAML, each followed by a newline. The message lists the findings that
-// failed the run, one a line: file:line: rule: field: message.
-func writeUpstream(w io.Writer, res *validate.Result, failOn validate.Severity, asYAML bool) error {
-	doc := upstreamResult{Passed: res.Passed}
-	if !res.Passed {
-		var lines []string
-		for _, b := range res.Bundles {
-			for _, fd := range b.Findings {
-				if !validate.Fails(fd.Severity, failOn) {
-					continue
-				}
-				loc := fd.File
-				if fd.Line > 0 {
-					loc = fmt.Sprintf("%s:%d", loc, fd.Line)
-				}
-				field := ""
-				if fd.Field != "" {
-					field = fd.Field + ": "
-				}
-				lines = append(lines, fmt.Sprintf("%s: %s: %s%s", loc, fd.Rule, field, fd.Message))
-			}
-		}
-		doc.Error = &upstreamError{Message: strings.Join(lines, "\n")}
-	}
-	var data []byte
-	var err error
-	if asYAML {
-		data, err = yaml.Marshal(doc)
-	} else {
-		data, err = json.MarshalIndent(doc, "", "  ")
-	}
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(w, string(data))
-	return err
 }

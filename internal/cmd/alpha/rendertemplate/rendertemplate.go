@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/cmd/alpha/rendermapping"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/fbcflags"
@@ -21,9 +22,8 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/fbc/template"
-	"github.com/opmkit/opm/internal/fbc/template/basic"
 	"github.com/opmkit/opm/internal/fbc/template/bundleimages"
-	"github.com/opmkit/opm/internal/fbc/template/substitutes"
+	"github.com/opmkit/opm/internal/fbc/template/templates"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/iostreams"
 )
@@ -117,7 +117,8 @@ pulled once for all catalogs.`,
 				if runF != nil {
 					return runF(opts)
 				}
-				return RunMapping(cmd.Context(), f, opts)
+				return rendermapping.Run(cmd.Context(), f, &rendermapping.Options{Mapping: opts.Mapping, OutputDir: opts.OutputDir,
+					Output: opts.Output, OutputSet: opts.outputSet, MigrateLevel: opts.MigrateLevel, MaxInput: opts.MaxInput, Image: opts.Image})
 			}
 			if opts.OutputDir != "" {
 				return exit.Usagef("--output-dir is where --mapping writes catalogs; without --mapping the catalog goes to stdout")
@@ -179,10 +180,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 
 	// Parse first: a malformed template fails before anything is pulled.
-	images, renderFn, err := parseTemplate(typ, source, data)
+	parsed, err := templates.Parse(typ, source, data)
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
+	images, renderFn := parsed.Images, parsed.Render
 
 	// The progress line counts the bytes of clients made from opts from
 	// now on: make the run's one client after it.
@@ -223,31 +225,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, err)
 	}
 	return nil
-}
-
-// renderFunc renders a parsed template, its bundles through render.
-type renderFunc func(context.Context, template.RenderBundle) (*fbc.Catalog, error)
-
-// parseTemplate parses a template of type typ, returning the bundle
-// images it names and how to render it.
-func parseTemplate(typ, source string, data []byte) ([]string, renderFunc, error) {
-	switch typ {
-	case template.TypeBasic:
-		t, err := basic.Parse(source, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		return t.Images(), t.Render, nil
-	case template.TypeSubstitutes:
-		t, err := substitutes.Parse(source, data)
-		if err != nil {
-			return nil, nil, err
-		}
-		return t.Images(), t.Render, nil
-	case template.TypeSemver:
-		return semverTemplate(source, data)
-	}
-	return nil, nil, fmt.Errorf("%s: unknown template type %q", source, typ)
 }
 
 // readInput reads the template: a file, or stdin for "" and "-". The read

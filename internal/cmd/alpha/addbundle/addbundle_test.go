@@ -1,0 +1,153 @@
+package addbundle_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/fbc/template/templatetest"
+	"github.com/opmkit/opm/internal/registrytest"
+)
+
+func TestMain(m *testing.M) { cmdtest.Main(m) }
+
+// pushVersions pushes example-operator bundles v0.1.0..v0.3.0.
+func pushVersions(t *testing.T) map[string]string {
+	t.Helper()
+	reg := registrytest.Start(t)
+	refs := map[string]string{}
+	for _, v := range []string{"0.1.0", "0.2.0", "0.3.0"} {
+		dir := templatetest.Version(t, "example-operator.v"+v, v, "", "")
+		refs[v] = templatetest.Push(t, dir, reg.Ref("example-operator-bundle:v"+v))
+	}
+	return refs
+}
+
+func basicTemplate(refs map[string]string) string {
+	return `schema: olm.template.basic
+entries:
+  # the package
+  - schema: olm.package
+    name: example-operator
+    defaultChannel: stable
+  - schema: olm.channel
+    package: example-operator
+    name: stable
+    entries:
+      - name: example-operator.v0.1.0
+      - name: example-operator.v0.2.0
+        replaces: example-operator.v0.1.0   # the fix
+  - schema: olm.bundle
+    image: ` + refs["0.1.0"] + `
+  - schema: olm.bundle
+    image: ` + refs["0.2.0"] + `
+`
+}
+
+// TestAddBundleBasic (issue 31, item 1): the bundle joins the default
+// channel replacing its head, the file keeps its comments, the template
+// renders with the new head, and adding it again changes nothing.
+func TestAddBundleBasic(t *testing.T) {
+	t.Parallel()
+	refs := pushVersions(t)
+	o := cmdtest.New(t)
+	file := filepath.Join(t.TempDir(), "basic.yaml")
+	require.NoError(t, os.WriteFile(file, []byte(basicTemplate(refs)), 0o644))
+
+	r := o.Run("alpha", "template", "add-bundle", file, "--image", refs["0.3.0"], "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "channel stable: entry example-operator.v0.3.0, replaces example-operator.v0.2.0")
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	want := strings.Replace(basicTemplate(refs), "        replaces: example-operator.v0.1.0   # the fix\n",
+		"        replaces: example-operator.v0.1.0   # the fix\n      - name: example-operator.v0.3.0\n        replaces: example-operator.v0.2.0\n", 1) +
+		"  - schema: olm.bundle\n    image: " + refs["0.3.0"] + "\n"
+	assert.Equal(t, want, string(got))
+
+	rr := o.Run("alpha", "render-template", file, "--use-http")
+	require.Equal(t, exit.OK, rr.Code, rr.ErrOut)
+	assert.Contains(t, rr.Out, `"name": "example-operator.v0.3.0"`)
+	lr := o.Run("alpha", "list", "channels", writeCatalog(t, rr.Out))
+	require.Equal(t, exit.OK, lr.Code, lr.ErrOut)
+	assert.Contains(t, lr.Out, "example-operator.v0.3.0", "the new bundle heads the channel")
+
+	r = o.Run("alpha", "template", "add-bundle", file, "--image", refs["0.3.0"], "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "is there already")
+	again, _ := os.ReadFile(file)
+	assert.Equal(t, string(got), string(again))
+}
+
+func writeCatalog(t *testing.T, content string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(content), 0o644))
+	return dir
+}
+
+// TestAddBundleAllAndRefusals: --all edits every template of a mapping
+// (basic and semver); an edge that leaves two heads is refused and no
+// template changes.
+func TestAddBundleAllAndRefusals(t *testing.T) {
+	t.Parallel()
+	refs := pushVersions(t)
+	o := cmdtest.New(t)
+	root := t.TempDir()
+	pkg := filepath.Join(root, "operators", "example-operator")
+	require.NoError(t, os.MkdirAll(filepath.Join(pkg, "catalog-templates"), 0o755))
+	ci := filepath.Join(pkg, "ci.yaml")
+	require.NoError(t, os.WriteFile(ci, []byte(`fbc:
+  enabled: true
+  catalog_mapping:
+    - template_name: basic.yaml
+      catalog_names: ["v4.16"]
+      type: olm.template.basic
+    - template_name: semver.yaml
+      catalog_names: ["v4.17"]
+      type: olm.semver
+`), 0o644))
+	basic := filepath.Join(pkg, "catalog-templates", "basic.yaml")
+	semver := filepath.Join(pkg, "catalog-templates", "semver.yaml")
+	require.NoError(t, os.WriteFile(basic, []byte(basicTemplate(refs)), 0o644))
+	semverText := "schema: olm.semver\nstable:\n  bundles:\n    - image: " + refs["0.1.0"] + "\n    - image: " + refs["0.2.0"] + "\n"
+	require.NoError(t, os.WriteFile(semver, []byte(semverText), 0o644))
+
+	// Two heads: 0.3.0 replacing 0.1.0 leaves 0.2.0 a head too.
+	r := o.Run("alpha", "template", "add-bundle", "--all", "--mapping", ci, "--image", refs["0.3.0"], "--replaces", "example-operator.v0.1.0", "--channel", "stable", "--use-http")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "would leave 2 heads")
+	assert.Contains(t, r.ErrOut, "--replaces example-operator.v0.2.0")
+	assert.Contains(t, r.ErrOut, "no template was changed")
+	b, _ := os.ReadFile(basic)
+	assert.Equal(t, basicTemplate(refs), string(b))
+
+	// --all with the semver template: the edges come from versions, so
+	// no --replaces; the basic one replaces its head.
+	r = o.Run("alpha", "template", "add-bundle", "--all", "--mapping", ci, "--image", refs["0.3.0"], "--channel", "stable", "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	s, _ := os.ReadFile(semver)
+	assert.Equal(t, semverText+"    - image: "+refs["0.3.0"]+"\n", string(s))
+	rr := o.Run("alpha", "render-template", "--mapping", ci, "--use-http")
+	require.Equal(t, exit.OK, rr.Code, rr.ErrOut)
+	for _, cat := range []string{"v4.16", "v4.17"} {
+		data, err := os.ReadFile(filepath.Join(root, "catalogs", cat, "example-operator", "catalog.yaml"))
+		require.NoError(t, err)
+		assert.Contains(t, string(data), "example-operator.v0.3.0", cat)
+	}
+
+	r = o.Run("alpha", "template", "add-bundle", basic, "--image", refs["0.3.0"], "--channel", "fast", "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "channel fast created: entry example-operator.v0.3.0")
+	b, _ = os.ReadFile(basic)
+	assert.Contains(t, string(b), "    name: fast\n    entries: [{name: example-operator.v0.3.0}]\n")
+
+	r = o.Run("alpha", "template", "add-bundle", basic)
+	assert.Equal(t, exit.UpstreamUsage, r.Code)
+	assert.Contains(t, r.ErrOut, "--image")
+}
