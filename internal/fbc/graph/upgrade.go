@@ -370,7 +370,10 @@ func (p *Package) NextV1(from Bundle, channels []*ChannelGraph) (Step, bool) {
 	found := false
 	for _, g := range channels {
 		for _, st := range g.Edges(from) {
-			if !found || p.v1Better(st.To, best.To) {
+			// One bundle offered by several channels is shown from the
+			// default channel when that is one of them.
+			sameInDefault := found && st.To == best.To && st.Channel == p.DefaultChannel
+			if !found || p.v1Better(st.To, best.To) || sameInDefault {
 				best, found = st, true
 			}
 		}
