@@ -40,6 +40,8 @@ type Path struct {
 	// of a channel the path could take (OLM upgrades no further there).
 	End    string `json:"end"`
 	AtHead bool   `json:"atHead"`
+	// HeadOf are the channels End is the head of.
+	HeadOf []string `json:"headOf"`
 	// Reached is true when To was asked for and is on the path.
 	Reached bool `json:"reached"`
 	// Unreachable says why To is not reached, or why the path stops short
@@ -115,6 +117,7 @@ func (p *Package) Path(q PathQuery) (*Path, error) {
 	for _, g := range chans {
 		if contains(g.Heads(), cur.Name) {
 			out.AtHead = true
+			out.HeadOf = append(out.HeadOf, g.Name)
 		}
 	}
 	switch {
