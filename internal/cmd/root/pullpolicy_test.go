@@ -31,6 +31,7 @@ var pullers = map[string][]string{
 	"alpha list packages":     {"{index}"},
 	"alpha render-graph":      {"{index}"},
 	"alpha render-template":   {"basic", "{template}"},
+	"alpha upgrade-path":      {"{index}", "--package", "example-operator", "--from", "0.1.0"},
 	"bundle validate":         {"{bundle}"},
 	"diff":                    {"{index}", "{index}"},
 	"index add":               {"--bundles", "{bundle}", "--database", "{dir}/index.db"},
