@@ -316,7 +316,7 @@ func (p *Package) whyNot(q PathQuery, from, to Bundle, path *Path, chans []*Chan
 	} else if q.AnyChannel {
 		rule = "it is the newest next step of any channel"
 	}
-	return fmt.Sprintf("from %s OLM installs %s (%s) instead, because %s, and no edge leads from there back to %s", at, st.To, edgeText(st), rule, to.Name)
+	return fmt.Sprintf("from %s OLM installs %s (%s) instead: %s, and no edge leads from there back to %s", at, st.To, edgeText(st), rule, to.Name)
 }
 
 func edgeText(st Step) string {

@@ -136,7 +136,7 @@ func TestPathV1(t *testing.T) {
 	path, err = p.Path(PathQuery{From: v("1.0.1"), To: v("1.0.2"), Channel: "stable", OLMv1: true})
 	require.NoError(t, err)
 	assert.False(t, path.Reached)
-	assert.Contains(t, path.Unreachable, "OLM installs demo.v1.2.0 (skipRange \">=1.0.0 <1.2.0\") instead, because it has the highest version")
+	assert.Contains(t, path.Unreachable, "OLM installs demo.v1.2.0 (skipRange \">=1.0.0 <1.2.0\") instead: it has the highest version")
 }
 
 func TestPathUnreachable(t *testing.T) {
@@ -146,7 +146,7 @@ func TestPathUnreachable(t *testing.T) {
 		want string
 	}{
 		{PathQuery{From: v("1.0.0"), To: v("1.1.0")},
-			`from demo.v1.0.0 OLM installs demo.v1.2.0 (skipRange ">=1.0.0 <1.2.0") instead, because it is nearer the channel head, and no edge leads from there back to demo.v1.1.0`},
+			`from demo.v1.0.0 OLM installs demo.v1.2.0 (skipRange ">=1.0.0 <1.2.0") instead: it is nearer the channel head, and no edge leads from there back to demo.v1.1.0`},
 		{PathQuery{From: v("1.0.0"), To: v("1.0.2")},
 			"demo.v1.0.2 is skipped by demo.v1.1.0: OLM v0 never installs a skipped bundle"},
 		{PathQuery{From: v("1.2.0"), To: v("2.1.0")},

@@ -2,7 +2,9 @@ package upgradepath_test
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -137,5 +139,61 @@ func TestUpgradePathSQLite(t *testing.T) {
 
 	r = o.Run("alpha", "upgrade-path", filepath.Join(dir, "node-healthcheck-operator.semver.db"), "--package", "node-healthcheck-operator", "--channel", "stable", "--from", "0.3.0", "--to", "0.5.0")
 	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
-	assert.Contains(t, r.Out, `OLM installs node-healthcheck-operator.v0.6.1 (skipRange ">=0.1.0 <0.6.1") instead, because it is nearer the channel head`)
+	assert.Contains(t, r.Out, `OLM installs node-healthcheck-operator.v0.6.1 (skipRange ">=0.1.0 <0.6.1") instead: it is nearer the channel head`)
+}
+
+// TestDocExamples runs every example of docs/upgrade-graph.md (a text
+// block after an "upgrade-path example" comment: the command line, then
+// its stdout) on the example catalog and compares the output.
+func TestDocExamples(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../../../docs/upgrade-graph.md")
+	require.NoError(t, err)
+	parts := strings.Split(string(raw), "<!-- upgrade-path example -->\n```text\n")
+	require.Len(t, parts, 5, "four examples")
+	o := cmdtest.New(t)
+	for _, p := range parts[1:] {
+		block, _, ok := strings.Cut(p, "```\n")
+		require.True(t, ok)
+		cmdLine, want, _ := strings.Cut(block, "\n")
+		args := shellWords(t, strings.TrimPrefix(cmdLine, "$ opm "))
+		for i, a := range args {
+			if a == "catalog/" {
+				args[i] = demo
+			}
+		}
+		r := o.Run(args...)
+		assert.Equal(t, want, r.Out, cmdLine)
+		assert.Empty(t, r.ErrOut, cmdLine)
+	}
+}
+
+// shellWords splits a command line of the docs: words by spaces, single
+// quotes kept together.
+func shellWords(t *testing.T, s string) []string {
+	var out []string
+	var cur strings.Builder
+	quoted, inWord := false, false
+	for _, r := range s {
+		switch {
+		case r == '\'':
+			quoted, inWord = !quoted, true
+		case r == ' ' && !quoted:
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if quoted {
+		t.Fatalf("unbalanced quote in %q", s)
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
 }
