@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/opmkit/opm/internal/fbc"
@@ -36,7 +37,8 @@ type recorded struct {
 // and OLM v0's next step (NextV0) is that answer too except where a
 // skipRange or a skip decides otherwise, each such case checked for its
 // reason. The sqlite databases are read with opm's own loader, as the
-// commands read them.
+// commands read them; upstream's render of each (its .fbc.json) gives the
+// same next steps.
 func TestNextStepAgainstRegistryServer(t *testing.T) {
 	grpcDir := shareddata.Require(t, "reference", "grpc")
 	indexDir := shareddata.Require(t, "reference", "index")
@@ -58,7 +60,37 @@ func TestNextStepAgainstRegistryServer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", rec.DB, err)
 		}
+		// Upstream's own render of the database gives the same graph.
+		fbcFile := strings.TrimSuffix(rec.DB, ".db") + ".fbc.json"
+		rendered, err := os.ReadFile(filepath.Join(indexDir, fbcFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		up := &fbc.Catalog{}
+		if err := up.LoadFile(fbcFile, rendered); err != nil {
+			t.Fatalf("%s: %v", fbcFile, err)
+		}
+		for _, ch := range c.Channels {
+			mine, err := NewPackage(c, ch.Package)
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs, err := NewPackage(up, ch.Package)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ch.Entries {
+				from := Bundle{Name: e.Name}
+				from.Version, from.HasVersion = mine.Versions[e.Name]
+				a, aok, aerr := mine.Channel(ch.Name).NextV0(from)
+				b, bok, berr := theirs.Channel(ch.Name).NextV0(from)
+				if a != b || aok != bok || (aerr == nil) != (berr == nil) {
+					t.Errorf("%s %s %s: next step %+v from opm's render, %+v from upstream's", rec.DB, ch.Name, e.Name, a, b)
+				}
+			}
+		}
 		pkgs := map[string]*Package{}
+		asked := map[[2]string]bool{}
 		n := 0
 		for _, q := range rec.Queries {
 			if q.Method != "api.Registry/GetBundleThatReplaces" {
@@ -67,6 +99,7 @@ func TestNextStepAgainstRegistryServer(t *testing.T) {
 			n++
 			total++
 			r := q.Request
+			asked[[2]string{r.ChannelName, r.CsvName}] = true
 			p := pkgs[r.PkgName]
 			if p == nil {
 				if p, err = NewPackage(c, r.PkgName); err != nil {
@@ -108,7 +141,6 @@ func TestNextStepAgainstRegistryServer(t *testing.T) {
 				// The resolver also reads skipRanges, which the server's
 				// query does not, and takes the candidate nearest the head.
 				bySkipRange++
-				t.Logf("%s: resolver %s (%s %s), server %s", where, next.To, next.Edge, next.SkipRange, want)
 			case want != "" && g.Skipped(want):
 				// The resolver never installs a bundle the channel skips;
 				// the server answers it all the same.
@@ -119,6 +151,14 @@ func TestNextStepAgainstRegistryServer(t *testing.T) {
 		}
 		if n == 0 {
 			t.Errorf("%s: no GetBundleThatReplaces answers recorded", rec.DB)
+		}
+		// Every bundle of every channel was asked about.
+		for _, ch := range c.Channels {
+			for _, e := range ch.Entries {
+				if !asked[[2]string{ch.Name, e.Name}] {
+					t.Errorf("%s: no recorded answer for %s in channel %s", rec.DB, e.Name, ch.Name)
+				}
+			}
 		}
 	}
 	t.Logf("%d databases, %d (bundle, channel) pairs: replacement equals the registry server's answer in all; OLM v0's next step equals it in %d, differs by a skipRange nearer the head in %d and by a skipped answer in %d",
