@@ -16,6 +16,8 @@ import (
 type MermaidOptions struct {
 	// Package keeps only this package (-p/--package-name).
 	Package string
+	// Channel keeps only channels of this name (--channel; opm's own).
+	Channel string
 	// MinimumEdge is a bundle name: edges from bundles below its version are
 	// left out (--minimum-edge).
 	MinimumEdge string
@@ -42,21 +44,9 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	var floor semver.Version
-	floorPkg := ""
-	if opts.MinimumEdge != "" {
-		v, ok := versions[opts.MinimumEdge]
-		if !ok {
-			return nil, fmt.Errorf("unknown minimum edge name: %q", opts.MinimumEdge)
-		}
-		floor = v
-		for _, ch := range c.Channels {
-			for _, e := range ch.Entries {
-				if floorPkg == "" && e.Name == opts.MinimumEdge {
-					floorPkg = ch.Package
-				}
-			}
-		}
+	floor, floorPkg, err := minimumEdge(c, versions, opts.MinimumEdge)
+	if err != nil {
+		return nil, err
 	}
 	deps, err := Deprecations(c)
 	if err != nil {
@@ -99,6 +89,9 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 	var skippedLinks []string
 	link := 0
 	for _, ch := range channels {
+		if opts.Channel != "" && ch.Name != opts.Channel {
+			continue
+		}
 		entries := filterChannel(ch, versions, opts, floor, floorPkg)
 		if entries == nil {
 			continue
@@ -207,6 +200,26 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 	}
 	_, err = io.WriteString(w, out.String())
 	return warnings, err
+}
+
+// minimumEdge is the version of the --minimum-edge bundle and the package
+// of the first channel holding it; zero without one.
+func minimumEdge(c *fbc.Catalog, versions map[string]semver.Version, name string) (semver.Version, string, error) {
+	if name == "" {
+		return semver.Version{}, "", nil
+	}
+	v, ok := versions[name]
+	if !ok {
+		return semver.Version{}, "", fmt.Errorf("unknown minimum edge name: %q", name)
+	}
+	for _, ch := range c.Channels {
+		for _, e := range ch.Entries {
+			if e.Name == name {
+				return v, ch.Package, nil
+			}
+		}
+	}
+	return v, "", nil
 }
 
 // filterChannel applies --package-name and --minimum-edge; nil drops the
