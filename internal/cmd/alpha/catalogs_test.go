@@ -124,6 +124,21 @@ func TestRenderGraphFormats(t *testing.T) {
 		{From: "demo.v1.2.0", To: "demo.v2.0.0", Kind: graph.EdgeReplaces},
 	}, doc.Packages[0].Channels[0].Edges)
 
+	// --maximum-edge leaves out the bundles above it, in every format.
+	r = o.Run("alpha", "render-graph", demo, "--channel", "stable", "--maximum-edge", "demo.v1.1.0", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	doc = graph.Document{}
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
+	assert.Equal(t, []string{"demo.v1.1.0"}, doc.Packages[0].Channels[0].Heads)
+	assert.Len(t, doc.Packages[0].Channels[0].Bundles, 4)
+	r = o.Run("alpha", "render-graph", demo, "--channel", "stable", "--maximum-edge", "demo.v1.1.0")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.NotContains(t, r.Out, "demo.v1.2.0")
+	assert.Contains(t, r.Out, `demo-stable-demo.v1.0.2["demo.v1.0.2"]-- skip --> demo-stable-demo.v1.1.0["demo.v1.1.0"]`)
+	r = o.Run("alpha", "render-graph", demo, "--maximum-edge", "nope", "-o", "dot")
+	assert.Equal(t, exit.Failed, r.Code)
+	assert.Contains(t, r.ErrOut, `unknown maximum edge name: "nope"`)
+
 	r = o.Run("alpha", "render-graph", demo, "--channel", "fast", "-o", "dot")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	for _, line := range []string{

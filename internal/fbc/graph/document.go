@@ -60,6 +60,9 @@ type GraphOptions struct {
 	// MinimumEdge is a bundle name: edges from bundles below its version
 	// are left out, as render-graph's mermaid does.
 	MinimumEdge string
+	// MaximumEdge is a bundle name: bundles above its version, and their
+	// edges, are left out.
+	MaximumEdge string
 }
 
 // NewDocument reads the upgrade graphs of c into a Document: packages by
@@ -71,6 +74,10 @@ func NewDocument(c *fbc.Catalog, opts GraphOptions) (*Document, []string, error)
 	}
 	mopts := MermaidOptions{Package: opts.Package, MinimumEdge: opts.MinimumEdge}
 	floor, floorPkg, err := minimumEdge(c, versions, opts.MinimumEdge)
+	if err != nil {
+		return nil, nil, err
+	}
+	ceil, err := newCeiling(c, versions, opts.MaximumEdge)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -91,7 +98,7 @@ func NewDocument(c *fbc.Catalog, opts GraphOptions) (*Document, []string, error)
 		if opts.Channel != "" && ch.Name != opts.Channel {
 			continue
 		}
-		entries := filterChannel(ch, versions, mopts, floor, floorPkg)
+		entries := ceil.apply(ch.Package, filterChannel(ch, versions, mopts, floor, floorPkg), versions)
 		if entries == nil {
 			continue
 		}

@@ -21,6 +21,9 @@ type MermaidOptions struct {
 	// MinimumEdge is a bundle name: edges from bundles below its version are
 	// left out (--minimum-edge).
 	MinimumEdge string
+	// MaximumEdge is a bundle name: bundles above its version, and their
+	// edges, are left out (--maximum-edge; opm's own).
+	MaximumEdge string
 	// V0Semantics marks bundles OLM v0 skips over, and the edges into them
 	// (--draw-v0-semantics).
 	V0Semantics bool
@@ -45,6 +48,10 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 		return nil, err
 	}
 	floor, floorPkg, err := minimumEdge(c, versions, opts.MinimumEdge)
+	if err != nil {
+		return nil, err
+	}
+	ceil, err := newCeiling(c, versions, opts.MaximumEdge)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +99,7 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 		if opts.Channel != "" && ch.Name != opts.Channel {
 			continue
 		}
-		entries := filterChannel(ch, versions, opts, floor, floorPkg)
+		entries := ceil.apply(ch.Package, filterChannel(ch, versions, opts, floor, floorPkg), versions)
 		if entries == nil {
 			continue
 		}
@@ -220,6 +227,51 @@ func minimumEdge(c *fbc.Catalog, versions map[string]semver.Version, name string
 		}
 	}
 	return v, "", nil
+}
+
+// ceiling is --maximum-edge: a version and the package of the first
+// channel holding the bundle named.
+type ceiling struct {
+	set     bool
+	version semver.Version
+	pkg     string
+}
+
+func newCeiling(c *fbc.Catalog, versions map[string]semver.Version, name string) (ceiling, error) {
+	if name == "" {
+		return ceiling{}, nil
+	}
+	v, ok := versions[name]
+	if !ok {
+		return ceiling{}, fmt.Errorf("unknown maximum edge name: %q", name)
+	}
+	out := ceiling{set: true, version: v}
+	for _, ch := range c.Channels {
+		for _, e := range ch.Entries {
+			if e.Name == name && out.pkg == "" {
+				out.pkg = ch.Package
+			}
+		}
+	}
+	return out, nil
+}
+
+// apply drops the entries above the ceiling, and the channels of other
+// packages (nil), as --minimum-edge does.
+func (c ceiling) apply(pkg string, entries []fbc.ChannelEntry, versions map[string]semver.Version) []fbc.ChannelEntry {
+	if !c.set || entries == nil {
+		return entries
+	}
+	if c.pkg != "" && pkg != c.pkg {
+		return nil
+	}
+	var out []fbc.ChannelEntry
+	for _, e := range entries {
+		if v, ok := versions[e.Name]; !ok || v.LTE(c.version) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // filterChannel applies --package-name and --minimum-edge; nil drops the

@@ -25,6 +25,7 @@ import (
 type Options struct {
 	Indexes     []string
 	MinimumEdge string
+	MaximumEdge string
 	Package     string
 	Channel     string
 	V0Semantics bool
@@ -43,7 +44,7 @@ const (
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "render-graph INDEX... [-p PACKAGE] [--channel CHANNEL] [--minimum-edge BUNDLE] [-o mermaid|json|dot]",
+		Use:   "render-graph INDEX... [-p PACKAGE] [--channel CHANNEL] [--minimum-edge BUNDLE] [--maximum-edge BUNDLE] [-o mermaid|json|dot]",
 		Short: "Print the upgrade graph of each package of an index as a mermaid flowchart, JSON or Graphviz",
 		Long: `Print, on stdout, a mermaid flowchart (graph LR) of every package of the index:
 a subgraph per package and channel, bundles from the highest version down,
@@ -52,7 +53,9 @@ printed. Deprecated packages and channels are filled grey and lilac,
 deprecated bundles orange (olm.deprecations). With --draw-v0-semantics,
 bundles OLM v0 skips over are outlined red and edges into them dashed.
 
---channel keeps only channels of that name. -o json prints the same graph as
+--channel keeps only channels of that name; --maximum-edge leaves out the
+bundles above the version of the bundle it names, as --minimum-edge leaves
+out the edges from below. -o json prints the same graph as
 a document (packages, channels with heads, bundles with versions,
 deprecated and skipped marks, and edges: replaces, skips, and one skipRange
 edge from every bundle of the channel the range covers); -o dot a Graphviz
@@ -78,6 +81,7 @@ database is fetched); several are drawn as one catalog, as upstream does.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.MinimumEdge, "minimum-edge", "", "bundle name: leave out edges from bundles of lower versions")
+	fl.StringVar(&opts.MaximumEdge, "maximum-edge", "", "bundle name: leave out bundles of higher versions and their edges")
 	fl.StringVarP(&opts.Package, "package-name", "p", "", "draw only this package")
 	fl.StringVar(&opts.Channel, "channel", "", "draw only channels of this name")
 	fl.BoolVar(&opts.V0Semantics, "draw-v0-semantics", false, "mark bundles OLM v0 skips over (red outline) and the edges into them (dashed)")
@@ -119,9 +123,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 
 func write(f *factory.Factory, c *fbc.Catalog, opts *Options) ([]string, error) {
 	if opts.Output == Mermaid {
-		return graph.WriteMermaid(f.IO.Out, c, graph.MermaidOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge, V0Semantics: opts.V0Semantics})
+		return graph.WriteMermaid(f.IO.Out, c, graph.MermaidOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge, MaximumEdge: opts.MaximumEdge, V0Semantics: opts.V0Semantics})
 	}
-	doc, warnings, err := graph.NewDocument(c, graph.GraphOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge})
+	doc, warnings, err := graph.NewDocument(c, graph.GraphOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge, MaximumEdge: opts.MaximumEdge})
 	if err != nil {
 		return nil, err
 	}
