@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/blang/semver/v4"
+
 	"github.com/opmkit/opm/internal/fbc"
 )
 
@@ -141,6 +143,12 @@ func NewDocument(c *fbc.Catalog, opts GraphOptions) (*Document, []string, error)
 	}
 	sort.Slice(doc.Packages, func(i, j int) bool { return doc.Packages[i].Name < doc.Packages[j].Name })
 	return doc, warnings, nil
+}
+
+// ChannelEdges lists the edges of ch (see AllEdges); versions are the
+// bundles' versions, for its skipRanges.
+func ChannelEdges(ch *fbc.Channel, versions map[string]semver.Version) []DocEdge {
+	return newChannelGraph(ch, versions).AllEdges()
 }
 
 // AllEdges lists every edge of the channel: by target entry in entry
