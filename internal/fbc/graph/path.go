@@ -124,10 +124,31 @@ func (p *Package) Path(q PathQuery) (*Path, error) {
 	case to != nil && !out.Reached:
 		out.Unreachable = p.whyNot(q, from, *to, out, chans)
 	case to == nil && !out.AtHead:
-		out.Unreachable = fmt.Sprintf("OLM stops at %s, which is not the head of channel %s (%s): no entry replaces or skips it or has a skipRange covering its version",
-			cur, strings.Join(out.Channels, ", "), strings.Join(headsOf(chans), ", "))
+		out.Unreachable = fmt.Sprintf("OLM stops at %s, which is not the head of channel %s (%s): %s",
+			cur, strings.Join(out.Channels, ", "), strings.Join(headsOf(chans), ", "), whyStuck(cur, chans))
 	}
 	return out, nil
+}
+
+// whyStuck says why OLM v0 goes no further from cur, off the head.
+func whyStuck(cur Bundle, chans []*ChannelGraph) string {
+	var skipped, offChain []string
+	for _, g := range chans {
+		for _, st := range g.Edges(cur) {
+			if g.Skipped(st.To) {
+				skipped = append(skipped, st.To)
+			} else {
+				offChain = append(offChain, st.To)
+			}
+		}
+	}
+	switch {
+	case len(skipped) > 0 && len(offChain) == 0:
+		return fmt.Sprintf("what replaces or skips it (%s) is skipped by another entry, and OLM v0 never installs a skipped bundle", strings.Join(skipped, ", "))
+	case len(skipped)+len(offChain) > 0:
+		return fmt.Sprintf("what leads on from it (%s) is skipped or off the replaces chain from the head, which OLM v0 picks from", strings.Join(append(skipped, offChain...), ", "))
+	}
+	return "no entry replaces or skips it or has a skipRange covering its version"
 }
 
 func headsOf(chans []*ChannelGraph) []string {

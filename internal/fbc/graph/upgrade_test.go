@@ -237,3 +237,24 @@ func TestKeepForRange(t *testing.T) {
 	_, err = x.KeepForRange(PathQuery{}, "bad range")
 	assert.ErrorContains(t, err, `--from-range "bad range"`)
 }
+
+// From a bundle whose only replacement is skipped, OLM v0 goes nowhere:
+// the path says so instead of reaching the head.
+func TestPathStuckOnSkipped(t *testing.T) {
+	c := &fbc.Catalog{}
+	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"x","defaultChannel":"s"}
+{"schema":"olm.channel","package":"x","name":"s","entries":[{"name":"x.v1"},{"name":"x.v2","replaces":"x.v1"},{"name":"x.v3","replaces":"x.v2","skips":["x.v2"]}]}
+`)))
+	p, err := NewPackage(c, "x")
+	require.NoError(t, err)
+	path, err := p.Path(PathQuery{From: "x.v1"})
+	require.NoError(t, err)
+	assert.Empty(t, path.Steps)
+	assert.False(t, path.AtHead)
+	assert.Equal(t, "OLM stops at x.v1, which is not the head of channel s (x.v3): what replaces or skips it (x.v2) is skipped by another entry, and OLM v0 never installs a skipped bundle", path.Unreachable)
+	// OLM v1 has no such rule.
+	path, err = p.Path(PathQuery{From: "x.v1", OLMv1: true})
+	require.NoError(t, err)
+	assert.True(t, path.AtHead)
+	require.Len(t, path.Steps, 2)
+}
