@@ -61,6 +61,20 @@ const maxSteps = 10000
 
 // Path walks from q.From as OLM would, one step at a time.
 func (p *Package) Path(q PathQuery) (*Path, error) {
+	return p.walk(q, nil)
+}
+
+// stepMemo remembers next steps by bundle and the channel the path is on,
+// for the many walks of KeepForRange: their paths run together.
+type stepMemo map[[2]string]memoStep
+
+type memoStep struct {
+	st  Step
+	ok  bool
+	err error
+}
+
+func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 	chans, err := p.channels(q)
 	if err != nil {
 		return nil, err
@@ -97,7 +111,18 @@ func (p *Package) Path(q PathQuery) (*Path, error) {
 			out.Reached = true
 			break
 		}
-		st, ok, err := p.next(q, cur, chans, onChannel)
+		var st Step
+		var ok bool
+		var err error
+		key := [2]string{cur.Name, onChannel.Name}
+		if m, hit := memo[key]; hit && cur.Name != "" {
+			st, ok, err = m.st, m.ok, m.err
+		} else {
+			st, ok, err = p.next(q, cur, chans, onChannel)
+			if memo != nil && cur.Name != "" {
+				memo[key] = memoStep{st, ok, err}
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -453,10 +478,11 @@ func (p *Package) KeepForRange(q PathQuery, rng string) (*Keep, error) {
 	}
 	sort.Slice(starts, func(i, j int) bool { return p.older(starts[i], starts[j]) })
 	kept := map[string][]string{}
+	memo := stepMemo{}
 	for _, s := range starts {
 		sq := q
 		sq.From, sq.To = s, ""
-		path, err := p.Path(sq)
+		path, err := p.walk(sq, memo)
 		if err != nil {
 			return nil, err
 		}

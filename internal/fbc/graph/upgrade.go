@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -52,6 +53,12 @@ type ChannelGraph struct {
 	depth    map[string]int
 	skipped  map[string]bool
 	versions map[string]semver.Version
+	// into lists, by name, the entries that replace or skip it; ranged the
+	// entries with a usable skipRange; rank the position of each chain
+	// entry: what the next-step queries look up instead of scanning.
+	into   map[string][]int
+	ranged []int
+	rank   map[string]int
 	// Warnings name skipRanges that do not parse (they give no edge).
 	Warnings []string
 }
@@ -132,14 +139,25 @@ func newChannelGraph(ch *fbc.Channel, versions map[string]semver.Version) *Chann
 		}
 		g.ranges = append(g.ranges, r)
 	}
-	for _, e := range g.Entries {
+	g.into, g.rank = map[string][]int{}, map[string]int{}
+	for i, e := range g.Entries {
+		if e.Replaces != "" {
+			g.into[e.Replaces] = append(g.into[e.Replaces], i)
+		}
 		for _, s := range e.Skips {
 			if _, ok := g.byName[s]; ok {
 				g.skipped[s] = true
 			}
+			g.into[s] = append(g.into[s], i)
+		}
+		if g.ranges[i] != nil {
+			g.ranged = append(g.ranged, i)
 		}
 	}
 	g.order()
+	for i, n := range g.chain {
+		g.rank[n] = i
+	}
 	return g
 }
 
@@ -292,11 +310,25 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// candidates are the entries that may have an edge from from, in entry
+// order, each once.
+func (g *ChannelGraph) candidates(from Bundle) []int {
+	var out []int
+	if from.Name != "" {
+		out = append(out, g.into[from.Name]...)
+	}
+	if from.HasVersion {
+		out = append(out, g.ranged...)
+	}
+	sort.Ints(out)
+	return slices.Compact(out)
+}
+
 // Edges lists every step the channel's entries allow out of from, by
 // entry order.
 func (g *ChannelGraph) Edges(from Bundle) []Step {
 	var out []Step
-	for i := range g.Entries {
+	for _, i := range g.candidates(from) {
 		if st, ok := g.edge(i, from); ok {
 			out = append(out, st)
 		}
@@ -315,12 +347,18 @@ func (g *ChannelGraph) NextV0(from Bundle) (Step, bool, error) {
 	if g.chainErr != nil {
 		return Step{}, false, g.chainErr
 	}
-	for _, n := range g.chain {
-		if st, ok := g.edge(g.byName[n], from); ok {
-			return st, true, nil
+	var best Step
+	bestRank := -1
+	for _, i := range g.candidates(from) {
+		r, onChain := g.rank[g.Entries[i].Name]
+		if !onChain || (bestRank >= 0 && r >= bestRank) {
+			continue
+		}
+		if st, ok := g.edge(i, from); ok {
+			best, bestRank = st, r
 		}
 	}
-	return Step{}, false, nil
+	return best, bestRank >= 0, nil
 }
 
 // Replacement is the registry server's answer to GetBundleThatReplaces
@@ -331,7 +369,7 @@ func (g *ChannelGraph) NextV0(from Bundle) (Step, bool, error) {
 func (g *ChannelGraph) Replacement(name string) (Step, bool) {
 	var best Step
 	bestDepth, found := 0, false
-	for i := range g.Entries {
+	for _, i := range g.candidates(Bundle{Name: name}) {
 		st, ok := g.edge(i, Bundle{Name: name})
 		if !ok {
 			continue
