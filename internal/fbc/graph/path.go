@@ -104,6 +104,7 @@ func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 	}
 
 	cur := from
+	cycle := ""
 	visited := map[string]bool{from.Name: from.Name != ""}
 	onChannel := chans[0]
 	for len(out.Steps) < maxSteps {
@@ -130,8 +131,8 @@ func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 			break
 		}
 		if visited[st.To] {
-			out.Unreachable = fmt.Sprintf("the graph has a cycle: from %s OLM would install %s again", cur, st.To)
-			return out, nil
+			cycle = fmt.Sprintf("the graph has a cycle: from %s OLM would install %s again", cur, st.To)
+			break
 		}
 		visited[st.To] = true
 		out.Steps = append(out.Steps, st)
@@ -146,6 +147,8 @@ func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 		}
 	}
 	switch {
+	case cycle != "":
+		out.Unreachable = cycle
 	case to != nil && !out.Reached:
 		out.Unreachable = p.whyNot(q, from, *to, out, chans)
 	case to == nil && !out.AtHead:

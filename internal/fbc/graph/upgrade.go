@@ -184,16 +184,16 @@ func (g *ChannelGraph) order() {
 	}
 	switch {
 	case len(heads) == 0:
-		g.chainErr = fmt.Errorf("channel %s has no head (every entry is replaced or skipped by another: a cycle)", g.Name)
+		g.chainErr = orderErrorf("channel %s has no head (every entry is replaced or skipped by another: a cycle)", g.Name)
 		return
 	case len(heads) > 1:
-		g.chainErr = fmt.Errorf("channel %s has %d heads (%s); OLM v0 needs one replaces chain to order a channel", g.Name, len(heads), strings.Join(heads, ", "))
+		g.chainErr = orderErrorf("channel %s has %d heads (%s); OLM v0 needs one replaces chain to order a channel", g.Name, len(heads), strings.Join(heads, ", "))
 		return
 	}
 	seen := map[string]bool{}
 	for n := heads[0]; ; {
 		if seen[n] {
-			g.chainErr = fmt.Errorf("channel %s: the replaces chain from %s comes back to %s (a cycle)", g.Name, heads[0], n)
+			g.chainErr = orderErrorf("channel %s: the replaces chain from %s comes back to %s (a cycle)", g.Name, heads[0], n)
 			g.chain = nil
 			return
 		}
@@ -211,6 +211,16 @@ func (g *ChannelGraph) order() {
 		}
 		n = g.Entries[i].Replaces
 	}
+}
+
+// OrderError is a channel OLM v0 cannot order (no head, several, a
+// cycle): a fault of the catalog, not of the question asked.
+type OrderError struct{ msg string }
+
+func (e *OrderError) Error() string { return e.msg }
+
+func orderErrorf(format string, args ...any) error {
+	return &OrderError{fmt.Sprintf(format, args...)}
 }
 
 // Heads lists the entries no other entry of the channel replaces or

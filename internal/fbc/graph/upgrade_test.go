@@ -258,3 +258,21 @@ func TestPathStuckOnSkipped(t *testing.T) {
 	assert.True(t, path.AtHead)
 	require.Len(t, path.Steps, 2)
 }
+
+// OLM v1 follows edges wherever they lead, back to a bundle it passed
+// too: the path stops there and says so.
+func TestPathCycleV1(t *testing.T) {
+	c := &fbc.Catalog{}
+	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"x","defaultChannel":"s"}
+{"schema":"olm.channel","package":"x","name":"s","entries":[{"name":"x.v1","replaces":"x.v2"},{"name":"x.v2","replaces":"x.v1"}]}
+`)))
+	p, err := NewPackage(c, "x")
+	require.NoError(t, err)
+	path, err := p.Path(PathQuery{From: "x.v1", OLMv1: true})
+	require.NoError(t, err)
+	assert.Equal(t, "the graph has a cycle: from x.v2 OLM would install x.v1 again", path.Unreachable)
+	assert.Equal(t, "x.v2", path.End)
+	// OLM v0 cannot order the channel at all.
+	_, err = p.Path(PathQuery{From: "x.v1"})
+	assert.EqualError(t, err, "channel s has no head (every entry is replaced or skipped by another: a cycle)")
+}

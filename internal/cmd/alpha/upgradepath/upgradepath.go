@@ -5,6 +5,7 @@ package upgradepath
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -124,7 +125,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.FromRange != "" {
 		k, err := p.KeepForRange(q, opts.FromRange)
 		if err != nil {
-			return exit.Usagef("%v", err)
+			return pathErr(opts, err)
 		}
 		if opts.Output == output.JSON {
 			err = output.WriteJSON(f.IO.Out, k)
@@ -135,7 +136,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	path, err := p.Path(q)
 	if err != nil {
-		return exit.Usagef("%v", err)
+		return pathErr(opts, err)
 	}
 	if opts.Output == output.JSON {
 		err = output.WriteJSON(f.IO.Out, path)
@@ -151,6 +152,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Findings
 	}
 	return nil
+}
+
+// pathErr is a usage error (a bundle, channel or range that is not
+// there), or a failure when the catalog's channel is one OLM v0 refuses.
+func pathErr(opts *Options, err error) error {
+	var oe *graph.OrderError
+	if errors.As(err, &oe) {
+		return exit.With(exit.Failed, fmt.Errorf("%s, package %s: %w", opts.Source, opts.Package, err))
+	}
+	return exit.Usagef("%v", err)
 }
 
 func writeErr(err error) error {

@@ -197,3 +197,23 @@ func shellWords(t *testing.T, s string) []string {
 	}
 	return out
 }
+
+// A channel OLM v0 cannot order is the catalog's fault: exit 1, naming
+// the heads.
+func TestUpgradePathTwoHeads(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(`{"schema":"olm.package","name":"x","defaultChannel":"s"}
+{"schema":"olm.channel","package":"x","name":"s","entries":[{"name":"x.v1"},{"name":"x.v2","replaces":"x.v1"},{"name":"x.v3","replaces":"x.v1"}]}
+{"schema":"olm.bundle","name":"x.v1","package":"x","image":"r/x:1","properties":[{"type":"olm.package","value":{"packageName":"x","version":"1.0.0"}}]}
+{"schema":"olm.bundle","name":"x.v2","package":"x","image":"r/x:2","properties":[{"type":"olm.package","value":{"packageName":"x","version":"2.0.0"}}]}
+{"schema":"olm.bundle","name":"x.v3","package":"x","image":"r/x:3","properties":[{"type":"olm.package","value":{"packageName":"x","version":"3.0.0"}}]}
+`), 0o644))
+	o := cmdtest.New(t)
+	r := o.Run("alpha", "upgrade-path", dir, "--package", "x", "--from", "x.v1")
+	assert.Equal(t, exit.Failed, r.Code)
+	assert.Contains(t, r.ErrOut, "package x: channel s has 2 heads (x.v2, x.v3); OLM v0 needs one replaces chain to order a channel")
+	r = o.Run("alpha", "upgrade-path", dir, "--package", "x", "--from", "x.v1", "--olmv1")
+	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, " 1. x.v3 (3.0.0)  replaces x.v1\n")
+}
