@@ -443,8 +443,27 @@ func (p *Package) v1Better(a, b string) bool {
 	if c := va.Compare(vb); c != 0 {
 		return c > 0
 	}
-	if c := strings.Compare(strings.Join(va.Build, "."), strings.Join(vb.Build, ".")); c != 0 {
+	if c := legacyRelease(va).Compare(legacyRelease(vb)); c != 0 {
 		return c > 0
 	}
 	return a < b
+}
+
+// legacyRelease is the release OLM v1 reads from a registry+v1 bundle's
+// build metadata (1.0.0+2 is release 2 of 1.0.0): its identifiers compared
+// as pre-release ones, any release above none. Build metadata that is not
+// such a list is no release.
+func legacyRelease(v semver.Version) semver.Version {
+	if len(v.Build) == 0 {
+		return semver.Version{}
+	}
+	r := semver.Version{Major: 1}
+	for _, b := range v.Build {
+		pr, err := semver.NewPRVersion(b)
+		if err != nil {
+			return semver.Version{}
+		}
+		r.Pre = append(r.Pre, pr)
+	}
+	return r
 }

@@ -276,3 +276,21 @@ func TestPathCycleV1(t *testing.T) {
 	_, err = p.Path(PathQuery{From: "x.v1"})
 	assert.EqualError(t, err, "channel s has no head (every entry is replaced or skipped by another: a cycle)")
 }
+
+// OLM v1 reads a registry+v1 bundle's build metadata as its release: of
+// equal versions the higher release wins, compared as numbers.
+func TestNextV1Release(t *testing.T) {
+	c := &fbc.Catalog{}
+	bundle := func(name, version string) string {
+		return `{"schema":"olm.bundle","name":"` + name + `","package":"x","properties":[{"type":"olm.package","value":{"packageName":"x","version":"` + version + `"}}]}` + "\n"
+	}
+	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"x","defaultChannel":"s"}
+{"schema":"olm.channel","package":"x","name":"s","entries":[{"name":"x.v0"},{"name":"x.r2","replaces":"x.v0"},{"name":"x.r10","skips":["x.v0"]},{"name":"x.plain","skipRange":"<1.0.0"}]}
+`+bundle("x.v0", "0.9.0")+bundle("x.r2", "1.0.0+2")+bundle("x.r10", "1.0.0+10")+bundle("x.plain", "1.0.0"))))
+	p, err := NewPackage(c, "x")
+	require.NoError(t, err)
+	st, ok := p.NextV1(p.bundle("x.v0"), nil)
+	require.True(t, ok)
+	assert.Equal(t, "x.r10", st.To)
+	assert.Equal(t, EdgeSkips, st.Edge)
+}
