@@ -176,7 +176,12 @@ func whyStuck(cur Bundle, chans []*ChannelGraph) string {
 	case len(skipped)+len(offChain) > 0:
 		return fmt.Sprintf("what leads on from it (%s) is skipped or off the replaces chain from the head, which OLM v0 picks from", strings.Join(append(skipped, offChain...), ", "))
 	}
-	return "no entry replaces or skips it or has a skipRange covering its version"
+	for _, g := range chans {
+		if g.Has(cur.Name) {
+			return "no entry replaces or skips it or has a skipRange covering its version"
+		}
+	}
+	return "it is not in the channel, and no entry replaces or skips it or has a skipRange covering its version"
 }
 
 func headsOf(chans []*ChannelGraph) []string {
