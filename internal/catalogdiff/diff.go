@@ -38,9 +38,9 @@ const (
 
 // Kinds of upgrade edge.
 const (
-	Replaces  = "replaces"
-	Skips     = "skips"
-	SkipRange = "skipRange"
+	Replaces  = graph.EdgeReplaces
+	Skips     = graph.EdgeSkips
+	SkipRange = graph.EdgeSkipRange
 )
 
 // Options narrow a diff.
@@ -629,30 +629,13 @@ func entryNames(ch *fbc.Channel) []string {
 
 type edgeKey struct{ from, to, kind string }
 
-// edges lists a channel's upgrade edges; a skipRange gives one edge to
-// every other entry of the channel whose version it covers.
+// edges lists a channel's upgrade edges, as the upgrade graph reads them
+// (a skipRange gives one edge to every other entry of the channel whose
+// version it covers).
 func edges(ch *fbc.Channel, versions map[string]semver.Version) map[edgeKey]Edge {
 	out := map[edgeKey]Edge{}
-	add := func(e Edge) { out[edgeKey{e.From, e.To, e.Kind}] = e }
-	for _, e := range ch.Entries {
-		if e.Replaces != "" {
-			add(Edge{From: e.Replaces, To: e.Name, Kind: Replaces})
-		}
-		for _, s := range e.Skips {
-			add(Edge{From: s, To: e.Name, Kind: Skips})
-		}
-		if e.SkipRange == "" {
-			continue
-		}
-		r, err := semver.ParseRange(e.SkipRange)
-		if err != nil {
-			continue
-		}
-		for _, o := range ch.Entries {
-			if v, ok := versions[o.Name]; ok && o.Name != e.Name && r(v) {
-				add(Edge{From: o.Name, To: e.Name, Kind: SkipRange, Range: e.SkipRange})
-			}
-		}
+	for _, e := range graph.ChannelEdges(ch, versions) {
+		out[edgeKey{e.From, e.To, e.Kind}] = Edge{From: e.From, To: e.To, Kind: e.Kind, Range: e.SkipRange}
 	}
 	return out
 }

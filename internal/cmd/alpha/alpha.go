@@ -14,18 +14,20 @@ import (
 	"github.com/opmkit/opm/internal/cmd/alpha/list"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendergraph"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendertemplate"
+	"github.com/opmkit/opm/internal/cmd/alpha/upgradepath"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
 )
 
 // NewCmd is `opm alpha` with its subcommands.
 func NewCmd(f *factory.Factory) *cobra.Command {
-	return group.New("alpha", "Upstream opm's alpha commands, with upstream's flags (bundle, list, render-graph) and catalog templates (render-template, convert-template)",
+	return group.New("alpha", "Upstream opm's alpha commands, with upstream's flags (bundle, list, render-graph), catalog templates (render-template, convert-template) and upgrade paths (upgrade-path)",
 		bundle.NewCmd(f),
 		list.NewCmd(f),
 		rendergraph.NewCmd(f, nil),
 		rendertemplate.NewCmd(f, nil),
 		converttemplate.NewCmd(f),
 		addbundle.NewGroupCmd(f),
+		upgradepath.NewCmd(f, nil),
 	)
 }

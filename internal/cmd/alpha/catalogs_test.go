@@ -1,6 +1,7 @@
 package alpha_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/catalogtest"
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/registrytest"
 	"github.com/opmkit/opm/internal/shareddata"
 )
@@ -81,4 +83,82 @@ func TestListAndGraphOfImages(t *testing.T) {
 			assert.Equal(t, want.Out, got.Out, "%s %s", strings.Join(args, " "), src)
 		}
 	}
+}
+
+// TestRenderGraphFormats: --channel keeps one channel; -o json is the
+// graph as a document (heads, deprecated and skipped marks, one edge per
+// skipRange-covered bundle); -o dot draws the same; mermaid stays the
+// default.
+func TestRenderGraphFormats(t *testing.T) {
+	t.Parallel()
+	const demo = "../../fbc/graph/testdata/upgrades"
+	o := cmdtest.New(t)
+	r := o.Run("alpha", "render-graph", demo, "--channel", "stable", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	var doc graph.Document
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
+	require.Len(t, doc.Packages, 1)
+	p := doc.Packages[0]
+	assert.Equal(t, "stable", p.DefaultChannel)
+	require.Len(t, p.Channels, 1)
+	ch := p.Channels[0]
+	assert.Equal(t, []string{"demo.v2.0.0"}, ch.Heads)
+	var names []string
+	for _, b := range ch.Bundles {
+		names = append(names, b.Name)
+		assert.Equal(t, b.Name == "demo.v1.0.2", b.Skipped, b.Name)
+	}
+	assert.Equal(t, []string{"demo.v2.0.0", "demo.v1.2.0", "demo.v1.1.0", "demo.v1.0.2", "demo.v1.0.1", "demo.v1.0.0"}, names)
+	assert.Contains(t, ch.Edges, graph.DocEdge{From: "demo.v1.0.2", To: "demo.v1.1.0", Kind: graph.EdgeSkips})
+	assert.Contains(t, ch.Edges, graph.DocEdge{From: "demo.v1.0.2", To: "demo.v1.2.0", Kind: graph.EdgeSkipRange, SkipRange: ">=1.0.0 <1.2.0"})
+	assert.Len(t, ch.Edges, 5+1+4, "5 replaces, 1 skips, a skipRange over 4 bundles")
+
+	// --minimum-edge leaves out edges from below it, as in the mermaid.
+	r = o.Run("alpha", "render-graph", demo, "--channel", "stable", "--minimum-edge", "demo.v1.1.0", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	doc = graph.Document{}
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
+	assert.Equal(t, []graph.DocEdge{
+		{From: "demo.v1.1.0", To: "demo.v1.2.0", Kind: graph.EdgeReplaces},
+		{From: "demo.v1.1.0", To: "demo.v1.2.0", Kind: graph.EdgeSkipRange, SkipRange: ">=1.0.0 <1.2.0"},
+		{From: "demo.v1.2.0", To: "demo.v2.0.0", Kind: graph.EdgeReplaces},
+	}, doc.Packages[0].Channels[0].Edges)
+
+	// --maximum-edge leaves out the bundles above it, in every format.
+	r = o.Run("alpha", "render-graph", demo, "--channel", "stable", "--maximum-edge", "demo.v1.1.0", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	doc = graph.Document{}
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
+	assert.Equal(t, []string{"demo.v1.1.0"}, doc.Packages[0].Channels[0].Heads)
+	assert.Len(t, doc.Packages[0].Channels[0].Bundles, 4)
+	r = o.Run("alpha", "render-graph", demo, "--channel", "stable", "--maximum-edge", "demo.v1.1.0")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.NotContains(t, r.Out, "demo.v1.2.0")
+	assert.Contains(t, r.Out, `demo-stable-demo.v1.0.2["demo.v1.0.2"]-- skip --> demo-stable-demo.v1.1.0["demo.v1.1.0"]`)
+	r = o.Run("alpha", "render-graph", demo, "--maximum-edge", "nope", "-o", "dot")
+	assert.Equal(t, exit.Failed, r.Code)
+	assert.Contains(t, r.ErrOut, `unknown maximum edge name: "nope"`)
+
+	r = o.Run("alpha", "render-graph", demo, "--channel", "fast", "-o", "dot")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	for _, line := range []string{
+		"digraph \"upgrade graph\" {\n",
+		"  subgraph \"cluster_demo/fast\" {\n    label=\"demo / fast\";\n",
+		`    "demo/fast/demo.v2.1.0" [label="demo.v2.1.0\n2.1.0", peripheries=2, style=filled, fillcolor="#E8960F"];` + "\n",
+		`  "demo/fast/demo.v1.2.0" -> "demo/fast/demo.v2.0.0";` + "\n",
+		`  "demo/fast/demo.v1.2.0" -> "demo/fast/demo.v2.1.0" [style=dotted, label=">=1.2.0 <2.1.0"];` + "\n",
+	} {
+		assert.Contains(t, r.Out, line)
+	}
+	assert.NotContains(t, r.Out, "stable")
+
+	r = o.Run("alpha", "render-graph", demo, "--channel", "fast")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.True(t, strings.HasPrefix(r.Out, "graph LR\n"), r.Out)
+	assert.Contains(t, r.Out, `subgraph demo-fast["fast"]`)
+	assert.NotContains(t, r.Out, "stable")
+
+	r = o.Run("alpha", "render-graph", demo, "-o", "svg")
+	assert.Equal(t, exit.UpstreamUsage, r.Code)
+	assert.Contains(t, r.ErrOut, `invalid --output "svg"`)
 }

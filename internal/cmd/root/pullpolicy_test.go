@@ -45,6 +45,7 @@ var pullers = map[string][]string{
 	"registry add":              {"-b", "{bundle}", "-d", "{dir}/index.db"},
 	"render":                    {"{bundle}"},
 	"validate":                  {"{index}"},
+	"alpha upgrade-path":        {"{index}", "--package", "example-operator", "--from", "0.1.0"},
 }
 
 // pullsNothing are the commands that read no image, each with the reason.

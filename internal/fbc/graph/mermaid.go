@@ -16,9 +16,14 @@ import (
 type MermaidOptions struct {
 	// Package keeps only this package (-p/--package-name).
 	Package string
+	// Channel keeps only channels of this name (--channel; opm's own).
+	Channel string
 	// MinimumEdge is a bundle name: edges from bundles below its version are
 	// left out (--minimum-edge).
 	MinimumEdge string
+	// MaximumEdge is a bundle name: bundles above its version, and their
+	// edges, are left out (--maximum-edge; opm's own).
+	MaximumEdge string
 	// V0Semantics marks bundles OLM v0 skips over, and the edges into them
 	// (--draw-v0-semantics).
 	V0Semantics bool
@@ -42,21 +47,13 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	var floor semver.Version
-	floorPkg := ""
-	if opts.MinimumEdge != "" {
-		v, ok := versions[opts.MinimumEdge]
-		if !ok {
-			return nil, fmt.Errorf("unknown minimum edge name: %q", opts.MinimumEdge)
-		}
-		floor = v
-		for _, ch := range c.Channels {
-			for _, e := range ch.Entries {
-				if floorPkg == "" && e.Name == opts.MinimumEdge {
-					floorPkg = ch.Package
-				}
-			}
-		}
+	floor, floorPkg, err := minimumEdge(c, versions, opts.MinimumEdge)
+	if err != nil {
+		return nil, err
+	}
+	ceil, err := newCeiling(c, versions, opts.MaximumEdge)
+	if err != nil {
+		return nil, err
 	}
 	deps, err := Deprecations(c)
 	if err != nil {
@@ -99,7 +96,10 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 	var skippedLinks []string
 	link := 0
 	for _, ch := range channels {
-		entries := filterChannel(ch, versions, opts, floor, floorPkg)
+		if opts.Channel != "" && ch.Name != opts.Channel {
+			continue
+		}
+		entries := ceil.apply(ch.Package, filterChannel(ch, versions, opts, floor, floorPkg), versions)
 		if entries == nil {
 			continue
 		}
@@ -207,6 +207,71 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 	}
 	_, err = io.WriteString(w, out.String())
 	return warnings, err
+}
+
+// minimumEdge is the version of the --minimum-edge bundle and the package
+// of the first channel holding it; zero without one.
+func minimumEdge(c *fbc.Catalog, versions map[string]semver.Version, name string) (semver.Version, string, error) {
+	if name == "" {
+		return semver.Version{}, "", nil
+	}
+	v, ok := versions[name]
+	if !ok {
+		return semver.Version{}, "", fmt.Errorf("unknown minimum edge name: %q", name)
+	}
+	for _, ch := range c.Channels {
+		for _, e := range ch.Entries {
+			if e.Name == name {
+				return v, ch.Package, nil
+			}
+		}
+	}
+	return v, "", nil
+}
+
+// ceiling is --maximum-edge: a version and the package of the first
+// channel holding the bundle named.
+type ceiling struct {
+	set     bool
+	version semver.Version
+	pkg     string
+}
+
+func newCeiling(c *fbc.Catalog, versions map[string]semver.Version, name string) (ceiling, error) {
+	if name == "" {
+		return ceiling{}, nil
+	}
+	v, ok := versions[name]
+	if !ok {
+		return ceiling{}, fmt.Errorf("unknown maximum edge name: %q", name)
+	}
+	out := ceiling{set: true, version: v}
+	for _, ch := range c.Channels {
+		for _, e := range ch.Entries {
+			if e.Name == name && out.pkg == "" {
+				out.pkg = ch.Package
+			}
+		}
+	}
+	return out, nil
+}
+
+// apply drops the entries above the ceiling, and the channels of other
+// packages (nil), as --minimum-edge does.
+func (c ceiling) apply(pkg string, entries []fbc.ChannelEntry, versions map[string]semver.Version) []fbc.ChannelEntry {
+	if !c.set || entries == nil {
+		return entries
+	}
+	if c.pkg != "" && pkg != c.pkg {
+		return nil
+	}
+	var out []fbc.ChannelEntry
+	for _, e := range entries {
+		if v, ok := versions[e.Name]; !ok || v.LTE(c.version) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // filterChannel applies --package-name and --minimum-edge; nil drops the

@@ -1,5 +1,6 @@
 // Package rendergraph is `opm alpha render-graph`: a mermaid flowchart of
-// each package's channels and upgrade edges, as upstream opm drew it.
+// each package's channels and upgrade edges, as upstream opm drew it, or
+// the same graph as a JSON document or a Graphviz digraph.
 package rendergraph
 
 import (
@@ -13,6 +14,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/image"
@@ -23,18 +25,27 @@ import (
 type Options struct {
 	Indexes     []string
 	MinimumEdge string
+	MaximumEdge string
 	Package     string
+	Channel     string
 	V0Semantics bool
+	Output      string
 	Image       image.Options
 }
+
+// Formats of -o besides json.
+const (
+	Mermaid = "mermaid"
+	Dot     = "dot"
+)
 
 // NewCmd is `opm alpha render-graph`; runF, when not nil, runs instead of
 // Run.
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "render-graph INDEX... [-p PACKAGE] [--minimum-edge BUNDLE]",
-		Short: "Print the upgrade graph of each package of an index as a mermaid flowchart",
+		Use:   "render-graph INDEX... [-p PACKAGE] [--channel CHANNEL] [--minimum-edge BUNDLE] [--maximum-edge BUNDLE] [-o mermaid|json|dot]",
+		Short: "Print the upgrade graph of each package of an index as a mermaid flowchart, JSON or Graphviz",
 		Long: `Print, on stdout, a mermaid flowchart (graph LR) of every package of the index:
 a subgraph per package and channel, bundles from the highest version down,
 with their replaces, skips and skipRange edges, in the form upstream opm
@@ -42,11 +53,23 @@ printed. Deprecated packages and channels are filled grey and lilac,
 deprecated bundles orange (olm.deprecations). With --draw-v0-semantics,
 bundles OLM v0 skips over are outlined red and edges into them dashed.
 
+--channel keeps only channels of that name; --maximum-edge leaves out the
+bundles above the version of the bundle it names, as --minimum-edge leaves
+out the edges from below. -o json prints the same graph as
+a document (packages, channels with heads, bundles with versions,
+deprecated and skipped marks, and edges: replaces, skips, and one skipRange
+edge from every bundle of the channel the range covers); -o dot a Graphviz
+digraph of it (heads double-bordered, deprecated bundles orange, skipped
+ones red, skips dashed, skipRange edges dotted). docs/upgrade-graph.md
+describes both.
+
 INDEX is a sqlite database file, a file-based catalog directory or an index
 image of either kind (of a sqlite index image only the layer holding its
 database is fetched); several are drawn as one catalog, as upstream does.`,
 		Example: `  opm alpha render-graph quay.io/me/index:3 -p etcd > etcd.mermaid
-  opm alpha render-graph catalog/ --draw-v0-semantics`,
+  opm alpha render-graph catalog/ --draw-v0-semantics
+  opm alpha render-graph catalog/ -p etcd --channel stable -o dot | dot -Tsvg > etcd.svg
+  opm alpha render-graph index.db -o json | jq '.packages[].channels[].heads'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Indexes = args
@@ -58,14 +81,23 @@ database is fetched); several are drawn as one catalog, as upstream does.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.MinimumEdge, "minimum-edge", "", "bundle name: leave out edges from bundles of lower versions")
+	fl.StringVar(&opts.MaximumEdge, "maximum-edge", "", "bundle name: leave out bundles of higher versions and their edges")
 	fl.StringVarP(&opts.Package, "package-name", "p", "", "draw only this package")
+	fl.StringVar(&opts.Channel, "channel", "", "draw only channels of this name")
 	fl.BoolVar(&opts.V0Semantics, "draw-v0-semantics", false, "mark bundles OLM v0 skips over (red outline) and the edges into them (dashed)")
+	output.AddFlag(cmd, &opts.Output, Mermaid, output.JSON, Dot)
+	// Mermaid is upstream's output, and stays the default.
+	opts.Output = Mermaid
+	fl.Lookup(output.FlagName).DefValue = Mermaid
 	opts.Image.AddFlags(fl)
 	return cmd
 }
 
 // Run draws the graphs.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	if err := output.CheckOneOf(opts.Output, f.From(output.FlagName), Mermaid, output.JSON, Dot); err != nil {
+		return err
+	}
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
@@ -78,7 +110,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		all.Merge(c.Catalog)
 	}
-	warnings, err := graph.WriteMermaid(f.IO.Out, all, graph.MermaidOptions{Package: opts.Package, MinimumEdge: opts.MinimumEdge, V0Semantics: opts.V0Semantics})
+	warnings, err := write(f, all, opts)
 	if err != nil {
 		return exit.With(exit.Failed, fmt.Errorf("render graph of %s: %w", strings.Join(opts.Indexes, ", "), err))
 	}
@@ -87,4 +119,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), printable.Text(w))
 	}
 	return nil
+}
+
+func write(f *factory.Factory, c *fbc.Catalog, opts *Options) ([]string, error) {
+	if opts.Output == Mermaid {
+		return graph.WriteMermaid(f.IO.Out, c, graph.MermaidOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge, MaximumEdge: opts.MaximumEdge, V0Semantics: opts.V0Semantics})
+	}
+	doc, warnings, err := graph.NewDocument(c, graph.GraphOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge, MaximumEdge: opts.MaximumEdge})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Output == Dot {
+		return warnings, graph.WriteDot(f.IO.Out, doc)
+	}
+	return warnings, output.WriteJSON(f.IO.Out, doc)
 }

@@ -1,0 +1,255 @@
+// Package upgradepath is `opm alpha upgrade-path`: the bundles OLM
+// installs one after the other from a version, by OLM v0's or OLM v1's
+// rules, and which bundles a catalog must keep for a range of versions.
+package upgradepath
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/index/indexio"
+	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/printable"
+)
+
+// Options are the flags and arguments of opm alpha upgrade-path.
+type Options struct {
+	Source     string
+	Package    string
+	Channel    string
+	From, To   string
+	FromRange  string
+	OLMv1      bool
+	AnyChannel bool
+	Output     string
+	Image      image.Options
+}
+
+// NewCmd is `opm alpha upgrade-path`; runF, when not nil, runs instead of
+// Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
+	cmd := &cobra.Command{
+		Use:   "upgrade-path SOURCE --package PACKAGE --from VERSION|BUNDLE [--to VERSION|BUNDLE]",
+		Short: "Print the bundles OLM installs one after the other from a version, and why each",
+		Long: `Print, on stdout, the bundles OLM would install one after the other from
+--from (a bundle name or a version) up to where it stops (the channel
+head) or to --to, each with the edge that allows the step: replaces, skips,
+or a skipRange covering the version. When --to is not reached, say why
+(skipped, in another channel, jumped over by a skipRange, older, no edge)
+and exit 1.
+
+By default the rules are OLM v0's, on the channel a subscription names
+(--channel, else the package's default channel): of the entries that
+replace or skip the installed bundle or whose skipRange covers its version,
+OLM installs the one nearest the channel head, and never one that another
+entry skips. --any-channel lets each step take the newest next step of any
+channel, as a subscription moved between channels. --olmv1 follows OLM
+v1's rules: every channel (or --channel), any successor by replaces, skips
+or skipRange, the highest version first, deprecated bundles last.
+
+--from-range RANGE (instead of --from) prints the bundles to keep so that
+every bundle whose version is in RANGE still upgrades to the head as it
+does now.
+
+SOURCE is anything opm render reads as a catalog: a sqlite database file,
+a file-based catalog directory, or an index image of either kind.
+docs/upgrade-graph.md describes the rules.`,
+		Example: `  opm alpha upgrade-path catalog/ --package etcd --from 0.9.0
+  opm alpha upgrade-path index.db --package etcd --channel clusterwide-alpha --from etcdoperator.v0.9.0 --to 0.9.4-clusterwide
+  opm alpha upgrade-path quay.io/me/index:4 --package demo --from 1.0.0 --olmv1 -o json
+  opm alpha upgrade-path catalog/ --package demo --from-range '>=1.0.0 <2.0.0'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Source = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return Run(cmd.Context(), f, opts)
+		},
+	}
+	output.AddFlag(cmd, &opts.Output)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Package, "package", "", "the package (required)")
+	fl.StringVar(&opts.Channel, "channel", "", "the subscription's channel (OLM v0: default channel when empty; OLM v1: every channel)")
+	fl.StringVar(&opts.From, "from", "", "the installed bundle: its name or its version")
+	fl.StringVar(&opts.To, "to", "", "stop at this bundle (name or version), or say why OLM does not reach it")
+	fl.StringVar(&opts.FromRange, "from-range", "", "print the bundles to keep so that every version in this range (e.g. '>=1.0.0 <2.0.0') still reaches the head")
+	fl.BoolVar(&opts.OLMv1, "olmv1", false, "follow OLM v1's (operator-controller's) successor rules instead of OLM v0's")
+	fl.BoolVar(&opts.AnyChannel, "any-channel", false, "OLM v0: let each step take the newest next step of any channel of the package")
+	_ = cmd.MarkFlagRequired("package")
+	cmd.MarkFlagsMutuallyExclusive("from", "from-range")
+	cmd.MarkFlagsMutuallyExclusive("to", "from-range")
+	cmd.MarkFlagsOneRequired("from", "from-range")
+	opts.Image.AddFlags(fl)
+	return cmd
+}
+
+// Run loads the catalog and prints the path, or the bundles to keep.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
+	if err := output.Check(opts.Output, f.From(output.FlagName)); err != nil {
+		return err
+	}
+	if err := opts.Image.Validate(); err != nil {
+		return exit.Usagef("%v", err)
+	}
+	if opts.AnyChannel && opts.OLMv1 {
+		return exit.Usagef("--any-channel is OLM v0's; OLM v1 takes every channel unless --channel names one")
+	}
+	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Source, catalogsource.Catalogs...)
+	if err != nil {
+		return indexio.Interrupted(ctx, err)
+	}
+	p, err := graph.NewPackage(c.Catalog, opts.Package)
+	if err != nil {
+		return exit.Usagef("%s: %v", opts.Source, err)
+	}
+	t := f.IO.ErrTheme()
+	for _, g := range p.Channels {
+		for _, w := range g.Warnings {
+			fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.WarningPrefix(), printable.Text(w))
+		}
+	}
+	q := graph.PathQuery{From: opts.From, To: opts.To, Channel: opts.Channel, AnyChannel: opts.AnyChannel, OLMv1: opts.OLMv1}
+	if opts.FromRange != "" {
+		k, err := p.KeepForRange(q, opts.FromRange)
+		if err != nil {
+			return pathErr(opts, err)
+		}
+		if opts.Output == output.JSON {
+			err = output.WriteJSON(f.IO.Out, k)
+		} else {
+			err = writeKeep(f.IO.Out, k)
+		}
+		return writeErr(err)
+	}
+	path, err := p.Path(q)
+	if err != nil {
+		return pathErr(opts, err)
+	}
+	if opts.Output == output.JSON {
+		err = output.WriteJSON(f.IO.Out, path)
+	} else {
+		err = writePath(f.IO.Out, p, path)
+	}
+	if err != nil {
+		return writeErr(err)
+	}
+	if path.To != "" && !path.Reached {
+		// The answer is printed; the status says "not reachable" to
+		// scripts, as a failed check does.
+		return exit.Findings
+	}
+	return nil
+}
+
+// pathErr is a usage error (a bundle, channel or range that is not
+// there), or a failure when the catalog's channel is one OLM v0 refuses.
+func pathErr(opts *Options, err error) error {
+	var oe *graph.OrderError
+	if errors.As(err, &oe) {
+		return exit.With(exit.Failed, fmt.Errorf("%s, package %s: %w", opts.Source, opts.Package, err))
+	}
+	return exit.Usagef("%v", err)
+}
+
+func writeErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return exit.With(exit.Usage, err)
+}
+
+func semantics(s string) string {
+	if s == graph.OLMv1 {
+		return "OLM v1"
+	}
+	return "OLM v0"
+}
+
+func channelWord(chans []string) string {
+	if len(chans) == 1 {
+		return "channel " + chans[0]
+	}
+	return "channels " + strings.Join(chans, ", ")
+}
+
+// writePath prints the steps as a numbered list under a heading line,
+// then where the path ends or why --to is not reached.
+func writePath(w io.Writer, p *graph.Package, path *graph.Path) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %s, %s:\n", path.Package, semantics(path.Semantics), channelWord(path.Channels))
+	fmt.Fprintf(&b, "   %s%s\n", printable.Name(path.From), versionOf(p, path.From))
+	for i, st := range path.Steps {
+		fmt.Fprintf(&b, "%2d. %s (%s)  %s", i+1, printable.Name(st.To), st.Version, edgeText(st))
+		if len(path.Channels) > 1 {
+			fmt.Fprintf(&b, " in %s", st.Channel)
+		}
+		b.WriteString("\n")
+	}
+	switch {
+	case path.To != "" && path.Reached:
+		fmt.Fprintf(&b, "%s is reached in %d step(s).\n", printable.Name(path.To), len(path.Steps))
+	case path.To != "":
+		fmt.Fprintf(&b, "%s is unreachable, because %s.\n", printable.Name(path.To), printable.Text(path.Unreachable))
+	case path.Unreachable != "":
+		fmt.Fprintf(&b, "%s.\n", printable.Text(path.Unreachable))
+	default:
+		fmt.Fprintf(&b, "%s is the head of %s: OLM installs nothing more.\n", printable.Name(path.End), channelWord(path.HeadOf))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func versionOf(p *graph.Package, name string) string {
+	if v, ok := p.Versions[name]; ok {
+		return " (" + v.String() + ")"
+	}
+	return ""
+}
+
+func edgeText(st graph.Step) string {
+	switch st.Edge {
+	case graph.EdgeSkipRange:
+		return fmt.Sprintf("skipRange %q covers %s", st.SkipRange, printable.Name(st.From))
+	case graph.EdgeSkips:
+		return "skips " + printable.Name(st.From)
+	}
+	return "replaces " + printable.Name(st.From)
+}
+
+// writeKeep prints the bundles to keep, oldest first, each with the
+// versions of the range that pass through it.
+func writeKeep(w io.Writer, k *graph.Keep) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %s, %s: to keep every version in %q upgrading to the head, keep %d bundle(s):\n",
+		k.Package, semantics(k.Semantics), channelWord(k.Channels), k.Range, len(k.Bundles))
+	for _, kb := range k.Bundles {
+		fmt.Fprintf(&b, "  %s (%s)", printable.Name(kb.Name), kb.Version)
+		switch {
+		case kb.ChainOnly:
+			b.WriteString("  for the replaces chain OLM v0 orders the channel by")
+		case len(kb.For) == 1 && kb.For[0] == kb.Name:
+			b.WriteString("  the head")
+		default:
+			fmt.Fprintf(&b, "  on the path from %s", printable.Name(strings.Join(kb.For, ", ")))
+		}
+		b.WriteString("\n")
+	}
+	if len(k.Stranded) > 0 {
+		fmt.Fprintf(&b, "No path to a head from %s, whatever is kept.\n", printable.Name(strings.Join(k.Stranded, ", ")))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

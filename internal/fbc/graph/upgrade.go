@@ -1,0 +1,469 @@
+package graph
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/opmkit/opm/internal/fbc"
+)
+
+// Kinds of upgrade edge: why OLM may go from one bundle to another.
+const (
+	EdgeReplaces  = "replaces"
+	EdgeSkips     = "skips"
+	EdgeSkipRange = "skipRange"
+)
+
+// Package is one package's upgrade graph: its channels, every bundle's
+// version and which bundles are deprecated. It answers what OLM installs
+// next (ChannelGraph.NextV0, Package.NextV1) and the paths those answers
+// make (Package.Path).
+type Package struct {
+	Name           string
+	DefaultChannel string
+	// Channels are the package's channels by name.
+	Channels []*ChannelGraph
+	// Versions are the versions of the package's bundles; a bundle whose
+	// version does not parse is missing (no skipRange covers it).
+	Versions   map[string]semver.Version
+	deprecated map[string]bool
+	bundles    map[string]bool
+	byChannel  map[string]*ChannelGraph
+}
+
+// ChannelGraph is one channel: its entries and OLM v0's order of them.
+type ChannelGraph struct {
+	Package, Name string
+	// Entries are the channel's entries, the first of each name.
+	Entries []fbc.ChannelEntry
+	byName  map[string]int
+	ranges  []semver.Range // per entry; nil without a usable skipRange
+	// chain is OLM v0's resolver order: from the head down the replaces
+	// chain, bundles some entry skips left out. chainErr says why there is
+	// none (no head, several heads, a cycle).
+	chain    []string
+	chainErr error
+	// depth is the position along the replaces chain from the head,
+	// skipped bundles included: the order in which the sqlite registry
+	// server meets a channel's entries.
+	depth    map[string]int
+	skipped  map[string]bool
+	versions map[string]semver.Version
+	// into lists, by name, the entries that replace or skip it; ranged the
+	// entries with a usable skipRange; rank the position of each chain
+	// entry: what the next-step queries look up instead of scanning.
+	into   map[string][]int
+	ranged []int
+	rank   map[string]int
+	// Warnings name skipRanges that do not parse (they give no edge).
+	Warnings []string
+}
+
+// NewPackage reads the upgrade graph of package pkg of c. A package c does
+// not hold is an error naming the packages it does.
+func NewPackage(c *fbc.Catalog, pkg string) (*Package, error) {
+	p := &Package{Name: pkg, Versions: map[string]semver.Version{}, deprecated: map[string]bool{}, bundles: map[string]bool{}, byChannel: map[string]*ChannelGraph{}}
+	found := false
+	var names []string
+	for _, mp := range c.Packages {
+		names = append(names, mp.Name)
+		if mp.Name == pkg && !found {
+			found = true
+			p.DefaultChannel = mp.DefaultChannel
+		}
+	}
+	for i := range c.Bundles {
+		b := &c.Bundles[i]
+		if b.Package != pkg || p.bundles[b.Name] {
+			continue
+		}
+		found = true
+		p.bundles[b.Name] = true
+		if v, err := Version(b); err == nil {
+			p.Versions[b.Name] = v
+		}
+	}
+	for i := range c.Channels {
+		ch := &c.Channels[i]
+		if ch.Package != pkg || p.byChannel[ch.Name] != nil {
+			continue
+		}
+		found = true
+		g := newChannelGraph(ch, p.Versions)
+		p.byChannel[ch.Name] = g
+		p.Channels = append(p.Channels, g)
+	}
+	if !found {
+		sort.Strings(names)
+		return nil, fmt.Errorf("package %q is not in the catalog (it has %s)", pkg, orNone(names))
+	}
+	sort.Slice(p.Channels, func(i, j int) bool { return p.Channels[i].Name < p.Channels[j].Name })
+	deps, err := Deprecations(c)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range deps[pkg] {
+		if d.Schema == fbc.SchemaBundle {
+			p.deprecated[d.Name] = true
+		}
+	}
+	return p, nil
+}
+
+func orNone(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func newChannelGraph(ch *fbc.Channel, versions map[string]semver.Version) *ChannelGraph {
+	g := &ChannelGraph{Package: ch.Package, Name: ch.Name, byName: map[string]int{}, skipped: map[string]bool{}, depth: map[string]int{}, versions: versions}
+	for _, e := range ch.Entries {
+		if _, ok := g.byName[e.Name]; ok {
+			continue
+		}
+		g.byName[e.Name] = len(g.Entries)
+		g.Entries = append(g.Entries, e)
+		var r semver.Range
+		if e.SkipRange != "" {
+			var err error
+			if r, err = semver.ParseRange(e.SkipRange); err != nil {
+				g.Warnings = append(g.Warnings, fmt.Sprintf("ignoring skipRange %q of %s in channel %s: %v", e.SkipRange, e.Name, ch.Name, err))
+				r = nil
+			}
+		}
+		g.ranges = append(g.ranges, r)
+	}
+	g.into, g.rank = map[string][]int{}, map[string]int{}
+	for i, e := range g.Entries {
+		if e.Replaces != "" {
+			g.into[e.Replaces] = append(g.into[e.Replaces], i)
+		}
+		for _, s := range e.Skips {
+			if _, ok := g.byName[s]; ok {
+				g.skipped[s] = true
+			}
+			g.into[s] = append(g.into[s], i)
+		}
+		if g.ranges[i] != nil {
+			g.ranged = append(g.ranged, i)
+		}
+	}
+	g.order()
+	for i, n := range g.chain {
+		g.rank[n] = i
+	}
+	return g
+}
+
+// order walks the replaces chain down from the head, as OLM v0's resolver
+// sorts a channel: a channel it cannot sort (no head, several, a cycle)
+// gets no chain and its reason.
+func (g *ChannelGraph) order() {
+	heads := g.Heads()
+	for _, h := range heads {
+		// Depth is wanted even of a channel OLM v0 cannot sort: the
+		// registry server answers replacements there all the same.
+		d, n := 0, h
+		for {
+			if _, seen := g.depth[n]; seen {
+				break
+			}
+			g.depth[n] = d
+			i, ok := g.byName[n]
+			if !ok || g.Entries[i].Replaces == "" {
+				break
+			}
+			n, d = g.Entries[i].Replaces, d+1
+		}
+	}
+	switch {
+	case len(heads) == 0:
+		g.chainErr = orderErrorf("channel %s has no head (every entry is replaced or skipped by another: a cycle)", g.Name)
+		return
+	case len(heads) > 1:
+		g.chainErr = orderErrorf("channel %s has %d heads (%s); OLM v0 needs one replaces chain to order a channel", g.Name, len(heads), strings.Join(heads, ", "))
+		return
+	}
+	seen := map[string]bool{}
+	for n := heads[0]; ; {
+		if seen[n] {
+			g.chainErr = orderErrorf("channel %s: the replaces chain from %s comes back to %s (a cycle)", g.Name, heads[0], n)
+			g.chain = nil
+			return
+		}
+		seen[n] = true
+		i, ok := g.byName[n]
+		if !ok {
+			// The tail replaces a bundle the channel does not hold: fine.
+			break
+		}
+		if !g.skipped[n] {
+			g.chain = append(g.chain, n)
+		}
+		if g.Entries[i].Replaces == "" {
+			break
+		}
+		n = g.Entries[i].Replaces
+	}
+}
+
+// OrderError is a channel OLM v0 cannot order (no head, several, a
+// cycle): a fault of the catalog, not of the question asked.
+type OrderError struct{ msg string }
+
+func (e *OrderError) Error() string { return e.msg }
+
+func orderErrorf(format string, args ...any) error {
+	return &OrderError{fmt.Sprintf(format, args...)}
+}
+
+// Heads lists the entries no other entry of the channel replaces or
+// skips: one in a sound channel.
+func (g *ChannelGraph) Heads() []string {
+	return Heads(&fbc.Channel{Name: g.Name, Package: g.Package, Entries: g.Entries})
+}
+
+// Has says whether the channel has an entry of that name.
+func (g *ChannelGraph) Has(name string) bool {
+	_, ok := g.byName[name]
+	return ok
+}
+
+// Skipped says whether an entry of the channel skips name: OLM v0 never
+// installs such a bundle from this channel.
+func (g *ChannelGraph) Skipped(name string) bool { return g.skipped[name] }
+
+// SkippedBy names the entries of the channel that skip name.
+func (g *ChannelGraph) SkippedBy(name string) []string {
+	var out []string
+	for _, e := range g.Entries {
+		for _, s := range e.Skips {
+			if s == name {
+				out = append(out, e.Name)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// Order is OLM v0's order of the channel, head first (see NextV0), or why
+// OLM v0 cannot order it.
+func (g *ChannelGraph) Order() ([]string, error) { return g.chain, g.chainErr }
+
+// Step is one upgrade: OLM installs To over From because of Edge (To's
+// entry replaces or skips From, or its SkipRange covers From's version).
+type Step struct {
+	From      string `json:"from"`
+	To        string `json:"to"`
+	Version   string `json:"version"`
+	Channel   string `json:"channel"`
+	Edge      string `json:"edge"`
+	SkipRange string `json:"skipRange,omitempty"`
+}
+
+// Bundle is where an upgrade starts: a bundle name, its version, or both.
+// A version alone (a bundle no longer in the catalog) can only be left by
+// a skipRange.
+type Bundle struct {
+	Name       string
+	Version    semver.Version
+	HasVersion bool
+}
+
+func (b Bundle) String() string {
+	switch {
+	case b.Name != "":
+		return b.Name
+	case b.HasVersion:
+		return "version " + b.Version.String()
+	}
+	return "(nothing)"
+}
+
+// edge is the edge entry i of the channel gives from b, if any: replaces
+// first, then skips, then skipRange.
+func (g *ChannelGraph) edge(i int, from Bundle) (Step, bool) {
+	e := g.Entries[i]
+	if e.Name == from.Name {
+		return Step{}, false
+	}
+	st := Step{From: from.String(), To: e.Name, Channel: g.Name}
+	if v, ok := g.versions[e.Name]; ok {
+		st.Version = v.String()
+	}
+	switch {
+	case from.Name != "" && e.Replaces == from.Name:
+		st.Edge = EdgeReplaces
+	case from.Name != "" && contains(e.Skips, from.Name):
+		st.Edge = EdgeSkips
+	case from.HasVersion && g.ranges[i] != nil && g.ranges[i](from.Version):
+		st.Edge, st.SkipRange = EdgeSkipRange, e.SkipRange
+	default:
+		return Step{}, false
+	}
+	return st, true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// candidates are the entries that may have an edge from from, in entry
+// order, each once.
+func (g *ChannelGraph) candidates(from Bundle) []int {
+	var out []int
+	if from.Name != "" {
+		out = append(out, g.into[from.Name]...)
+	}
+	if from.HasVersion {
+		out = append(out, g.ranged...)
+	}
+	sort.Ints(out)
+	return slices.Compact(out)
+}
+
+// Edges lists every step the channel's entries allow out of from, by
+// entry order.
+func (g *ChannelGraph) Edges(from Bundle) []Step {
+	var out []Step
+	for _, i := range g.candidates(from) {
+		if st, ok := g.edge(i, from); ok {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// NextV0 is what OLM v0's resolver installs over from in this channel:
+// among the entries that replace or skip from, or whose skipRange covers
+// its version, the one nearest the head along the replaces chain, skipped
+// bundles left out (a skipRange thus jumps to the newest bundle that
+// admits the version, and a skipped bundle is never installed). ok is
+// false when there is none: from is the head, or stranded. A channel OLM
+// v0 cannot order is an error.
+func (g *ChannelGraph) NextV0(from Bundle) (Step, bool, error) {
+	if g.chainErr != nil {
+		return Step{}, false, g.chainErr
+	}
+	var best Step
+	bestRank := -1
+	for _, i := range g.candidates(from) {
+		r, onChain := g.rank[g.Entries[i].Name]
+		if !onChain || (bestRank >= 0 && r >= bestRank) {
+			continue
+		}
+		if st, ok := g.edge(i, from); ok {
+			best, bestRank = st, r
+		}
+	}
+	return best, bestRank >= 0, nil
+}
+
+// Replacement is the registry server's answer to GetBundleThatReplaces
+// (GetReplacementBundleInPackageChannel) for name in this channel: an
+// entry that replaces or skips it (skipRanges play no part), the one
+// nearest the head along the replaces chain when several do. ok is false
+// when none does.
+func (g *ChannelGraph) Replacement(name string) (Step, bool) {
+	var best Step
+	bestDepth, found := 0, false
+	for _, i := range g.candidates(Bundle{Name: name}) {
+		st, ok := g.edge(i, Bundle{Name: name})
+		if !ok {
+			continue
+		}
+		d, onChain := g.depth[st.To]
+		if !onChain {
+			d = len(g.Entries) + 1
+		}
+		if !found || d < bestDepth || (d == bestDepth && st.To < best.To) {
+			best, bestDepth, found = st, d, true
+		}
+	}
+	return best, found
+}
+
+// Channel is the package's channel of that name, or nil.
+func (p *Package) Channel(name string) *ChannelGraph { return p.byChannel[name] }
+
+// HasBundle says whether the package has a bundle of that name.
+func (p *Package) HasBundle(name string) bool { return p.bundles[name] }
+
+// Deprecated says whether an olm.deprecations entry of the package names
+// the bundle.
+func (p *Package) Deprecated(name string) bool { return p.deprecated[name] }
+
+// NextV1 is what OLM v1 (operator-controller) installs over from when
+// the ClusterExtension names channels (all of the package's when none):
+// among the bundles of those channels whose entry in one of them replaces
+// or skips from, or whose skipRange covers its version, the highest
+// version, deprecated bundles last.
+func (p *Package) NextV1(from Bundle, channels []*ChannelGraph) (Step, bool) {
+	if len(channels) == 0 {
+		channels = p.Channels
+	}
+	var best Step
+	found := false
+	for _, g := range channels {
+		for _, st := range g.Edges(from) {
+			// One bundle offered by several channels is shown from the
+			// default channel when that is one of them.
+			sameInDefault := found && st.To == best.To && st.Channel == p.DefaultChannel
+			if !found || p.v1Better(st.To, best.To) || sameInDefault {
+				best, found = st, true
+			}
+		}
+	}
+	return best, found
+}
+
+// v1Better orders OLM v1's candidates: not deprecated first, then the
+// higher version; ties by name, for a stable answer.
+func (p *Package) v1Better(a, b string) bool {
+	if da, db := p.deprecated[a], p.deprecated[b]; da != db {
+		return !da
+	}
+	va, oka := p.Versions[a]
+	vb, okb := p.Versions[b]
+	if oka != okb {
+		return oka
+	}
+	if c := va.Compare(vb); c != 0 {
+		return c > 0
+	}
+	if c := legacyRelease(va).Compare(legacyRelease(vb)); c != 0 {
+		return c > 0
+	}
+	return a < b
+}
+
+// legacyRelease is the release OLM v1 reads from a registry+v1 bundle's
+// build metadata (1.0.0+2 is release 2 of 1.0.0): its identifiers compared
+// as pre-release ones, any release above none. Build metadata that is not
+// such a list is no release.
+func legacyRelease(v semver.Version) semver.Version {
+	if len(v.Build) == 0 {
+		return semver.Version{}
+	}
+	r := semver.Version{Major: 1}
+	for _, b := range v.Build {
+		pr, err := semver.NewPRVersion(b)
+		if err != nil {
+			return semver.Version{}
+		}
+		r.Pre = append(r.Pre, pr)
+	}
+	return r
+}
