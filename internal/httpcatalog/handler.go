@@ -26,6 +26,9 @@ type Options struct {
 	Metas bool
 	// Logger, when set, logs every request at debug level.
 	Logger *slog.Logger
+	// UI, when set, makes the handler for every path the API does not
+	// answer (opm serve --http-ui: internal/catalogui).
+	UI func(*Store) http.Handler
 }
 
 // Handler answers catalogd's HTTP API for the one catalog in s, both at the
@@ -39,6 +42,9 @@ func Handler(s *Store, opts Options) http.Handler {
 	if opts.Metas {
 		mux.HandleFunc("/api/v1/metas", onlyMethods(h.metas))
 		mux.HandleFunc("/catalogs/{catalog}/api/v1/metas", onlyMethods(h.named(h.metas)))
+	}
+	if opts.UI != nil {
+		mux.Handle("/", opts.UI(s))
 	}
 	out := gzipHandler(mux)
 	if opts.Logger != nil {

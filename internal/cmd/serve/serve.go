@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"os"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/opmkit/opm/internal/catalogui"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/fbcflags"
@@ -27,6 +27,7 @@ import (
 	"github.com/opmkit/opm/internal/fbccache"
 	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/httpcatalog"
+	"github.com/opmkit/opm/internal/pprofhttp"
 	"github.com/opmkit/opm/internal/registry"
 )
 
@@ -54,7 +55,9 @@ type Options struct {
 	HTTP            string // --http address; "" serves no HTTP
 	HTTPMetas       bool
 	HTTPCatalogName string
-	NoGRPC          bool // --grpc=false
+	// HTTPUI serves a web UI of the catalog at / (internal/catalogui).
+	HTTPUI bool
+	NoGRPC bool // --grpc=false
 	// HTTPListener, when set, is served instead of --http, and
 	// OnHTTPServing is called with its address once it answers (tests).
 	HTTPListener  net.Listener
@@ -120,6 +123,7 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.StringVar(&opts.HTTP, "http", "", "also serve OLM v1's catalogd HTTP API (/api/v1/all) on this address (host:port)")
 	fl.BoolVar(&opts.HTTPMetas, "http-metas", false, "serve /api/v1/metas too (catalogd's APIV1MetasHandler feature gate)")
 	fl.StringVar(&opts.HTTPCatalogName, "http-catalog-name", "", "answer /catalogs/NAME/api/v1/... only for this name (default: any name)")
+	fl.BoolVar(&opts.HTTPUI, "http-ui", false, "with --http: serve a web UI of the catalog at / (packages, channels and upgrade graphs, bundles)")
 	fl.Bool("grpc", true, "serve the gRPC api.Registry on --port; --grpc=false serves --http alone")
 	return cmd
 }
@@ -132,6 +136,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	web := opts.HTTP != "" || opts.HTTPListener != nil
 	if opts.NoGRPC && !web {
 		return exit.Usagef("--grpc=false needs --http: nothing else would be served")
+	}
+	if opts.HTTPUI && !web {
+		return exit.Usagef("--http-ui serves the UI beside the HTTP API: add --http ADDR")
 	}
 	if opts.HTTPCatalogName != "" {
 		if errs := validation.IsDNS1123Subdomain(opts.HTTPCatalogName); len(errs) > 0 {
@@ -177,7 +184,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		defer func() { _ = lis.Close() }() // closed already once served
 	}
 	if opts.PprofAddr != "" {
-		stop, err := servePprof(opts.PprofAddr, log)
+		stop, err := pprofhttp.Serve(opts.PprofAddr, log)
 		if err != nil {
 			return exit.With(exit.Usage, fmt.Errorf("--pprof-addr: %w", err))
 		}
@@ -190,7 +197,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if web && !opts.CacheOnly {
 		// The HTTP store reads the same files as the gRPC conversion: both at once.
 		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener,
-			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log}})
+			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: ui(opts.HTTPUI)}})
 		defer store.Close()
 	}
 	if opts.NoGRPC {
@@ -239,6 +246,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	return nil
 }
 
+// ui is the web UI handler for --http-ui (nil without).
+func ui(on bool) func(*httpcatalog.Store) http.Handler {
+	if !on {
+		return nil
+	}
+	return func(s *httpcatalog.Store) http.Handler { return catalogui.Handler(s) }
+}
+
 // serveHTTP serves the catalogd HTTP API from store, beside grpcServe when
 // it is not nil; either one stopping stops both.
 func serveHTTP(ctx context.Context, opts *Options, log *slog.Logger, fail func(error) error, store *httpcatalog.Pending, grpcServe func(context.Context) error) error {
@@ -269,21 +284,4 @@ func serveHTTP(ctx context.Context, opts *Options, log *slog.Logger, fail func(e
 		return exit.With(exit.Failed, err)
 	}
 	return nil
-}
-
-func servePprof(addr string, log *slog.Logger) (func(), error) {
-	lis, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, err
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(lis) }()
-	log.Info("serving pprof", "address", lis.Addr().String())
-	return func() { _ = srv.Close() }, nil
 }
