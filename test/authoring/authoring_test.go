@@ -253,3 +253,74 @@ func pushBase(t *testing.T, ref string) string {
 	require.NoError(t, err)
 	return ref
 }
+
+// TestCatalogRepository walks docs/fbc.md's catalog-repository workflow: a
+// release's bundle added to the mapped template, every OpenShift catalog
+// rendered (csv-metadata only from v4.17), validated in one run, and the
+// release gate against the published index passing.
+func TestCatalogRepository(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipping: -short (builds opm and runs the workflow against a registry)")
+	}
+	reg := registrytest.Start(t)
+	bin := buildOpm(t)
+	work := t.TempDir()
+	sh := shell{t: t, dir: work, env: []string{
+		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"OPM_USE_HTTP=true",
+		"HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(),
+	}}
+	names := strings.NewReplacer("quay.io/me/", reg.Addr+"/", "my-operator", "example-operator")
+	bundle := func(v, replaces string) string {
+		name := "example-operator.v" + v
+		if replaces != "" {
+			replaces = "example-operator.v" + replaces
+		}
+		return templatetest.Push(t, templatetest.Version(t, name, v, "", replaces), reg.Addr+"/example-operator-bundle:v"+v)
+	}
+	b1, b2 := bundle("0.1.0", ""), bundle("0.2.0", "0.1.0")
+	bundle("0.3.0", "0.2.0") // the release the doc adds
+	// What is published: an FBC index of the first two.
+	base := pushBase(t, reg.Addr+"/base:1")
+	sh.run("opm index add --bundles " + b1 + "," + b2 + " -i " + base + " --catalog-format fbc --tag " + reg.Addr + "/index:v4.17")
+
+	doc := blocks(t, "catalog-repository")
+	require.Len(t, doc, 3)
+	pkg := filepath.Join(work, "operators", "example-operator")
+	require.NoError(t, os.MkdirAll(filepath.Join(pkg, "catalog-templates"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "ci.yaml"), []byte(doc[1]), 0o644))
+	tmpl := `schema: olm.template.basic
+entries:
+  - schema: olm.package
+    name: example-operator
+    defaultChannel: stable
+  - schema: olm.channel
+    package: example-operator
+    name: stable
+    entries:
+      - name: example-operator.v0.1.0
+      - name: example-operator.v0.2.0
+        replaces: example-operator.v0.1.0
+  - schema: olm.bundle
+    image: ` + b1 + `
+  - schema: olm.bundle
+    image: ` + b2 + `
+`
+	require.NoError(t, os.WriteFile(filepath.Join(pkg, "catalog-templates", "basic.yaml"), []byte(tmpl), 0o644))
+
+	out := sh.run(names.Replace(doc[2]))
+	assert.Contains(t, out, "channel stable: entry example-operator.v0.3.0, replaces example-operator.v0.2.0")
+	assert.Contains(t, out, "3 catalogs, 0 errors")
+	for _, cat := range []string{"v4.15", "v4.16", "v4.17"} {
+		c, err := fbc.LoadDir(filepath.Join(work, "catalogs", cat))
+		require.NoError(t, err, cat)
+		assert.Len(t, c.Bundles, 3, cat)
+		hasMeta := false
+		for _, b := range c.Bundles {
+			for _, p := range b.Properties {
+				hasMeta = hasMeta || p.Type == fbc.PropertyCSVMetadata
+			}
+		}
+		assert.Equal(t, cat == "v4.17", hasMeta, "%s: olm.csv.metadata only from v4.17", cat)
+	}
+}
