@@ -11,15 +11,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
 	"testing/fstest"
+	"text/tabwriter"
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -353,4 +356,41 @@ func Packages(c *fbc.Catalog, verdicts []Verdict) []PackageVerdict {
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+func yesNo(ok, complete bool) string {
+	switch {
+	case !ok:
+		return "no"
+	case !complete:
+		return "yes?"
+	}
+	return "yes"
+}
+
+// WriteTable prints verdicts a row each: package, bundle, version,
+// installable (yes, no, or yes? when incomplete) and why.
+func WriteTable(w io.Writer, verdicts []Verdict) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PACKAGE\tBUNDLE\tVERSION\tINSTALLABLE\tWHY")
+	for _, v := range verdicts {
+		var why []string
+		for _, r := range v.Reasons {
+			why = append(why, r.Severity+": "+r.Message)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Name(v.Package), printable.Name(v.Name), printable.Name(v.Version),
+			yesNo(v.Installable, v.Complete), printable.Text(strings.Join(why, "; ")))
+	}
+	return tw.Flush()
+}
+
+// WritePackageTable prints package sums a row each.
+func WritePackageTable(w io.Writer, rows []PackageVerdict) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDEFAULT CHANNEL\tHEAD\tHEAD INSTALLABLE\tINSTALLABLE BUNDLES")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", printable.Name(r.Name), printable.Name(r.DefaultChannel), printable.Name(r.Head),
+			yesNo(r.HeadInstallable, r.HeadComplete), r.Installable, r.Bundles)
+	}
+	return tw.Flush()
 }

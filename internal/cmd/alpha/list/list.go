@@ -26,6 +26,7 @@ const (
 	Packages = "packages"
 	Channels = "channels"
 	Bundles  = "bundles"
+	Images   = "images"
 )
 
 // Options are the arguments of the list commands.
@@ -46,7 +47,7 @@ type Options struct {
 // NewCmd is `opm alpha list` with its subcommands.
 func NewCmd(f *factory.Factory) *cobra.Command {
 	return group.New("list", "Print an index's packages, channels or bundles as columns",
-		NewPackagesCmd(f, nil), NewChannelsCmd(f, nil), NewBundlesCmd(f, nil))
+		NewPackagesCmd(f, nil), NewChannelsCmd(f, nil), NewBundlesCmd(f, nil), NewImagesCmd(f, nil))
 }
 
 // NewPackagesCmd is `opm alpha list packages INDEX`.
@@ -65,6 +66,21 @@ of them (see list bundles --olmv1); -o json carries no icons.`
 func NewChannelsCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	return newCmd(f, runF, Channels, "channels INDEX [PACKAGE]", cobra.RangeArgs(1, 2),
 		"List the channels of an index (or of one package): PACKAGE, CHANNEL, HEAD")
+}
+
+// NewImagesCmd is `opm alpha list images INDEX [PACKAGE]`.
+func NewImagesCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	cmd := newCmd(f, runF, Images, "images INDEX [PACKAGE]", cobra.RangeArgs(1, 2),
+		"List every image a catalog (or one package) needs: bundle images and their related images")
+	cmd.Long += `
+
+One row per image: an image pinned by digest is listed once, however many
+bundles, names or repositories list it (the others under "also" in -o
+json), with every use (package, bundle, and as what: the bundle's own image
+or a related image and its name). Nothing is pulled but INDEX itself.`
+	cmd.Example = `  opm alpha list images catalog/
+  opm alpha list images quay.io/me/index:1 etcd -o json | jq -r '.[].image'`
+	return cmd
 }
 
 // NewBundlesCmd is `opm alpha list bundles INDEX [PACKAGE]`.
@@ -139,6 +155,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if opts.OLMv1 {
 		return listErr(opts, runOLMv1(ctx, f, opts, c.Catalog))
+	}
+	if opts.What == Images {
+		return listErr(opts, writeImages(f, opts, c.Catalog))
 	}
 	json := opts.Output == output.JSON
 	switch opts.What {

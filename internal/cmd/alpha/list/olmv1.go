@@ -2,10 +2,6 @@ package list
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
@@ -13,7 +9,6 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/olmv1"
-	"github.com/opmkit/opm/internal/printable"
 )
 
 func runOLMv1(ctx context.Context, f *factory.Factory, opts *Options, c *fbc.Catalog) error {
@@ -37,44 +32,10 @@ func runOLMv1(ctx context.Context, f *factory.Factory, opts *Options, c *fbc.Cat
 		if opts.Output == output.JSON {
 			return output.WriteJSON(f.IO.Out, rows)
 		}
-		return writePackageVerdicts(f.IO.Out, rows)
+		return olmv1.WritePackageTable(f.IO.Out, rows)
 	}
 	if opts.Output == output.JSON {
 		return output.WriteJSON(f.IO.Out, verdicts)
 	}
-	return writeVerdicts(f.IO.Out, verdicts)
-}
-
-func yesNo(ok, complete bool) string {
-	switch {
-	case !ok:
-		return "no"
-	case !complete:
-		return "yes?"
-	}
-	return "yes"
-}
-
-func writeVerdicts(w io.Writer, verdicts []olmv1.Verdict) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PACKAGE\tBUNDLE\tVERSION\tINSTALLABLE\tWHY")
-	for _, v := range verdicts {
-		var why []string
-		for _, r := range v.Reasons {
-			why = append(why, r.Severity+": "+r.Message)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Name(v.Package), printable.Name(v.Name), printable.Name(v.Version),
-			yesNo(v.Installable, v.Complete), printable.Text(strings.Join(why, "; ")))
-	}
-	return tw.Flush()
-}
-
-func writePackageVerdicts(w io.Writer, rows []olmv1.PackageVerdict) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tDEFAULT CHANNEL\tHEAD\tHEAD INSTALLABLE\tINSTALLABLE BUNDLES")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", printable.Name(r.Name), printable.Name(r.DefaultChannel), printable.Name(r.Head),
-			yesNo(r.HeadInstallable, r.HeadComplete), r.Installable, r.Bundles)
-	}
-	return tw.Flush()
+	return olmv1.WriteTable(f.IO.Out, verdicts)
 }
