@@ -37,9 +37,10 @@ type Scanned struct {
 	// olm.bundle blobs.
 	Entries, Bundles int
 
-	root io.Closer // of ScanDir, closed by Close
-	lim  Limits
-	mem  *budget
+	root  io.Closer // of ScanDir, closed by Close
+	lim   Limits
+	mem   *budget
+	blobs *blobCount
 
 	spool   *os.File // YAML documents, converted to JSON
 	spoolMu sync.Mutex
@@ -89,7 +90,7 @@ func ScanDir(dir string, opts LoadOptions) (*Scanned, error) {
 // belongs to. Problems are kept for Err. The error returned is one of the
 // scan itself (a temporary file that cannot be made).
 func Scan(fsys fs.FS, opts LoadOptions) (*Scanned, error) {
-	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}, lim: opts.Limits, mem: newBudget(opts.Limits.file())}
+	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}, lim: opts.Limits, mem: newBudget(opts.Limits.file()), blobs: newBlobCount(opts.Limits)}
 	walkSeq := 0
 	files, ignored := catalogFiles(fsys, func(err error) {
 		s.errs = append(s.errs, keyedErr{file: -1, seq: walkSeq, err: err})
@@ -150,6 +151,9 @@ type fileScan struct {
 func (s *Scanned) scanFile(i int) fileScan {
 	name := s.files[i]
 	var out fileScan
+	if s.blobs.full() {
+		return out // reported where it was passed
+	}
 	data, held, err := readFile(s.fsys, name, s.lim, s.mem)
 	if err != nil {
 		out.errs = append(out.errs, keyedErr{file: i, err: err})
@@ -191,13 +195,15 @@ func (s *Scanned) scanFile(i int) fileScan {
 		out.refs = append(out.refs, r)
 	}
 	if strings.EqualFold(path.Ext(name), ".json") {
-		err := splitJSON(name, data, s.lim, func(line int, off int64, raw []byte) { add(line, off, raw, false) })
-		if err != nil {
+		err := splitJSON(name, data, s.lim, s.blobs, func(line int, off int64, raw []byte) { add(line, off, raw, false) })
+		if err != nil && err != errCatalogFull {
 			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: err})
 		}
 		return out
 	}
-	if err := yamlDocsFit(name, data, s.lim); err != nil {
+	if err := yamlDocsFit(name, data, s.lim, s.blobs); err == errCatalogFull {
+		return out
+	} else if err != nil {
 		out.errs = append(out.errs, keyedErr{file: i, err: err})
 		return out
 	}
@@ -213,9 +219,9 @@ func (s *Scanned) scanFile(i int) fileScan {
 		return out
 	}
 	for _, d := range docs {
-		raw, err := marshal(d.Value)
+		raw, err := yamlBlob(name, d, s.lim)
 		if err != nil {
-			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()}})
+			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: err})
 			seq++
 			continue
 		}
