@@ -16,8 +16,14 @@ import (
 // file order. Only one file is held in memory at a time, so a caller that
 // streams the blobs out (the HTTP server's JSON-lines file) needs memory for
 // the largest file, not the catalog. The first error (reading, parsing or
-// from fn) stops the walk; parse errors are *LoadError.
+// from fn) stops the walk; parse errors are *LoadError. The default Limits
+// hold.
 func WalkBlobs(fsys fs.FS, fn func(file string, line int, raw json.RawMessage) error) error {
+	return WalkBlobsWith(fsys, LoadOptions{}, fn)
+}
+
+// WalkBlobsWith is WalkBlobs within opts' limits.
+func WalkBlobsWith(fsys fs.FS, opts LoadOptions, fn func(file string, line int, raw json.RawMessage) error) error {
 	ign := &ignorer{}
 	var files []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -49,7 +55,7 @@ func WalkBlobs(fsys fs.FS, fn func(file string, line int, raw json.RawMessage) e
 	if err != nil {
 		return err
 	}
-	var lim Limits // the defaults, as for catalogs in images
+	lim := opts.Limits
 	mem, blobs := newBudget(lim.file()), newBlobCount(lim)
 	for _, name := range files {
 		data, held, err := readFile(fsys, name, lim, mem)

@@ -12,6 +12,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/fbc"
@@ -33,6 +34,7 @@ type Options struct {
 	Index   string
 	Package string
 	Image   image.Options
+	Limits  fbc.Limits
 }
 
 // NewCmd is `opm alpha list` with its subcommands.
@@ -81,6 +83,7 @@ index image only the layer holding its database is fetched).`,
 		},
 	}
 	opts.Image.AddFlags(cmd.Flags())
+	fbcflags.AddLimitFlags(cmd.Flags(), &opts.Limits)
 	return cmd
 }
 
@@ -89,7 +92,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Index, catalogsource.Catalogs...)
+	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	o.Limits = opts.Limits
+	c, err := o.Open(ctx, opts.Index, catalogsource.Catalogs...)
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}

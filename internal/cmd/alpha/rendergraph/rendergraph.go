@@ -12,6 +12,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
@@ -26,6 +27,7 @@ type Options struct {
 	Package     string
 	V0Semantics bool
 	Image       image.Options
+	Limits      fbc.Limits
 }
 
 // NewCmd is `opm alpha render-graph`; runF, when not nil, runs instead of
@@ -57,6 +59,7 @@ database is fetched); several are drawn as one catalog, as upstream does.`,
 		},
 	}
 	fl := cmd.Flags()
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	fl.StringVar(&opts.MinimumEdge, "minimum-edge", "", "bundle name: leave out edges from bundles of lower versions")
 	fl.StringVarP(&opts.Package, "package-name", "p", "", "draw only this package")
 	fl.BoolVar(&opts.V0Semantics, "draw-v0-semantics", false, "mark bundles OLM v0 skips over (red outline) and the edges into them (dashed)")
@@ -70,6 +73,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("%v", err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	o.Limits = opts.Limits
 	all := &fbc.Catalog{}
 	for _, arg := range opts.Indexes {
 		c, err := o.Open(ctx, arg, catalogsource.Catalogs...)
