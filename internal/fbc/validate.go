@@ -185,6 +185,11 @@ func LoadFindings(err error) []validate.Finding {
 		var le *LoadError
 		if errors.As(e, &le) {
 			f.File, f.Line, f.Message = le.File, le.Line, le.Msg
+			if strings.Contains(le.Msg, "(--max-") {
+				// Not a syntax error: a bound on what is read (the
+				// message names its flag).
+				f.Hint = "The catalog passes a bound on what opm reads: check what wrote it, or raise the flag named."
+			}
 		}
 		out = append(out, f)
 	}
