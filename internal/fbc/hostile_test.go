@@ -45,8 +45,14 @@ func walkBlobs(dir string) error {
 // perFile tiny blobs, all of one package.
 func tinyBlobCatalog(t testing.TB, files, perFile int) string {
 	t.Helper()
+	return blobCatalog(t, files, perFile, `{"schema":"x","package":"p"}`)
+}
+
+// blobCatalog is tinyBlobCatalog of blob.
+func blobCatalog(t testing.TB, files, perFile int, blob string) string {
+	t.Helper()
 	dir := t.TempDir()
-	blobs := strings.Repeat(`{"schema":"x","package":"p"}`+"\n", perFile)
+	blobs := strings.Repeat(blob+"\n", perFile)
 	for i := range files {
 		sub := filepath.Join(dir, fmt.Sprintf("f%03d", i))
 		if err := os.Mkdir(sub, 0o755); err != nil {
@@ -230,5 +236,36 @@ func TestYAMLNestingBounded(t *testing.T) {
 				t.Errorf("%s, %s: %v", name, rn, le)
 			}
 		}
+	}
+}
+
+// TestCutCatalogStopsAtTheBound: past --max-blobs, validate reports the
+// bound alone (not findings about the part read, such as blobs of a
+// package whose olm.package blob was never reached), and the conversion
+// serve runs stops before converting anything.
+func TestCutCatalogStopsAtTheBound(t *testing.T) {
+	t.Parallel()
+	// Bundles of a package with no olm.package blob, in no channel: each
+	// is a finding when checked.
+	dir := blobCatalog(t, 40, 100, `{"schema":"olm.bundle","package":"p","name":"b","image":"i"}`)
+	lim := LoadOptions{Limits: Limits{MaxBlobs: 1000}}
+	found, err := ValidateDir(context.Background(), dir, false, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || !strings.Contains(found[0].Message, "--max-blobs") || found[0].Line < 1 {
+		t.Errorf("want the one --max-blobs finding, got %d findings", len(found))
+	}
+	if uncut, _ := ValidateDir(context.Background(), dir, false, LoadOptions{}); len(uncut) < 2 {
+		t.Errorf("the whole catalog: %d findings", len(uncut))
+	}
+	db := filepath.Join(t.TempDir(), "index.db")
+	_, err = DirToIndex(context.Background(), dir, db, ToIndexOptions{}, lim)
+	var le *CatalogLoadError
+	if !errors.As(err, &le) || !strings.Contains(err.Error(), "--max-blobs") {
+		t.Errorf("DirToIndex: %v", err)
+	}
+	if _, err := os.Stat(db); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("DirToIndex left %s: %v", db, err)
 	}
 }

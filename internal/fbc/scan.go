@@ -266,6 +266,11 @@ func (s *Scanned) Close() error {
 	return nil
 }
 
+// Cut reports whether the catalog holds more blobs than Limits.MaxBlobs:
+// the scan stopped there, so what it found is part of a catalog, and a
+// caller stops at Err rather than check or convert that part.
+func (s *Scanned) Cut() bool { return s.blobs.full() }
+
 // Packages names the catalog's packages, sorted ("" for blobs of none).
 func (s *Scanned) Packages() []string { return s.names }
 

@@ -104,6 +104,11 @@ func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions) 
 		return nil, err
 	}
 	defer func() { _ = s.Close() }() // only a temporary file to release
+	if s.Cut() {
+		// Past --max-blobs: the rest would be findings about part of
+		// the catalog (a bundle whose channel was not read).
+		return LoadFindings(s.Err()), nil
+	}
 	var found, foundV1 []validate.Finding
 	var keys []bundleKey
 	type both struct {
