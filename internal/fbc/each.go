@@ -23,7 +23,7 @@ func LoadEach(fsys fs.FS, fn func(*Catalog) error) error {
 
 // LoadEachWith is LoadEach with options (the limits hold for every part).
 func LoadEachWith(fsys fs.FS, opts LoadOptions, fn func(*Catalog) error) error {
-	mem := newBudget(opts.Limits.file())
+	mem, blobs := newBudget(opts.Limits.file()), newBlobCount(opts.Limits)
 	if _, err := fs.Stat(fsys, IgnoreFile); err == nil {
 		c, err := LoadWith(fsys, opts)
 		if err != nil {
@@ -62,12 +62,15 @@ func LoadEachWith(fsys fs.FS, opts LoadOptions, fn func(*Catalog) error) error {
 			c := &Catalog{Ignored: ignored}
 			var errs []error
 			for _, f := range p.files {
+				if blobs.full() {
+					break // reported where it was passed
+				}
 				data, held, err := readFile(fsys, f, opts.Limits, mem)
 				if err != nil {
 					errs = append(errs, err)
 					continue
 				}
-				errs = append(errs, c.loadFileWithin(f, data, opts.Limits)...)
+				errs = append(errs, c.loadFileWithin(f, data, opts.Limits, blobs)...)
 				mem.release(held)
 			}
 			return c, errors.Join(errs...)
@@ -76,7 +79,9 @@ func LoadEachWith(fsys fs.FS, opts LoadOptions, fn func(*Catalog) error) error {
 		if err != nil {
 			return nil, &LoadError{File: p.dir, Msg: err.Error()}
 		}
-		c, err := LoadWith(sub, opts)
+		// One budget and one count of blobs for the whole catalog: the
+		// parts read ahead share them.
+		c, err := loadWith(sub, opts.Limits, mem, blobs)
 		c.prefix(p.dir)
 		for _, e := range LoadErrors(err) {
 			var le *LoadError

@@ -474,6 +474,9 @@ func DirToIndex(ctx context.Context, dir, path string, opts ToIndexOptions, load
 		return DirCounts{}, &CatalogLoadError{Err: err}
 	}
 	defer func() { _ = s.Close() }() // only a temporary file to release
+	if s.Cut() {
+		return DirCounts{}, &CatalogLoadError{Err: s.Err()}
+	}
 	if err := ToIndexScanned(ctx, s, path, opts); err != nil {
 		return DirCounts{}, err
 	}

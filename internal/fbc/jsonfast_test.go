@@ -145,7 +145,7 @@ func TestFastDecodersMatchEncodingJSON(t *testing.T) {
 		if err := c.LoadFile(filepath.Base(r), data); err != nil {
 			t.Fatal(err)
 		}
-		err = splitJSON(r, data, Limits{}, func(_ int, _ int64, raw []byte) {
+		err = splitJSON(r, data, Limits{}, nil, func(_ int, _ int64, raw []byte) {
 			if b, _, _ := checkFastDecoders(t, raw); b {
 				bundles++
 			}

@@ -2,10 +2,12 @@ package fbc
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/opmkit/opm/internal/rawjson"
@@ -17,6 +19,15 @@ import (
 const (
 	DefaultMaxBlobBytes int64 = 128 << 20
 	DefaultMaxFileBytes int64 = 1 << 30
+	// DefaultMaxBlobs is 2.5 times the blobs of the largest public
+	// indexes (about 22,000 bundles, 100,000 blobs at most): reading
+	// costs a few hundred bytes for each blob, however small, so the
+	// bound on blobs bounds that memory where the file limits cannot.
+	DefaultMaxBlobs int64 = 250_000
+	// DefaultMaxDepth is twice the deepest nesting of real catalogs (a
+	// CRD schema inside a bundle, under 50): output indents every level,
+	// so a deep value costs its depth squared to write.
+	DefaultMaxDepth int64 = 100
 )
 
 // minBlobCost is what a blob counts against MaxFileBytes at least: the model
@@ -35,10 +46,20 @@ type Limits struct {
 	// least 1 KiB. Files are read at most this many bytes at a time
 	// altogether, whatever the number of files read in parallel.
 	MaxFileBytes int64
+	// MaxBlobs is the most blobs of one catalog, all its files together.
+	MaxBlobs int64
+	// MaxDepth is the deepest nesting of a blob: containers (objects and
+	// lists) one inside the other, the blob itself counted.
+	MaxDepth int64
 }
 
-func (l Limits) blob() int64 { return limitOf(l.MaxBlobBytes, DefaultMaxBlobBytes) }
-func (l Limits) file() int64 { return limitOf(l.MaxFileBytes, DefaultMaxFileBytes) }
+func (l Limits) blob() int64  { return limitOf(l.MaxBlobBytes, DefaultMaxBlobBytes) }
+func (l Limits) file() int64  { return limitOf(l.MaxFileBytes, DefaultMaxFileBytes) }
+func (l Limits) blobs() int64 { return limitOf(l.MaxBlobs, DefaultMaxBlobs) }
+
+// depth is MaxDepth as an int; "no limit" is encoding/json's own bound,
+// which the decoder would refuse anyway.
+func (l Limits) depth() int { return int(min(limitOf(l.MaxDepth, DefaultMaxDepth), 10_000)) }
 
 func limitOf(v, def int64) int64 {
 	switch {
@@ -83,6 +104,68 @@ func blobTooBig(name string, line int, l Limits) error {
 
 func fileCostTooBig(name string, line, blobs int, l Limits) error {
 	return &LoadError{File: name, Line: line, Msg: fmt.Sprintf("the file's first %d blobs, counting each at least 1 KiB, already take more than the %s a catalog file may hold (--max-file-size): split it or raise the limit", blobs, size(l.file()))}
+}
+
+func tooDeep(name string, line, blobLine int, l Limits) error {
+	where := ""
+	if blobLine > 0 && blobLine != line {
+		where = fmt.Sprintf(" (in the blob starting at line %d)", blobLine)
+	}
+	return &LoadError{File: name, Line: line, Msg: fmt.Sprintf("a value here%s is nested more than %d deep (--max-depth): real catalogs nest under 50 (a CRD schema inside a bundle); check what wrote it, or raise the limit", where, l.depth())}
+}
+
+func tooManyBlobs(name string, line int, l Limits) error {
+	return &LoadError{File: name, Line: line, Msg: fmt.Sprintf("the blob starting here is one more than the %s blobs a catalog may hold, all its files together (--max-blobs): the largest public indexes hold about 100,000; check what wrote it, or raise the limit", count(l.blobs()))}
+}
+
+// count renders a number with thousands separators.
+func count(n int64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// errCatalogFull ends the reading of a file once another file's blob
+// went past --max-blobs: that one is reported, not every file after it.
+var errCatalogFull = errors.New("the catalog has more blobs than --max-blobs")
+
+// blobCount counts the blobs of one reading of a catalog, all its files
+// together (read in parallel), against Limits.MaxBlobs. It is counted as
+// blobs are found, before any is decoded.
+type blobCount struct {
+	n   atomic.Int64
+	max int64
+}
+
+func newBlobCount(l Limits) *blobCount { return &blobCount{max: l.blobs()} }
+
+// add counts a blob starting at name:line: an error for the blob past the
+// limit, and errCatalogFull for every blob after it.
+func (c *blobCount) add(name string, line int, l Limits) error {
+	switch n := c.n.Add(1); {
+	case n <= c.max:
+		return nil
+	case n == c.max+1:
+		return tooManyBlobs(name, line, l)
+	}
+	return errCatalogFull
+}
+
+// full reports whether the limit was passed: files not yet read are
+// then skipped.
+func (c *blobCount) full() bool { return c.n.Load() > c.max }
+
+// dropFull removes errCatalogFull from errs.
+func dropFull(errs []error) []error {
+	out := errs[:0]
+	for _, e := range errs {
+		if e != errCatalogFull {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // budget lets readers hold at most max bytes of file data at once: with N
@@ -192,14 +275,16 @@ func checkUTF8(name string, data []byte) error {
 
 // valueEnd returns the offset just past the JSON value starting at data[i]
 // (after white space), scanning at most max bytes of it; too is true when
-// the value is longer. An unterminated value ends at len(data) (the decoder
-// reports the syntax error).
-func valueEnd(data []byte, i int, max int64) (end int, too bool) {
+// the value is longer. deep is the offset of the first container nested
+// more than maxDepth deep, or -1 (the value's end is then not looked
+// for). An unterminated value ends at len(data) (the decoder reports the
+// syntax error).
+func valueEnd(data []byte, i int, max int64, maxDepth int) (end int, too bool, deep int) {
 	start := i
 	depth, inString, escaped := 0, false, false
 	for ; i < len(data); i++ {
 		if int64(i-start) >= max {
-			return i, true
+			return i, true, -1
 		}
 		c := data[i]
 		switch {
@@ -212,29 +297,32 @@ func valueEnd(data []byte, i int, max int64) (end int, too bool) {
 			case c == '"':
 				inString = false
 				if depth == 0 {
-					return i + 1, false
+					return i + 1, false, -1
 				}
 			}
 		case c == '"':
 			inString = true
 		case c == '{' || c == '[':
-			depth++
+			if depth++; depth > maxDepth {
+				return i, false, i
+			}
 		case c == '}' || c == ']':
 			depth--
 			if depth <= 0 {
-				return i + 1, false
+				return i + 1, false, -1
 			}
 		case depth == 0 && (rawjson.IsSpace(c) || c == ',' || c == ':'):
-			return i, false
+			return i, false, -1
 		}
 	}
-	return len(data), false
+	return len(data), false, -1
 }
 
 // yamlDocsFit checks the size of each YAML document (separated by lines
-// starting with ---) before the file is decoded, and the file's cost; it
-// returns the first problem.
-func yamlDocsFit(name string, data []byte, l Limits) error {
+// starting with ---) before the file is decoded, the file's cost, and
+// counts the documents in blobs (nil: not counted); it returns the first
+// problem.
+func yamlDocsFit(name string, data []byte, l Limits, blobs *blobCount) error {
 	docStart, docLine, line, docs := 0, 1, 1, 0
 	cost := int64(0)
 	check := func(end int) error {
@@ -247,6 +335,11 @@ func yamlDocsFit(name string, data []byte, l Limits) error {
 			cost += max(n, minBlobCost)
 			if cost > l.file() {
 				return fileCostTooBig(name, docLine, docs, l)
+			}
+			if blobs != nil {
+				if err := blobs.add(name, docLine, l); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

@@ -100,8 +100,12 @@ func Load(fsys fs.FS) (*Catalog, error) { return LoadWith(fsys, LoadOptions{}) }
 
 // LoadWith is Load with options.
 func LoadWith(fsys fs.FS, opts LoadOptions) (*Catalog, error) {
-	lim := opts.Limits
-	mem := newBudget(lim.file())
+	return loadWith(fsys, opts.Limits, newBudget(opts.Limits.file()), newBlobCount(opts.Limits))
+}
+
+// loadWith is LoadWith sharing mem and blobs with the rest of a reading
+// (LoadEachWith reads each part of a catalog with it).
+func loadWith(fsys fs.FS, lim Limits, mem *budget, blobs *blobCount) (*Catalog, error) {
 	c := &Catalog{}
 	var errs []error
 	files, ignored := catalogFiles(fsys, func(err error) { errs = append(errs, err) })
@@ -122,14 +126,17 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Catalog, error) {
 			defer wg.Done()
 			for i := range next {
 				part := &Catalog{}
+				parts[i] = part
+				if blobs.full() {
+					continue // reported where it was passed
+				}
 				data, held, err := readFile(fsys, files[i], lim, mem)
 				if err != nil {
 					partErrs[i] = []error{err}
 				} else {
-					partErrs[i] = part.loadFileWithin(files[i], data, lim)
+					partErrs[i] = part.loadFileWithin(files[i], data, lim, blobs)
 					mem.release(held)
 				}
-				parts[i] = part
 			}
 		}()
 	}
@@ -152,10 +159,12 @@ func (c *Catalog) LoadFile(name string, data []byte) error {
 }
 
 func (c *Catalog) loadFile(name string, data []byte) []error {
-	return c.loadFileWithin(name, data, Limits{})
+	return c.loadFileWithin(name, data, Limits{}, newBlobCount(Limits{}))
 }
 
-func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits) []error {
+// loadFileWithin reads one file's blobs into c, counting them in blobs
+// (the catalog's count).
+func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits, blobs *blobCount) []error {
 	var errs []error
 	add := func(line int, _ int64, raw []byte) {
 		if err := c.addBlob(Position{File: name, Line: line}, raw); err != nil {
@@ -163,13 +172,13 @@ func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits) []error {
 		}
 	}
 	if strings.EqualFold(path.Ext(name), ".json") {
-		if err := splitJSON(name, data, lim, add); err != nil {
+		if err := splitJSON(name, data, lim, blobs, add); err != nil && err != errCatalogFull {
 			errs = append(errs, err)
 		}
 		return errs
 	}
-	if err := yamlDocsFit(name, data, lim); err != nil {
-		return []error{err}
+	if err := yamlDocsFit(name, data, lim, blobs); err != nil {
+		return dropFull([]error{err})
 	}
 	docs, err := yamldoc.Decode(name, data)
 	if err != nil {
@@ -180,9 +189,9 @@ func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits) []error {
 		return []error{&LoadError{File: name, Msg: err.Error()}}
 	}
 	for _, d := range docs {
-		raw, err := marshal(d.Value)
+		raw, err := yamlBlob(name, d, lim)
 		if err != nil {
-			errs = append(errs, &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()})
+			errs = append(errs, err)
 			continue
 		}
 		add(d.Line, 0, raw)
@@ -190,21 +199,42 @@ func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits) []error {
 	return errs
 }
 
+// yamlBlob is a YAML document of a catalog file as JSON, refused when it
+// nests deeper than the limit (the file was not split by brackets: a
+// YAML document nests by indentation too).
+func yamlBlob(name string, d yamldoc.Document, lim Limits) ([]byte, error) {
+	raw, err := marshal(d.Value)
+	if err != nil {
+		return nil, &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()}
+	}
+	if _, ok := rawjson.ValidValueWithin(raw, 0, lim.depth()); !ok {
+		return nil, tooDeep(name, d.Line, 0, lim)
+	}
+	return raw, nil
+}
+
 // splitJSON calls f with each top-level JSON value of data, its line and
 // its offset in data; raw may be a slice of data, so f copies what it
-// keeps. A value over the blob limit, or more blobs than the file limit allows, end
-// the file with a *LoadError before the value is decoded.
-func splitJSON(name string, data []byte, lim Limits, f func(line int, off int64, raw []byte)) error {
+// keeps. A value over the blob limit or the depth limit, more blobs than
+// the file limit allows, or a blob past the catalog's count in blobs
+// (nil: not counted), end the file with a *LoadError before the value is
+// decoded (errCatalogFull when another file passed the count).
+func splitJSON(name string, data []byte, lim Limits, blobs *blobCount, f func(line int, off int64, raw []byte)) error {
 	if spans, ok := splitObjects(data, lim); ok {
 		line, counted := 1, 0
 		for _, sp := range spans {
 			line += bytes.Count(data[counted:sp[0]], []byte("\n"))
 			counted = sp[0]
+			if blobs != nil {
+				if err := blobs.add(name, line, lim); err != nil {
+					return err
+				}
+			}
 			f(line, int64(sp[0]), data[sp[0]:sp[1]:sp[1]])
 		}
 		return nil
 	}
-	cost, blobs := int64(0), 0
+	cost, n := int64(0), 0
 	dec := json.NewDecoder(bytes.NewReader(data))
 	line, counted := 1, int64(0)
 	lineAt := func(off int64) int {
@@ -224,13 +254,22 @@ func splitJSON(name string, data []byte, lim Limits, f func(line int, off int64,
 			start++
 		}
 		if start < int64(len(data)) {
-			end, too := valueEnd(data, int(start), lim.blob())
+			end, too, deep := valueEnd(data, int(start), lim.blob(), lim.depth())
 			if too {
 				return blobTooBig(name, lineAt(start), lim)
 			}
-			blobs++
+			if deep >= 0 {
+				at := lineAt(start)
+				return tooDeep(name, lineAt(int64(deep)), at, lim)
+			}
+			n++
 			if cost += max(int64(end)-start, minBlobCost); cost > lim.file() {
-				return fileCostTooBig(name, lineAt(start), blobs, lim)
+				return fileCostTooBig(name, lineAt(start), n, lim)
+			}
+			if blobs != nil {
+				if err := blobs.add(name, lineAt(start), lim); err != nil {
+					return err
+				}
 			}
 		}
 		var raw json.RawMessage
@@ -262,7 +301,7 @@ func splitObjects(data []byte, lim Limits) (spans [][2]int, ok bool) {
 		if data[i] != '{' {
 			return nil, false
 		}
-		end, ok := rawjson.ValidValue(data, i)
+		end, ok := rawjson.ValidValueWithin(data, i, lim.depth())
 		if !ok || int64(end-i) > lim.blob() {
 			return nil, false
 		}

@@ -42,6 +42,7 @@ type Scanned struct {
 	lim    Limits
 	verify func(name string, data []byte) error
 	mem    *budget
+	blobs  *blobCount
 
 	spool   *os.File // YAML documents, converted to JSON
 	spoolMu sync.Mutex
@@ -99,7 +100,7 @@ func ScanDir(dir string, opts LoadOptions) (*Scanned, error) {
 // belongs to. Problems are kept for Err. The error returned is one of the
 // scan itself (a temporary file that cannot be made).
 func Scan(fsys fs.FS, opts LoadOptions) (*Scanned, error) {
-	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}, lim: opts.Limits, verify: opts.Verify, mem: newBudget(opts.Limits.file())}
+	s := &Scanned{fsys: fsys, refs: map[string][]blobRef{}, lim: opts.Limits, verify: opts.Verify, mem: newBudget(opts.Limits.file()), blobs: newBlobCount(opts.Limits)}
 	walkSeq := 0
 	files, ignored := catalogFiles(fsys, func(err error) {
 		s.errs = append(s.errs, keyedErr{file: -1, seq: walkSeq, err: err})
@@ -160,6 +161,9 @@ type fileScan struct {
 func (s *Scanned) scanFile(i int) fileScan {
 	name := s.files[i]
 	var out fileScan
+	if s.blobs.full() {
+		return out // reported where it was passed
+	}
 	data, held, err := readFile(s.fsys, name, s.lim, s.mem)
 	if err != nil {
 		out.errs = append(out.errs, keyedErr{file: i, err: err})
@@ -207,13 +211,15 @@ func (s *Scanned) scanFile(i int) fileScan {
 		out.refs = append(out.refs, r)
 	}
 	if strings.EqualFold(path.Ext(name), ".json") {
-		err := splitJSON(name, data, s.lim, func(line int, off int64, raw []byte) { add(line, off, raw, false) })
-		if err != nil {
+		err := splitJSON(name, data, s.lim, s.blobs, func(line int, off int64, raw []byte) { add(line, off, raw, false) })
+		if err != nil && err != errCatalogFull {
 			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: err})
 		}
 		return out
 	}
-	if err := yamlDocsFit(name, data, s.lim); err != nil {
+	if err := yamlDocsFit(name, data, s.lim, s.blobs); err == errCatalogFull {
+		return out
+	} else if err != nil {
 		out.errs = append(out.errs, keyedErr{file: i, err: err})
 		return out
 	}
@@ -229,9 +235,9 @@ func (s *Scanned) scanFile(i int) fileScan {
 		return out
 	}
 	for _, d := range docs {
-		raw, err := marshal(d.Value)
+		raw, err := yamlBlob(name, d, s.lim)
 		if err != nil {
-			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()}})
+			out.errs = append(out.errs, keyedErr{file: i, seq: seq, err: err})
 			seq++
 			continue
 		}
@@ -275,6 +281,11 @@ func (s *Scanned) Close() error {
 	}
 	return nil
 }
+
+// Cut reports whether the catalog holds more blobs than Limits.MaxBlobs:
+// the scan stopped there, so what it found is part of a catalog, and a
+// caller stops at Err rather than check or convert that part.
+func (s *Scanned) Cut() bool { return s.blobs.full() }
 
 // Packages names the catalog's packages, sorted ("" for blobs of none).
 func (s *Scanned) Packages() []string { return s.names }

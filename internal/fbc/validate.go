@@ -104,6 +104,11 @@ func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions) 
 		return nil, err
 	}
 	defer func() { _ = s.Close() }() // only a temporary file to release
+	if s.Cut() {
+		// Past --max-blobs: the rest would be findings about part of
+		// the catalog (a bundle whose channel was not read).
+		return LoadFindings(s.Err()), nil
+	}
 	var found, foundV1 []validate.Finding
 	var keys []bundleKey
 	type both struct {
@@ -185,6 +190,11 @@ func LoadFindings(err error) []validate.Finding {
 		var le *LoadError
 		if errors.As(e, &le) {
 			f.File, f.Line, f.Message = le.File, le.Line, le.Msg
+			if strings.Contains(le.Msg, "(--max-") {
+				// Not a syntax error: a bound on what is read (the
+				// message names its flag).
+				f.Hint = "The catalog passes a bound on what opm reads: check what wrote it, or raise the flag named."
+			}
 		}
 		out = append(out, f)
 	}

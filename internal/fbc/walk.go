@@ -16,8 +16,14 @@ import (
 // file order. Only one file is held in memory at a time, so a caller that
 // streams the blobs out (the HTTP server's JSON-lines file) needs memory for
 // the largest file, not the catalog. The first error (reading, parsing or
-// from fn) stops the walk; parse errors are *LoadError.
+// from fn) stops the walk; parse errors are *LoadError. The default Limits
+// hold.
 func WalkBlobs(fsys fs.FS, fn func(file string, line int, raw json.RawMessage) error) error {
+	return WalkBlobsWith(fsys, LoadOptions{}, fn)
+}
+
+// WalkBlobsWith is WalkBlobs within opts' limits.
+func WalkBlobsWith(fsys fs.FS, opts LoadOptions, fn func(file string, line int, raw json.RawMessage) error) error {
 	ign := &ignorer{}
 	var files []string
 	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
@@ -49,14 +55,14 @@ func WalkBlobs(fsys fs.FS, fn func(file string, line int, raw json.RawMessage) e
 	if err != nil {
 		return err
 	}
-	var lim Limits // the defaults, as for catalogs in images
-	mem := newBudget(lim.file())
+	lim := opts.Limits
+	mem, blobs := newBudget(lim.file()), newBlobCount(lim)
 	for _, name := range files {
 		data, held, err := readFile(fsys, name, lim, mem)
 		if err != nil {
 			return err
 		}
-		err = walkFile(name, data, lim, fn)
+		err = walkFile(name, data, lim, blobs, fn)
 		mem.release(held)
 		if err != nil {
 			return err
@@ -65,17 +71,17 @@ func WalkBlobs(fsys fs.FS, fn func(file string, line int, raw json.RawMessage) e
 	return nil
 }
 
-func walkFile(name string, data []byte, lim Limits, fn func(file string, line int, raw json.RawMessage) error) error {
+func walkFile(name string, data []byte, lim Limits, blobs *blobCount, fn func(file string, line int, raw json.RawMessage) error) error {
 	if strings.EqualFold(path.Ext(name), ".json") {
 		var fnErr error
-		err := splitJSON(name, data, lim, func(line int, _ int64, raw []byte) {
+		err := splitJSON(name, data, lim, blobs, func(line int, _ int64, raw []byte) {
 			if fnErr == nil {
 				fnErr = fn(name, line, append(json.RawMessage(nil), raw...)) // raw is a slice of the file
 			}
 		})
 		return errors.Join(fnErr, err)
 	}
-	if err := yamlDocsFit(name, data, lim); err != nil {
+	if err := yamlDocsFit(name, data, lim, blobs); err != nil {
 		return err
 	}
 	docs, err := yamldoc.Decode(name, data)
@@ -87,9 +93,9 @@ func walkFile(name string, data []byte, lim Limits, fn func(file string, line in
 		return &LoadError{File: name, Msg: err.Error()}
 	}
 	for _, d := range docs {
-		raw, err := json.Marshal(d.Value)
+		raw, err := yamlBlob(name, d, lim)
 		if err != nil {
-			return &LoadError{File: name, Line: d.Line, Msg: "document cannot be converted to JSON: " + err.Error()}
+			return err
 		}
 		if err := fn(name, d.Line, raw); err != nil {
 			return err

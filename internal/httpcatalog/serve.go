@@ -46,6 +46,8 @@ type ServerOptions struct {
 	Addr     string
 	Listener net.Listener
 	Handler  Options
+	// Limits bound what is read of the catalog (zero: the defaults).
+	Limits fbc.Limits
 }
 
 // Server is a catalog directory stored in catalogd's form and listening.
@@ -60,7 +62,7 @@ type Server struct {
 // and opens the listener, so that a bad catalog or a busy address fails
 // before anything is served.
 func Listen(dir string, o ServerOptions) (*Server, error) {
-	s, err := stored(dir)
+	s, err := stored(dir, o.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +70,7 @@ func Listen(dir string, o ServerOptions) (*Server, error) {
 }
 
 // stored is a server of the catalog in dir, not listening yet.
-func stored(dir string) (*Server, error) {
+func stored(dir string, lim fbc.Limits) (*Server, error) {
 	fsys, root, err := fbc.OpenDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)
@@ -78,7 +80,7 @@ func stored(dir string) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)
 	}
-	st, err := Build(fsys, tmp)
+	st, err := BuildWith(fsys, tmp, lim)
 	if err != nil {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("http: %w", err)
@@ -136,7 +138,7 @@ func Start(dir string, o ServerOptions) *Pending {
 	start := time.Now()
 	go func() {
 		defer close(p.done)
-		p.srv, p.err = stored(dir)
+		p.srv, p.err = stored(dir, o.Limits)
 		p.took = time.Since(start)
 	}()
 	return p

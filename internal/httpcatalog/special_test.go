@@ -7,7 +7,38 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/opmkit/opm/internal/fbc"
 )
+
+// TestServeTakesTheLimits: serve --http reads the catalog within serve's
+// --max-* flags, as its gRPC conversion does (it took only the defaults).
+func TestServeTakesTheLimits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blobs := `{"schema":"olm.package","name":"a"}` + "\n" + `{"schema":"olm.package","name":"b"}` + "\n" +
+		`{"schema":"x","package":"a","v":[[[]]]}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(blobs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for lim, want := range map[fbc.Limits]string{
+		{MaxBlobs: 2}: "catalog.json:3: the blob starting here is one more than the 2 blobs",
+		{MaxDepth: 3}: "catalog.json:3: a value here is nested more than 3 deep (--max-depth)",
+	} {
+		s, err := Listen(dir, ServerOptions{Addr: "127.0.0.1:0", Limits: lim})
+		if err == nil {
+			_ = s.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v: %v, want %q", lim, err, want)
+		}
+	}
+	s, err := Listen(dir, ServerOptions{Addr: "127.0.0.1:0", Limits: fbc.Limits{MaxBlobs: 3, MaxDepth: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+}
 
 // TestServeRefusesSpecialFiles: serve --http reads the catalog as every
 // other reader does: a link out of the catalog (or to /dev/zero) is not
@@ -29,7 +60,7 @@ func TestServeRefusesSpecialFiles(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			s, err := stored(dir)
+			s, err := stored(dir, fbc.Limits{})
 			if err == nil {
 				_ = s.Close()
 			}

@@ -52,7 +52,11 @@ type blob struct {
 // Its modification time (Last-Modified) is the time of the build, as
 // catalogd's is the time it unpacked the catalog: content served after a
 // restart is never claimed older than it is.
-func Build(fsys fs.FS, dir string) (*Store, error) {
+func Build(fsys fs.FS, dir string) (*Store, error) { return BuildWith(fsys, dir, fbc.Limits{}) }
+
+// BuildWith is Build reading the catalog within lim (serve's --max-*
+// flags).
+func BuildWith(fsys fs.FS, dir string, lim fbc.Limits) (*Store, error) {
 	p := filepath.Join(dir, FileName)
 	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
@@ -70,7 +74,7 @@ func Build(fsys fs.FS, dir string) (*Store, error) {
 		return v
 	}
 	var line []byte
-	err = fbc.WalkBlobs(fsys, func(file string, at int, raw json.RawMessage) error {
+	err = fbc.WalkBlobsWith(fsys, fbc.LoadOptions{Limits: lim}, func(file string, at int, raw json.RawMessage) error {
 		if t := bytes.TrimSpace(raw); bytes.Equal(t, []byte("null")) {
 			return nil // a YAML document that is only "null"
 		} else if len(t) == 0 || t[0] != '{' {

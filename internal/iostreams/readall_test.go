@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -52,6 +53,29 @@ func TestReadAllRefusesPastTheBound(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "1048576 bytes") {
 		t.Errorf("the error does not say the bound: %v", err)
+	}
+}
+
+// Refusing a reader that never ends holds about the bound, not twice or
+// three times it as one doubling buffer did (2.1 GB for --max-input-size's
+// 1 GiB).
+func TestReadAllRefusesWithinTheBoundsMemory(t *testing.T) {
+	const limit = 64 << 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadAll(context.Background(), endless{}, limit)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, ErrInputTooLarge) {
+		t.Fatalf("got %v", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > limit+limit/4 {
+		t.Errorf("refusing past %d MiB allocated %d MiB", limit>>20, got>>20)
+	}
+	// Within the bound, the bytes come back whole, in order.
+	in := strings.Repeat("0123456789", 1<<20) // 10 MiB: several chunks
+	got, err := ReadAll(context.Background(), strings.NewReader(in), limit)
+	if err != nil || string(got) != in {
+		t.Errorf("10 MiB read back as %d bytes, equal %v, %v", len(got), string(got) == in, err)
 	}
 }
 

@@ -27,6 +27,14 @@ const MaxDepth = 1000
 // white space before it); ok is false when data[i:] does not start with a
 // valid value (or one nested deeper than MaxDepth).
 func ValidValue(data []byte, i int) (end int, ok bool) {
+	return ValidValueWithin(data, i, MaxDepth)
+}
+
+// ValidValueWithin is ValidValue with a bound on nesting of its own:
+// ok is also false for a value with more than maxDepth containers one
+// inside the other, the innermost counted even when empty ({} is 1 deep,
+// [[]] is 2).
+func ValidValueWithin(data []byte, i, maxDepth int) (end int, ok bool) {
 	// stack holds, per open container, whether it is an object.
 	var stackArr [64]bool
 	stack := stackArr[:0]
@@ -42,6 +50,9 @@ func ValidValue(data []byte, i int) (end int, ok bool) {
 			}
 		case '{', '[':
 			obj := c == '{'
+			if len(stack) >= maxDepth {
+				return 0, false
+			}
 			i = SkipSpace(data, i+1)
 			if i >= len(data) {
 				return 0, false
@@ -49,9 +60,6 @@ func ValidValue(data []byte, i int) (end int, ok bool) {
 			if (obj && data[i] == '}') || (!obj && data[i] == ']') {
 				i++
 				break // an empty container is a whole value
-			}
-			if len(stack) >= MaxDepth {
-				return 0, false
 			}
 			stack = append(stack, obj)
 			if obj {

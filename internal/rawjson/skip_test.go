@@ -74,3 +74,24 @@ func FuzzValidValue(f *testing.F) {
 		}
 	})
 }
+
+// TestValidValueWithinCountsEveryContainer: the depth bound counts each
+// container the value opens, the innermost even when empty, in objects
+// and lists alike.
+func TestValidValueWithinCountsEveryContainer(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in    string
+		depth int // deepest bound that refuses it
+	}{
+		{`1`, -1}, {`{}`, 0}, {`[]`, 0}, {`[[]]`, 1}, {`{"a":[{"b":{}}]}`, 3},
+		{`[1,[2,[3]],{"x":[ ]}]`, 2}, {`{"a":"[[[[{{{{"}`, 0},
+	} {
+		for max := 0; max <= c.depth+2; max++ {
+			end, ok := ValidValueWithin([]byte(c.in), 0, max)
+			if want := max > c.depth; ok != want || (ok && end != len(c.in)) {
+				t.Errorf("%s within %d: ok %v (end %d), want %v", c.in, max, ok, end, want)
+			}
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
@@ -38,6 +39,7 @@ type Options struct {
 	// fragment meant to replace those packages of OLD (an index image).
 	Fragment bool
 	Image    image.Options
+	Limits   fbc.Limits
 }
 
 // NewCmd is `opm diff`; runF, when not nil, runs instead of Run.
@@ -86,6 +88,7 @@ fragment with its target index.`,
 	}
 	output.AddFlag(cmd, &opts.Output, output.Text, output.JSON, Markdown)
 	fl := cmd.Flags()
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	fl.StringSliceVar(&opts.Packages, "package", nil, "compare only these packages (repeat, or separate with commas)")
 	fl.BoolVar(&opts.ExitCode, "exit-code", false, "exit 1 when the catalogs differ, 0 when they are equal")
 	fl.StringSliceVar(&opts.FailOn, "fail-on", nil, "exit 1 when a release gate trips: "+strings.Join(catalogdiff.Gates, ", ")+" (repeat, or separate with commas)")
@@ -106,6 +109,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("--fail-on: %v", err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	o.Limits = opts.Limits
 	oldC, err := open(ctx, f, o, opts.Old)
 	if err != nil {
 		return err

@@ -1,10 +1,12 @@
 // Package fbcflags holds the flags that bound what a command reads from a
-// file-based catalog (--max-blob-size, --max-file-size) or a template
-// (--max-input-size).
+// file-based catalog (--max-blob-size, --max-file-size, --max-blobs,
+// --max-depth) or a template (--max-input-size).
 package fbcflags
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -13,11 +15,15 @@ import (
 	"github.com/opmkit/opm/internal/iostreams"
 )
 
-// AddLimitFlags adds --max-blob-size and --max-file-size, filling l.
+// AddLimitFlags adds --max-blob-size, --max-file-size, --max-blobs and
+// --max-depth, filling l.
 func AddLimitFlags(fl *pflag.FlagSet, l *fbc.Limits) {
 	l.MaxBlobBytes, l.MaxFileBytes = fbc.DefaultMaxBlobBytes, fbc.DefaultMaxFileBytes
+	l.MaxBlobs, l.MaxDepth = fbc.DefaultMaxBlobs, fbc.DefaultMaxDepth
 	fl.Var((*sizeValue)(&l.MaxBlobBytes), "max-blob-size", "largest catalog blob (one JSON value or YAML document) to read, e.g. 128MiB; larger is a finding naming file and line (0: no limit)")
 	fl.Var((*sizeValue)(&l.MaxFileBytes), "max-file-size", "largest catalog file to read, each blob counting at least 1 KiB, e.g. 1GiB (0: no limit)")
+	fl.Var((*countValue)(&l.MaxBlobs), "max-blobs", "most blobs to read from one catalog, all its files together; one more is a finding naming file and line (0: no limit)")
+	fl.Var((*countValue)(&l.MaxDepth), "max-depth", "deepest nesting of objects and lists in a catalog blob, the blob itself counted; deeper is a finding naming file and line (0: no limit)")
 }
 
 // AddInputSizeFlag adds --max-input-size, the largest template or catalog
@@ -53,3 +59,28 @@ func (s *sizeValue) String() string {
 }
 
 func (s *sizeValue) Type() string { return "size" }
+
+// countValue is a count (of blobs, of levels). 0 means no limit, stored
+// as -1, as sizeValue.
+type countValue int64
+
+func (c *countValue) Set(v string) error {
+	n, err := strconv.ParseInt(strings.ReplaceAll(strings.TrimSpace(v), "_", ""), 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q is not a count: give a whole number such as 250000 (0: no limit)", v)
+	}
+	if n == 0 {
+		n = -1
+	}
+	*c = countValue(n)
+	return nil
+}
+
+func (c *countValue) String() string {
+	if *c <= 0 {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*c), 10)
+}
+
+func (c *countValue) Type() string { return "count" }

@@ -197,7 +197,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if web && !opts.CacheOnly {
 		// The HTTP store reads the same files as the gRPC conversion: both at once.
 		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener,
-			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: ui(opts.HTTPUI)}})
+			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: ui(opts.HTTPUI)}, Limits: opts.Limits})
 		defer store.Close()
 	}
 	if opts.NoGRPC {

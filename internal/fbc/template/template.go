@@ -129,7 +129,52 @@ func Parse(source string, data []byte) (*Document, error) {
 	if d.line == 0 {
 		d.line = d.lines[""]
 	}
+	// Bounded as catalog blobs are (--max-depth's default): a basic
+	// template's entries are blobs, and output indents every level.
+	if path, deep := deepest(m, "", 1, int(fbc.DefaultMaxDepth)); deep {
+		e := d.Errorf(path, "nested more than %d deep, the template itself counted: real catalogs nest under 50; check what wrote it", fbc.DefaultMaxDepth).(*Error)
+		if len(e.Field) > 60 {
+			e.Field = e.Field[:60] + "..."
+		}
+		return nil, e
+	}
 	return d, nil
+}
+
+// deepest finds the field path of the first object or list nested more
+// than max deep (v, at path, is depth deep), keys in sorted order.
+func deepest(v any, path string, depth, max int) (string, bool) {
+	if depth > max {
+		return path, true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, ok := deepest(x[k], Join(path, k), depth+1, max); container(x[k]) && ok {
+				return p, true
+			}
+		}
+	case []any:
+		for i, c := range x {
+			if p, ok := deepest(c, Index(path, i), depth+1, max); container(c) && ok {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+func container(v any) bool {
+	switch v.(type) {
+	case map[string]any, []any:
+		return true
+	}
+	return false
 }
 
 // mapLines records the line of every field of the first document. A file

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -155,4 +156,31 @@ func TestBasicRenderRefusesDuplicateBundles(t *testing.T) {
 	_, err := basic.Render(context.Background(), data, basic.Options{RenderBundle: render, Source: "t.yaml"})
 	require.Error(t, err)
 	assert.Equal(t, "t.yaml:5: entries[2].image: bundle image img/a:latest: holds bundle p.v1 of package p, which line 4 (img/a:1) gives already; keep one of the entries", err.Error())
+}
+
+// TestDeepTemplateRefused: a template nested deeper than catalogs may be
+// (a property value 9,990 lists deep, 20 KB) is refused while parsing,
+// naming the line and the field, in YAML and JSON; render-template wrote
+// such a value out indented, hundreds of MB. 100 levels pass.
+func TestDeepTemplateRefused(t *testing.T) {
+	t.Parallel()
+	tmpl := func(depth int) string {
+		return "{\"schema\": \"olm.template.basic\", \"entries\": [\n" +
+			"{\"schema\": \"olm.package\", \"name\": \"p\", \"properties\": [\n" +
+			"{\"type\": \"example.com/deep\", \"value\":\n" + strings.Repeat("[", depth) + strings.Repeat("]", depth) + "}]}]}\n"
+	}
+	_, err := basic.Parse("t.json", []byte(tmpl(9990)))
+	assert.ErrorContains(t, err, "t.json:4: entries[0].properties[0].value[0][0]")
+	assert.ErrorContains(t, err, "nested more than 100 deep")
+	for _, name := range []string{"t.json", "t.yaml"} {
+		_, err := basic.Parse(name, []byte(tmpl(150)))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), name+":4: entries[0].properties[0].value[0][0][0][0][0][0][0][0][0][0]", name)
+		assert.Contains(t, err.Error(), "nested more than 100 deep", name)
+		// The template, entries, the entry, properties, the property: 5.
+		_, err = basic.Parse(name, []byte(tmpl(95)))
+		assert.NoError(t, err, name)
+		_, err = basic.Parse(name, []byte(tmpl(96)))
+		assert.ErrorContains(t, err, "more than 100 deep", name)
+	}
 }

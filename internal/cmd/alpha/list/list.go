@@ -12,6 +12,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/group"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
@@ -40,8 +41,9 @@ type Options struct {
 	OLMv1 bool
 	// Pull reads bundles the catalog has no manifests for from their
 	// images (with OLMv1).
-	Pull  bool
-	Image image.Options
+	Pull   bool
+	Image  image.Options
+	Limits fbc.Limits
 }
 
 // NewCmd is `opm alpha list` with its subcommands.
@@ -130,6 +132,7 @@ index image only the layer holding its database is fetched).`,
 		cmd.Flags().BoolVar(&opts.Pull, "pull", false, "with --olmv1: read bundles the catalog has no manifests for (olm.csv.metadata only) from their images")
 	}
 	opts.Image.AddFlags(cmd.Flags())
+	fbcflags.AddLimitFlags(cmd.Flags(), &opts.Limits)
 	return cmd
 }
 
@@ -144,7 +147,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.Pull && !opts.OLMv1 {
 		return exit.Usagef("--pull reads bundle images for --olmv1; add --olmv1")
 	}
-	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Index, catalogsource.Catalogs...)
+	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	o.Limits = opts.Limits
+	c, err := o.Open(ctx, opts.Index, catalogsource.Catalogs...)
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
+	"github.com/opmkit/opm/internal/cmd/fbcflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
@@ -31,6 +32,7 @@ type Options struct {
 	V0Semantics bool
 	Output      string
 	Image       image.Options
+	Limits      fbc.Limits
 }
 
 // Formats of -o besides json.
@@ -80,6 +82,7 @@ database is fetched); several are drawn as one catalog, as upstream does.`,
 		},
 	}
 	fl := cmd.Flags()
+	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	fl.StringVar(&opts.MinimumEdge, "minimum-edge", "", "bundle name: leave out edges from bundles of lower versions")
 	fl.StringVar(&opts.MaximumEdge, "maximum-edge", "", "bundle name: leave out bundles of higher versions and their edges")
 	fl.StringVarP(&opts.Package, "package-name", "p", "", "draw only this package")
@@ -102,6 +105,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("%v", err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	o.Limits = opts.Limits
 	all := &fbc.Catalog{}
 	for _, arg := range opts.Indexes {
 		c, err := o.Open(ctx, arg, catalogsource.Catalogs...)
