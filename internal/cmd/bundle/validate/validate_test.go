@@ -266,20 +266,29 @@ func TestListRules(t *testing.T) {
 	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +default +\S`, r.Out)
 	assert.Regexp(t, `(?m)^olmv1-all-namespaces +error +csv +olmv1 +\S`, r.Out)
 	assert.Regexp(t, `(?m)^image-pinned +warning +csv +supply-chain +\S`, r.Out)
+	assert.Regexp(t, `(?m)^operatorhub-icon +error +csv +operatorhub +\S`, r.Out)
+	assert.Regexp(t, `(?m)^openshift-versions +error +bundle +openshift +\S`, r.Out)
+	assert.Regexp(t, `(?m)^csv-version +error +csv +default,operatorhub +\S`, r.Out)
 
 	r = o.Run("bundle", "validate", "--list-rules", "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
-	var rules []map[string]string
+	var rules []struct {
+		ID, Severity, Scope, Set, What string
+		AlsoIn                         []string
+	}
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &rules))
 	var ids []string
+	also := map[string][]string{}
 	for _, rule := range rules {
-		ids = append(ids, rule["id"])
-		assert.NotEmpty(t, rule["severity"])
-		assert.NotEmpty(t, rule["scope"])
-		assert.Contains(t, []string{"default", "olmv1", "supply-chain"}, rule["set"])
-		assert.NotEmpty(t, rule["what"])
+		ids = append(ids, rule.ID)
+		assert.NotEmpty(t, rule.Severity)
+		assert.NotEmpty(t, rule.Scope)
+		assert.Contains(t, []string{"default", "olmv1", "supply-chain", "operatorhub", "openshift"}, rule.Set)
+		assert.NotEmpty(t, rule.What)
+		also[rule.ID] = rule.AlsoIn
 	}
 	assert.Contains(t, ids, "bundle-no-csv")
+	assert.Equal(t, []string{"operatorhub"}, also["k8s-removed-api"])
 }
 
 // writeImage writes the valid bundle as an image with these labels.
