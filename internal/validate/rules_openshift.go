@@ -226,7 +226,9 @@ func checkOCPMaxVersion(c *Context) {
 		}
 		line := 0
 		if f := c.Bundle.PropertiesFile; f != nil && len(f.Docs) > 0 {
-			line = f.Docs[0].LineOf(p.Field)
+			if line = f.Docs[0].LineOf(p.Field + ".value"); line == 0 {
+				line = f.Docs[0].LineOf(p.Field)
+			}
 		}
 		found = append(found, maxVersionSource{raw: p.Value, file: bundle.PropertiesFile, line: line, field: p.Field + ".value"})
 	}

@@ -78,13 +78,13 @@ var iconMediaTypesHub = []string{"image/gif", "image/jpeg", "image/png", "image/
 var channelPrefixes = []string{"candidate", "fast", "stable"}
 
 func init() {
-	// Default rules that operator-sdk's OperatorHub validators check too.
-	for _, id := range []string{"csv-version", "csv-min-kube-version-missing", "csv-min-kube-version-format", "csv-name-convention", "k8s-removed-api"} {
-		r, ok := registry[id]
-		if !ok {
-			panic("validate: operatorhub set names unknown rule " + id)
-		}
-		r.AlsoIn = append(r.AlsoIn, SetOperatorHub)
+	// Default rules that operator-sdk's OperatorHub validators check too
+	// (its good-practices validator refuses a CSV without deployments).
+	alsoIn(SetOperatorHub, "csv-version", "csv-min-kube-version-missing", "csv-min-kube-version-format", "csv-name-convention", "csv-deployments", "k8s-removed-api")
+	// A gate cannot pass a bundle it could not read: the rules that say so
+	// run with either gate.
+	for _, set := range []string{SetOperatorHub, SetOpenShift} {
+		alsoIn(set, ruleYAMLSyntax.ID, ruleLoad.ID, ruleNoCSV.ID, ruleMultipleCSVs.ID)
 	}
 
 	RuleHubProvider.check = func(c *Context) {
@@ -215,6 +215,17 @@ func init() {
 				}
 			}
 		}
+	}
+}
+
+// alsoIn adds default rules to an opt-in set.
+func alsoIn(set string, ids ...string) {
+	for _, id := range ids {
+		r, ok := registry[id]
+		if !ok {
+			panic("validate: set " + set + " names unknown rule " + id)
+		}
+		r.AlsoIn = append(r.AlsoIn, set)
 	}
 }
 

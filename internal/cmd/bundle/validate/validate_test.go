@@ -263,7 +263,7 @@ func TestListRules(t *testing.T) {
 	r := o.Run("bundle", "validate", "--list-rules")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Regexp(t, `(?m)^RULE +SEVERITY +SCOPE +SET +CHECKS$`, r.Out)
-	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +default +\S`, r.Out)
+	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +default,operatorhub,openshift +\S`, r.Out)
 	assert.Regexp(t, `(?m)^olmv1-all-namespaces +error +csv +olmv1 +\S`, r.Out)
 	assert.Regexp(t, `(?m)^image-pinned +warning +csv +supply-chain +\S`, r.Out)
 	assert.Regexp(t, `(?m)^operatorhub-icon +error +csv +operatorhub +\S`, r.Out)
