@@ -260,6 +260,24 @@ func checkOCPMaxVersion(c *Context) {
 	}
 }
 
+// onlyMaxOpenShiftVersion says whether an olm.properties annotation is a
+// list of olm.maxOpenShiftVersion properties alone: the one property OLM
+// reads from the installed CSV, so the annotation is its right place.
+func onlyMaxOpenShiftVersion(text string) bool {
+	var props []struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal([]byte(text), &props); err != nil || len(props) == 0 {
+		return false
+	}
+	for _, p := range props {
+		if p.Type != maxOpenShiftVersion {
+			return false
+		}
+	}
+	return true
+}
+
 // parseMaxOCP reads a maxOpenShiftVersion value as OLM does (quotes
 // trimmed, Major.Minor only), and says what is wrong with it.
 func parseMaxOCP(raw any) (openshift.Release, string) {
