@@ -294,7 +294,7 @@ func opmHubFindings(t *testing.T, dirs []string, k8s string, env []string) map[s
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1"}, env...)
 	out, err := cmd.Output()
 	var exit *exec.ExitError
-	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) {
+	if err != nil && (!errors.As(err, &exit) || exit.ExitCode() != 1) {
 		t.Fatalf("opm %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	var res struct {
