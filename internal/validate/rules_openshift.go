@@ -106,8 +106,7 @@ func checkOCPVersions(c *Context) {
 		if e.Less(openshift.First()) {
 			why = fmt.Sprintf("OpenShift %s predates the operator catalogs of OpenShift 4 (from %s)", e, openshift.First())
 		}
-		reportAnnotation(c, a, f, fmt.Sprintf("%s %q: %s", AnnotationOpenShiftVersions, v, why), "name an OpenShift 4 release")
-		c.findings[len(c.findings)-1].Severity = Warning
+		c.ReportFileAs(Warning, a.File, a.Doc.LineOf(f), f, fmt.Sprintf("%s %q: %s", AnnotationOpenShiftVersions, v, why), "name an OpenShift 4 release")
 	}
 	if t, ok := c.ocpTarget(); ok && !r.Contains(t) {
 		c.ReportFileAs(Warning, a.File, a.Doc.LineOf(f), f,
