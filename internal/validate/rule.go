@@ -101,10 +101,13 @@ const (
 	// SetOpenShift is what a bundle shipped in OpenShift's catalogs
 	// declares about the OpenShift releases it supports.
 	SetOpenShift = "openshift"
+	// SetPreflight is preflight's static bundle checks (every Red Hat
+	// certified operator submission runs them).
+	SetPreflight = "preflight"
 )
 
 // Sets lists the rule set names --select takes.
-var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift}
+var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift, SetPreflight}
 
 func isSet(s string) bool {
 	for _, n := range Sets {

@@ -30,7 +30,7 @@ func gatesFS(t testing.TB) fstest.MapFS {
 	return m
 }
 
-var gates = Options{Select: []string{SetDefault, SetOperatorHub, SetOpenShift}, FailOn: Warning}
+var gates = Options{Select: []string{SetDefault, SetOperatorHub, SetOpenShift, SetPreflight}, FailOn: Warning}
 
 // rulesOf lists the rules of a report's findings, each once, sorted.
 func rulesOf(rep BundleReport) []string {
@@ -51,7 +51,7 @@ func TestGatesFixturePassesEveryGate(t *testing.T) {
 	rep := check(t, gatesFS(t), gates)
 	assert.Empty(t, rep.Findings)
 	// testdata/valid is a fine default-set bundle, but not ready to publish.
-	assert.Equal(t, []string{"openshift-versions", "operatorhub-crd-descriptions", "operatorhub-resource-requests"}, rulesOf(check(t, validFS(t), gates)))
+	assert.Equal(t, []string{"openshift-versions", "operatorhub-crd-descriptions", "operatorhub-resource-requests", "preflight-feature-annotations"}, rulesOf(check(t, validFS(t), gates)))
 }
 
 func TestGateSetsSelectDefaultRulesOnce(t *testing.T) {
@@ -68,7 +68,7 @@ func TestGateSetsSelectDefaultRulesOnce(t *testing.T) {
 	// A gate alone still fails a bundle it cannot read.
 	m = gatesFS(t)
 	m[csvFile].Data = []byte("kind: ClusterServiceVersion\nmetadata: [\n")
-	for _, set := range []string{SetOperatorHub, SetOpenShift} {
+	for _, set := range []string{SetOperatorHub, SetOpenShift, SetPreflight} {
 		assert.Contains(t, rulesOf(check(t, m, Options{Select: []string{set}})), "yaml-syntax", set)
 	}
 }
@@ -192,4 +192,49 @@ func TestOpenShiftRules(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, []Severity{Warning, Error}, sevs)
+}
+
+// TestPreflightRules pins the verdicts of preflight's own test cases of
+// its RequiredAnnotations check (a prepared bundle passes; one without the
+// annotations, one missing an entry, one with a wrong optional value fail),
+// rebuilt on testdata/gates, and of the related images check.
+func TestPreflightRules(t *testing.T) {
+	t.Parallel()
+	pf := Options{Select: []string{SetPreflight}}
+	const gcp = "    features.operators.openshift.io/token-auth-gcp: \"false\"\n"
+	cases := []struct {
+		name, old, new string
+		want           map[string]string // field: message fragment; none: passes
+	}{
+		{"prepared as expected", "", "", nil},
+		{"optional ones present and right", gcp, gcp + "    features.operators.openshift.io/cnf: \"false\"\n    features.operators.openshift.io/csi: \"true\"\n", nil},
+		{"not prepared", "    features.operators.openshift.io/disconnected: \"true\"\n    features.operators.openshift.io/fips-compliant: \"false\"\n    features.operators.openshift.io/proxy-aware: \"false\"\n    features.operators.openshift.io/tls-profiles: \"false\"\n    features.operators.openshift.io/token-auth-aws: \"false\"\n    features.operators.openshift.io/token-auth-azure: \"false\"\n" + gcp, "",
+			map[string]string{"metadata.annotations": "token-auth-azure, features.operators.openshift.io/token-auth-gcp"}},
+		{"missing an entry", gcp, "", map[string]string{"metadata.annotations": "missing feature annotation(s): features.operators.openshift.io/token-auth-gcp"}},
+		{"incorrect required value", `disconnected: "true"`, `disconnected: "True"`, map[string]string{`metadata.annotations["features.operators.openshift.io/disconnected"]`: `"True"`}},
+		{"incorrect optional value", gcp, gcp + "    features.operators.openshift.io/cni: \"maybe\"\n", map[string]string{`metadata.annotations["features.operators.openshift.io/cni"]`: `"maybe"`}},
+		{"a YAML boolean", `disconnected: "true"`, `disconnected: true`, map[string]string{`metadata.annotations["features.operators.openshift.io/disconnected"]`: "not a string"}},
+		{"image not in relatedImages", "image: quay.example.com/widgets/operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n                resources", "image: quay.example.com/widgets/other:v1\n                resources",
+			map[string]string{"spec.install.spec.deployments[0].spec.template.spec.containers[0].image": "quay.example.com/widgets/other:v1, which spec.relatedImages does not list"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			m := gatesFS(t)
+			if tc.old != "" {
+				edit(t, m, csvFile, tc.old, tc.new)
+			}
+			rep := check(t, m, pf)
+			got := map[string]string{}
+			for _, f := range rep.Findings {
+				assert.Equal(t, Warning, f.Severity, "preflight reports these at its warning level")
+				assert.NotZero(t, f.Line, f.Field)
+				got[f.Field] = f.Message
+			}
+			require.Len(t, got, len(tc.want), "%v", rep.Findings)
+			for field, frag := range tc.want {
+				assert.Contains(t, got[field], frag, field)
+			}
+		})
+	}
 }

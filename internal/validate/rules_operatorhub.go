@@ -83,7 +83,7 @@ func init() {
 	alsoIn(SetOperatorHub, "csv-version", "csv-min-kube-version-missing", "csv-min-kube-version-format", "csv-name-convention", "csv-deployments", "k8s-removed-api")
 	// A gate cannot pass a bundle it could not read: the rules that say so
 	// run with either gate.
-	for _, set := range []string{SetOperatorHub, SetOpenShift} {
+	for _, set := range []string{SetOperatorHub, SetOpenShift, SetPreflight} {
 		alsoIn(set, ruleYAMLSyntax.ID, ruleLoad.ID, ruleNoCSV.ID, ruleMultipleCSVs.ID)
 	}
 
