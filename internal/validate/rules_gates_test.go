@@ -202,6 +202,7 @@ func TestPreflightRules(t *testing.T) {
 	t.Parallel()
 	pf := Options{Select: []string{SetPreflight}}
 	const gcp = "    features.operators.openshift.io/token-auth-gcp: \"false\"\n"
+	const disconnected = "    features.operators.openshift.io/disconnected: \"true\"\n"
 	cases := []struct {
 		name, old, new string
 		want           map[string]string // field: message fragment; none: passes
@@ -214,8 +215,17 @@ func TestPreflightRules(t *testing.T) {
 		{"incorrect required value", `disconnected: "true"`, `disconnected: "True"`, map[string]string{`metadata.annotations["features.operators.openshift.io/disconnected"]`: `"True"`}},
 		{"incorrect optional value", gcp, gcp + "    features.operators.openshift.io/cni: \"maybe\"\n", map[string]string{`metadata.annotations["features.operators.openshift.io/cni"]`: `"maybe"`}},
 		{"a YAML boolean", `disconnected: "true"`, `disconnected: true`, map[string]string{`metadata.annotations["features.operators.openshift.io/disconnected"]`: "not a string"}},
-		{"image not in relatedImages", "image: quay.example.com/widgets/operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n                resources", "image: quay.example.com/widgets/other:v1\n                resources",
+		{"image not in relatedImages", "image: quay.example.com/widgets/operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n                env", "image: quay.example.com/widgets/other:v1\n                env",
 			map[string]string{"spec.install.spec.deployments[0].spec.template.spec.containers[0].image": "quay.example.com/widgets/other:v1, which spec.relatedImages does not list"}},
+		// FollowsRestrictedNetworkEnablementGuidelines, for bundles that
+		// declare disconnected support.
+		{"disconnected, related image by tag", "    image: quay.example.com/widgets/operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n  install", "    image: quay.example.com/widgets/operator:v1\n  install",
+			map[string]string{
+				"spec.relatedImages[0].image": "not pinned by digest, in a CSV that declares disconnected support (features.operators.openshift.io/disconnected)",
+				"spec.install.spec.deployments[0].spec.template.spec.containers[0].image": "which spec.relatedImages does not list",
+			}},
+		{"disconnected, no RELATED_IMAGE_ variable", "name: RELATED_IMAGE_OPERATOR", "name: OPERATOR_IMAGE",
+			map[string]string{"spec.install.spec.deployments": "no container has a RELATED_IMAGE_* variable"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,4 +247,13 @@ func TestPreflightRules(t *testing.T) {
 			}
 		})
 	}
+	// Without the disconnected claim, the guidelines are not asked for;
+	// the legacy infrastructure-features list makes the claim too.
+	m := gatesFS(t)
+	edit(t, m, csvFile, "name: RELATED_IMAGE_OPERATOR\n", "name: OPERATOR_IMAGE\n")
+	edit(t, m, csvFile, disconnected, "    features.operators.openshift.io/disconnected: \"false\"\n")
+	assert.Empty(t, check(t, m, pf).Findings)
+	edit(t, m, csvFile, "    features.operators.openshift.io/disconnected: \"false\"\n", "    features.operators.openshift.io/disconnected: \"false\"\n    operators.openshift.io/infrastructure-features: '[\"Disconnected\"]'\n")
+	f := byField(check(t, m, pf), RulePreflightRestrictedNetwork.ID)["spec.install.spec.deployments"]
+	assert.Contains(t, f.Message, "(operators.openshift.io/infrastructure-features) but no container")
 }

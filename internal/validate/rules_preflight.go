@@ -1,9 +1,12 @@
 package validate
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"strings"
+
+	"github.com/opmkit/opm/internal/bundle"
 )
 
 // Preflight rules: the static checks of Red Hat's preflight tool on an
@@ -19,6 +22,13 @@ var (
 		Why:  "Mirroring for disconnected clusters copies the images relatedImages lists; an image missing there is not mirrored and fails to pull. Preflight's AllImageRefsInRelatedImages check warns about it (it looks for pull specs in every annotation too, so prose such as AI/Machine Learning can pass for an image; opm reads only the places images are pulled from).",
 		Fix:  "List the image in spec.relatedImages with a name (operator-sdk generate bundle --use-image-digests fills it from RELATED_IMAGE_* variables)."})
 )
+
+// RulePreflightRestrictedNetwork is registered apart: it reads the
+// feature annotations the rule above checks.
+var RulePreflightRestrictedNetwork = register(&Rule{ID: "preflight-restricted-network", Severity: Warning, Scope: ScopeCSV, Set: SetPreflight,
+	What: "A CSV that declares support for disconnected clusters (features.operators.openshift.io/disconnected: \"true\", or \"disconnected\" in the legacy operators.openshift.io/infrastructure-features list) lists its images in spec.relatedImages, each pinned by digest, and hands them to the operator in RELATED_IMAGE_* variables.",
+	Why:  "A disconnected cluster pulls only what was mirrored, and mirrors copy relatedImages by digest; an operator that does not take its operand images from RELATED_IMAGE_* variables pulls what it was built with, which the mirror does not have. Preflight's FollowsRestrictedNetworkEnablementGuidelines checks the same (and, unlike opm, fails every bundle that does not claim disconnected support).",
+	Fix:  "Pin every related image by digest, list them in spec.relatedImages, and pass each operand image to the operator in a RELATED_IMAGE_<NAME> variable; or set features.operators.openshift.io/disconnected: \"false\"."})
 
 // FeatureAnnotations are preflight's required infrastructure feature
 // annotations, and OptionalFeatureAnnotations those it checks when present.
@@ -60,6 +70,7 @@ func init() {
 			}
 		}
 	}
+	RulePreflightRestrictedNetwork.check = checkRestrictedNetwork
 	RulePreflightRelatedImages.check = func(c *Context) {
 		listed := map[string]bool{}
 		for _, r := range c.CSV.Spec.RelatedImages {
@@ -75,4 +86,54 @@ func init() {
 			c.Report(c.csvObj(), p.field, fmt.Sprintf("%s is %s, which spec.relatedImages does not list", p.where, img), "add {name: ..., image: "+img+"} to spec.relatedImages")
 		}
 	}
+}
+
+// declaresDisconnected says whether the CSV claims support for disconnected
+// clusters, and by which annotation.
+func declaresDisconnected(ann map[string]string) (string, bool) {
+	if strings.EqualFold(strings.TrimSpace(ann[featurePrefix+"disconnected"]), "true") {
+		return featurePrefix + "disconnected", true
+	}
+	const legacy = "operators.openshift.io/infrastructure-features"
+	var list []string
+	if err := json.Unmarshal([]byte(ann[legacy]), &list); err == nil {
+		for _, f := range list {
+			if strings.EqualFold(f, "disconnected") {
+				return legacy, true
+			}
+		}
+	}
+	return "", false
+}
+
+func checkRestrictedNetwork(c *Context) {
+	by, ok := declaresDisconnected(c.CSV.Metadata.Annotations)
+	if !ok {
+		return
+	}
+	spec := c.CSV.Spec
+	if len(spec.RelatedImages) == 0 {
+		c.Report(c.csvObj(), "spec", fmt.Sprintf("the CSV declares disconnected support (%s) but lists no spec.relatedImages: mirrors copy nothing", by),
+			"list the operator and operand images in spec.relatedImages, pinned by digest")
+	}
+	for i, r := range spec.RelatedImages {
+		if img := strings.TrimSpace(r.Image); img != "" && !Pinned(img) {
+			c.Report(c.csvObj(), fmt.Sprintf("spec.relatedImages[%d].image", i),
+				fmt.Sprintf("related image %q is %s, not pinned by digest, in a CSV that declares disconnected support (%s)", r.Name, img, by),
+				"pin it: "+img+"@sha256:<digest>")
+		}
+	}
+	for _, d := range spec.Install.Spec.Deployments {
+		for _, list := range [][]bundle.Container{d.Spec.Template.Spec.Containers, d.Spec.Template.Spec.InitContainers} {
+			for _, ct := range list {
+				for _, e := range ct.Env {
+					if strings.HasPrefix(e.Name, "RELATED_IMAGE_") {
+						return
+					}
+				}
+			}
+		}
+	}
+	c.Report(c.csvObj(), "spec.install.spec.deployments", fmt.Sprintf("the CSV declares disconnected support (%s) but no container has a RELATED_IMAGE_* variable: the operator cannot learn the mirrored images", by),
+		"pass each operand image to the operator as RELATED_IMAGE_<NAME>")
 }
