@@ -247,6 +247,21 @@ func TestPreflightRules(t *testing.T) {
 			}
 		})
 	}
+	// The SCC the CSV asks for: one is information, several or any are
+	// warnings.
+	for _, tc := range []struct {
+		names string
+		sev   Severity
+		msg   string
+	}{{`["my-scc"]`, Info, `asks for the SecurityContextConstraints "my-scc"`}, {`["a", "b"]`, Warning, "asks for 2 SecurityContextConstraints (a, b)"}, {`[]`, Warning, "may use every SecurityContextConstraints"}} {
+		m := gatesFS(t)
+		edit(t, m, csvFile, `        - apiGroups: ["example.com"]`, "        - apiGroups: [\"security.openshift.io\"]\n          resources: [\"securitycontextconstraints\"]\n          resourceNames: "+tc.names+"\n          verbs: [\"use\"]\n        - apiGroups: [\"example.com\"]")
+		f, ok := byField(check(t, m, pf), RulePreflightSCC.ID)["spec.install.spec.clusterPermissions[0].rules[0]"]
+		require.True(t, ok, tc.names)
+		assert.Equal(t, tc.sev, f.Severity, tc.names)
+		assert.Contains(t, f.Message, tc.msg)
+		assert.NotZero(t, f.Line)
+	}
 	// Without the disconnected claim, the guidelines are not asked for;
 	// the legacy infrastructure-features list makes the claim too.
 	m := gatesFS(t)

@@ -30,6 +30,13 @@ var RulePreflightRestrictedNetwork = register(&Rule{ID: "preflight-restricted-ne
 	Why:  "A disconnected cluster pulls only what was mirrored, and mirrors copy relatedImages by digest; an operator that does not take its operand images from RELATED_IMAGE_* variables pulls what it was built with, which the mirror does not have. Preflight's FollowsRestrictedNetworkEnablementGuidelines checks the same (and, unlike opm, fails every bundle that does not claim disconnected support).",
 	Fix:  "Pin every related image by digest, list them in spec.relatedImages, and pass each operand image to the operator in a RELATED_IMAGE_<NAME> variable; or set features.operators.openshift.io/disconnected: \"false\"."})
 
+// RulePreflightSCC reports the security context constraints the CSV asks
+// for.
+var RulePreflightSCC = register(&Rule{ID: "preflight-scc", Severity: Info, Scope: ScopeCSV, Set: SetPreflight,
+	What: "Which SecurityContextConstraints the CSV's cluster permissions let the operator use (security.openshift.io securitycontextconstraints): one named SCC is reported for information, several in one rule or none named (every SCC, privileged included) are warnings.",
+	Why:  "An SCC other than restricted-v2 may need a cluster administrator's approval before the operator or its operands run, and certification reviews it; preflight's SecurityContextConstraintsInCSV reports the SCC a CSV requests and refuses more than one at a time (it takes a rule that names none for no request at all).",
+	Fix:  "Ask for the least privileged SCC that works, by name (resourceNames: [my-scc], verbs: [use]), and document why in the operator's description."})
+
 // FeatureAnnotations are preflight's required infrastructure feature
 // annotations, and OptionalFeatureAnnotations those it checks when present.
 var (
@@ -71,6 +78,7 @@ func init() {
 		}
 	}
 	RulePreflightRestrictedNetwork.check = checkRestrictedNetwork
+	RulePreflightSCC.check = checkSCC
 	RulePreflightRelatedImages.check = func(c *Context) {
 		listed := map[string]bool{}
 		for _, r := range c.CSV.Spec.RelatedImages {
@@ -136,4 +144,31 @@ func checkRestrictedNetwork(c *Context) {
 	}
 	c.Report(c.csvObj(), "spec.install.spec.deployments", fmt.Sprintf("the CSV declares disconnected support (%s) but no container has a RELATED_IMAGE_* variable: the operator cannot learn the mirrored images", by),
 		"pass each operand image to the operator as RELATED_IMAGE_<NAME>")
+}
+
+func checkSCC(c *Context) {
+	for i, p := range c.CSV.Spec.Install.Spec.ClusterPermissions {
+		for j, r := range p.Rules {
+			if !ruleNames(r, "apiGroups", "security.openshift.io") || !ruleNames(r, "resources", "securitycontextconstraints") {
+				continue
+			}
+			var names []string
+			for _, n := range bundle.Slice(r, "resourceNames") {
+				if s, ok := n.(string); ok {
+					names = append(names, s)
+				}
+			}
+			field := fmt.Sprintf("spec.install.spec.clusterPermissions[%d].rules[%d]", i, j)
+			switch len(names) {
+			case 0:
+				c.ReportAs(Warning, c.csvObj(), field, fmt.Sprintf("service account %q may use every SecurityContextConstraints, privileged included: the rule names none", p.ServiceAccountName),
+					"name the SCC the operator needs in resourceNames")
+			case 1:
+				c.Report(c.csvObj(), field, fmt.Sprintf("service account %q asks for the SecurityContextConstraints %q: a cluster administrator may need to allow it", p.ServiceAccountName, names[0]), "")
+			default:
+				c.ReportAs(Warning, c.csvObj(), field, fmt.Sprintf("service account %q asks for %d SecurityContextConstraints (%s); preflight accepts one at a time", p.ServiceAccountName, len(names), strings.Join(names, ", ")),
+					"ask for one SCC")
+			}
+		}
+	}
 }
