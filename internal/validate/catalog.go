@@ -16,6 +16,9 @@ func CatalogMarkdown() string {
 		if r.Set != "" {
 			fmt.Fprintf(&b, "- **Set:** `%s`, runs only when selected (`--select %s` or the rule id)\n", r.Set, r.Set)
 		}
+		for _, a := range r.AlsoIn {
+			fmt.Fprintf(&b, "- **Also in:** `%s` (runs when that set is selected too)\n", a)
+		}
 		fmt.Fprintf(&b, "- **What:** %s\n", r.What)
 		fmt.Fprintf(&b, "- **Why:** %s\n", r.Why)
 		fmt.Fprintf(&b, "- **Fix:** %s\n\n", r.Fix)

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/opmkit/opm/internal/bundle"
 )
 
 // BenchmarkValidateRealBundles validates real bundles in one process as
@@ -82,4 +84,45 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRuleSetsRealBundles splits what one bundle of the shared corpus
+// costs into loading it and running the rules, with the default set and
+// with every set selected, so that the cost of the opt-in sets is
+// measured apart from loading (which does not depend on the selection):
+// issue 28 wants a run with every set at most 1.5 times the default's.
+// bench/validate-real.sh prints the whole-process figures.
+func BenchmarkRuleSetsRealBundles(b *testing.B) {
+	dirs := realBundles(b, sharedDir(b))
+	loaded := make([]*bundle.Bundle, len(dirs))
+	errs := make([]error, len(dirs))
+	b.Run("load", func(b *testing.B) {
+		for range b.N {
+			for i, d := range dirs {
+				loaded[i], errs[i] = bundle.LoadDir(d)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(dirs)), "µs/bundle")
+		b.ReportMetric(0, "ns/op")
+	})
+	all := []string{SetDefault}
+	for _, s := range Sets {
+		if s != SetDefault {
+			all = append(all, s)
+		}
+	}
+	for _, sel := range []struct {
+		name string
+		opts Options
+	}{{"check-default", Options{}}, {"check-every-set", Options{Select: all}}} {
+		b.Run(sel.name, func(b *testing.B) {
+			for range b.N {
+				for i, d := range dirs {
+					Check(d, loaded[i], errs[i], sel.opts)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(dirs)), "µs/bundle")
+			b.ReportMetric(0, "ns/op")
+		})
+	}
 }

@@ -301,10 +301,12 @@ type RuleInfo struct {
 	Severity string `json:"severity"`
 	Scope    string `json:"scope"`
 	// Set is the rule set (--select SET); every rule has one.
-	Set  string `json:"set"`
-	What string `json:"what"`
-	Why  string `json:"why,omitempty"`
-	Fix  string `json:"fix,omitempty"`
+	Set string `json:"set"`
+	// AlsoIn are the opt-in sets that run the rule too.
+	AlsoIn []string `json:"alsoIn,omitempty"`
+	What   string   `json:"what"`
+	Why    string   `json:"why,omitempty"`
+	Fix    string   `json:"fix,omitempty"`
 }
 
 // Catalog lists every registered rule, ordered by id.
@@ -316,7 +318,7 @@ func Catalog() []RuleInfo {
 		if set == "" {
 			set = SetDefault
 		}
-		out = append(out, RuleInfo{ID: r.ID, Severity: r.Severity.String(), Scope: r.Scope.String(), Set: set, What: r.What, Why: r.Why, Fix: r.Fix})
+		out = append(out, RuleInfo{ID: r.ID, Severity: r.Severity.String(), Scope: r.Scope.String(), Set: set, AlsoIn: r.AlsoIn, What: r.What, Why: r.Why, Fix: r.Fix})
 	}
 	return out
 }
@@ -332,7 +334,8 @@ func WriteCatalogText(w io.Writer, rules []RuleInfo, st Styles) error {
 	fmt.Fprintf(&b, "%-*s  %-7s  %-7s  %-12s  %s\n", idw, "RULE", "SEVERITY", "SCOPE", "SET", "CHECKS")
 	for _, r := range rules {
 		sev, _ := ParseSeverity(r.Severity)
-		fmt.Fprintf(&b, "%s  %s  %-7s  %-12s  %s\n", apply(st.Rule, fmt.Sprintf("%-*s", idw, r.ID)), st.severity(sev)+" ", r.Scope, r.Set, r.What)
+		set := strings.Join(append([]string{r.Set}, r.AlsoIn...), ",")
+		fmt.Fprintf(&b, "%s  %s  %-7s  %-12s  %s\n", apply(st.Rule, fmt.Sprintf("%-*s", idw, r.ID)), st.severity(sev)+" ", r.Scope, set, r.What)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

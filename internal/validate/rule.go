@@ -44,6 +44,11 @@ type Rule struct {
 	// SetSupplyChain); such rules run only when --select names them or
 	// their set. "" is the default set, run unless --select says otherwise.
 	Set string
+	// AlsoIn names opt-in sets that run this rule too: a default rule that
+	// a publishing gate also checks (csv-version is part of operatorhub),
+	// so that selecting the gate alone runs it, and selecting both runs it
+	// once.
+	AlsoIn []string
 	// What the rule checks, why it matters and how to fix a finding: the
 	// rule catalog in docs/validation.md is written from these.
 	What string
@@ -89,10 +94,20 @@ const (
 	SetOLMv1 = "olmv1"
 	// SetSupplyChain is pinned pull specs and allowed registries.
 	SetSupplyChain = "supply-chain"
+	// SetOperatorHub is what operator-sdk's OperatorHub validators
+	// (suite=operatorframework, name=operatorhub) check before a bundle
+	// is published on OperatorHub.io or in the community catalogs.
+	SetOperatorHub = "operatorhub"
+	// SetOpenShift is what a bundle shipped in OpenShift's catalogs
+	// declares about the OpenShift releases it supports.
+	SetOpenShift = "openshift"
+	// SetPreflight is preflight's static bundle checks (every Red Hat
+	// certified operator submission runs them).
+	SetPreflight = "preflight"
 )
 
 // Sets lists the rule set names --select takes.
-var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain}
+var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift, SetPreflight}
 
 func isSet(s string) bool {
 	for _, n := range Sets {
@@ -122,6 +137,14 @@ type Options struct {
 	// or host/path prefixes) that pull specs may name; setting it runs the
 	// image-registry-allowed rule even when it is not selected.
 	AllowedRegistries []string
+	// Categories, when not nil, replaces the standard OperatorHub
+	// categories that operatorhub-categories accepts (--categories, or
+	// the file OPERATOR_BUNDLE_CATEGORIES names).
+	Categories []string
+	// OCPVersion is the OpenShift release the bundles target ("4.16"),
+	// for the openshift rules; empty uses each bundle's
+	// com.redhat.openshift.versions range.
+	OCPVersion string
 }
 
 // CheckRuleIDs reports unknown ids in Select and Skip, naming the closest.
@@ -172,11 +195,15 @@ func (o Options) Enabled(id string) bool {
 	if id == ruleRegistryAllowed.ID && len(o.AllowedRegistries) > 0 {
 		return true
 	}
+	var also []string
+	if r, ok := registry[id]; ok {
+		also = r.AlsoIn
+	}
 	if len(o.Select) == 0 {
 		return set == SetDefault
 	}
 	for _, s := range o.Select {
-		if s == id || s == set {
+		if s == id || s == set || contains(also, s) {
 			return true
 		}
 	}

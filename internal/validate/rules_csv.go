@@ -673,10 +673,10 @@ func init() {
 
 	csvRule("csv-olm-properties-annotation", Warning,
 		"The CSV does not declare properties in the olm.properties annotation.",
-		"Properties belong in metadata/properties.yaml, where index tools read them; the annotation is a legacy form.",
+		"Properties belong in metadata/properties.yaml, where index tools read them; the annotation is a legacy form. Not reported when it holds only olm.maxOpenShiftVersion, which OLM reads from the installed CSV's annotation (openshift-max-version).",
 		"Move the properties to metadata/properties.yaml.",
 		func(c *Context) {
-			if _, ok := c.CSV.Metadata.Annotations[bundle.AnnotationProperties]; ok {
+			if text, ok := c.CSV.Metadata.Annotations[bundle.AnnotationProperties]; ok && !onlyMaxOpenShiftVersion(text) {
 				c.Report(c.csvObj(), `metadata.annotations["olm.properties"]`, "properties are declared in the olm.properties annotation", "move them to metadata/properties.yaml")
 			}
 		})

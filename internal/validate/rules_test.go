@@ -195,6 +195,8 @@ func TestRules(t *testing.T) {
 			mutate: replace(csvFile, "url: https://example.com/docs", "url: example.com/docs")},
 		{name: "olm.properties annotation", rule: "csv-olm-properties-annotation", sev: Warning,
 			mutate: replace(csvFile, "    capabilities: Basic Install\n", "    capabilities: Basic Install\n    olm.properties: '[]'\n")},
+		{name: "olm.properties annotation with more than maxOpenShiftVersion", rule: "csv-olm-properties-annotation", sev: Warning,
+			mutate: replace(csvFile, "    capabilities: Basic Install\n", "    capabilities: Basic Install\n    olm.properties: '[{\"type\": \"olm.maxOpenShiftVersion\", \"value\": \"4.14\"}, {\"type\": \"olm.label\", \"value\": {\"label\": \"x\"}}]'\n")},
 		{name: "no deployment", rule: "csv-deployments", sev: Error, msg: "no deployment",
 			mutate: func(t testing.TB, m fstest.MapFS) {
 				s := string(m[csvFile].Data)

@@ -4,6 +4,7 @@
 package lintflags
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/openshift"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -26,6 +28,13 @@ type Flags struct {
 	K8sVersion string
 	// AllowedRegistries is --allowed-registries (image-registry-allowed).
 	AllowedRegistries []string
+	// Categories is --categories: a JSON file {"categories": [...]} of the
+	// categories operatorhub-categories accepts instead of the standard
+	// ones; OPERATOR_BUNDLE_CATEGORIES names it when the flag is not set,
+	// as it does for operator-sdk.
+	Categories string
+	// OCPVersion is --ocp-version, for the openshift rules.
+	OCPVersion string
 
 	// formats are the -o values the command accepts.
 	formats []string
@@ -46,10 +55,12 @@ func (l *Flags) Add(cmd *cobra.Command, formats ...string) {
 	l.formats = formats
 	output.AddFlag(cmd, &l.Output, formats...)
 	f := cmd.Flags()
-	f.StringSliceVar(&l.Select, "select", nil, "run only these rule ids or rule sets (default, olmv1, supply-chain; comma-separated, repeatable)")
+	f.StringSliceVar(&l.Select, "select", nil, "run only these rule ids or rule sets (default, olmv1, supply-chain, operatorhub, openshift, preflight; comma-separated, repeatable)")
 	f.StringSliceVar(&l.Skip, "skip", nil, "never run these rule ids (comma-separated, repeatable)")
 	f.StringVar(&l.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
 	f.StringVar(&l.K8sVersion, "k8s-version", "", "Kubernetes version the bundles target, for deprecated-API rules (default: each CSV's minKubeVersion)")
+	f.StringVar(&l.Categories, "categories", "", "JSON file {\"categories\": [...]} of the categories operatorhub-categories accepts instead of the standard ones (default: the file $OPERATOR_BUNDLE_CATEGORIES names)")
+	f.StringVar(&l.OCPVersion, "ocp-version", "", "OpenShift release the bundles target, for the openshift rules (default: each bundle's com.redhat.openshift.versions range)")
 	f.StringSliceVar(&l.AllowedRegistries, "allowed-registries", nil, "registries (host[:port] or host/path prefixes) that pull specs may name; runs image-registry-allowed")
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("select", CompleteRuleIDs)
@@ -102,6 +113,16 @@ func (l *Flags) Options(f *factory.Factory) (validate.Options, error) {
 			return opts, exit.Usagef("invalid --k8s-version %q%s: want a Kubernetes version such as 1.25 or 1.25.0", l.K8sVersion, f.From("k8s-version"))
 		}
 	}
+	ocp := strings.TrimSpace(l.OCPVersion)
+	if ocp != "" {
+		if _, err := openshift.ParseRelease(ocp); err != nil {
+			return opts, exit.Usagef("invalid --ocp-version %q%s: %v", l.OCPVersion, f.From("ocp-version"), err)
+		}
+	}
+	categories, err := l.categories(f)
+	if err != nil {
+		return opts, err
+	}
 	opts = validate.Options{
 		Select:     RuleIDs(l.Select),
 		Skip:       RuleIDs(l.Skip),
@@ -109,11 +130,41 @@ func (l *Flags) Options(f *factory.Factory) (validate.Options, error) {
 		K8sVersion: strings.TrimSpace(l.K8sVersion),
 
 		AllowedRegistries: RuleIDs(l.AllowedRegistries),
+		Categories:        categories,
+		OCPVersion:        ocp,
 	}
 	if err := opts.CheckRuleIDs(); err != nil {
 		return opts, exit.With(exit.Usage, err)
 	}
 	return opts, nil
+}
+
+// categories reads the custom category list of --categories, or of the
+// file OPERATOR_BUNDLE_CATEGORIES names; nil when neither is given.
+func (l *Flags) categories(f *factory.Factory) ([]string, error) {
+	path, from := l.Categories, f.From("categories")
+	if path == "" && f.LookupEnv != nil {
+		if v, ok := f.LookupEnv("OPERATOR_BUNDLE_CATEGORIES"); ok && v != "" {
+			path, from = v, " (from OPERATOR_BUNDLE_CATEGORIES)"
+		}
+	}
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, exit.Usagef("custom categories%s: %v", from, err)
+	}
+	var doc struct {
+		Categories *[]string `json:"categories"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, exit.Usagef("custom categories %s%s: %v; want {\"categories\": [\"Database\", ...]}", path, from, err)
+	}
+	if doc.Categories == nil {
+		return nil, exit.Usagef("custom categories %s%s: no \"categories\" list; want {\"categories\": [\"Database\", ...]}", path, from)
+	}
+	return append([]string{}, *doc.Categories...), nil
 }
 
 // RuleIDs cleans a --select/--skip list: spaces trimmed, empty entries

@@ -122,6 +122,8 @@ func TestBundleValidateUsageErrors(t *testing.T) {
 		{"bad output", []string{"-o", "xml", validBundle}, `invalid --output "xml"`},
 		{"bad k8s version", []string{"--k8s-version", "latest", validBundle}, `invalid --k8s-version "latest"`},
 		{"unknown flag", []string{"--frobnicate", validBundle}, "unknown flag: --frobnicate"},
+		{"bad ocp version", []string{"--ocp-version", "4", validBundle}, `invalid --ocp-version "4"`},
+		{"missing categories file", []string{"--categories", "testdata/no-such.json", validBundle}, "custom categories: open testdata/no-such.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := o.Run(append([]string{"bundle", "validate"}, tc.args...)...)
@@ -131,6 +133,39 @@ func TestBundleValidateUsageErrors(t *testing.T) {
 			assert.Empty(t, r.Out)
 		})
 	}
+}
+
+// The gates' fixture (internal/validate/testdata/gates) passes both
+// publishing gates; custom categories come from --categories or, as for
+// operator-sdk, the file OPERATOR_BUNDLE_CATEGORIES names.
+func TestBundleValidateGates(t *testing.T) {
+	t.Parallel()
+	const gates = "../../../validate/testdata/gates"
+	o := cmdtest.New(t)
+	r := o.Run("bundle", "validate", "--select", "default,operatorhub,openshift,preflight", "--fail-on", "warning", gates)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+
+	custom := filepath.Join(t.TempDir(), "categories.json")
+	require.NoError(t, os.WriteFile(custom, []byte(`{"categories": ["Gadgets"]}`), 0o644))
+	r = o.Run("bundle", "validate", "--select", "operatorhub", "--categories", custom, "-o", "json", gates)
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, `category \"Developer Tools\" is not one of the custom (--categories) categories`)
+
+	env := cmdtest.New(t)
+	env.Env["OPERATOR_BUNDLE_CATEGORIES"] = custom
+	r = env.Run("bundle", "validate", "--select", "operatorhub", "-o", "json", gates)
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, "operatorhub-categories")
+
+	require.NoError(t, os.WriteFile(custom, []byte(`{"categories": "Gadgets"}`), 0o644))
+	r = o.Run("bundle", "validate", "--select", "operatorhub", "--categories", custom, gates)
+	assert.Equal(t, exit.Usage, r.Code)
+	assert.Contains(t, r.ErrOut, `want {"categories": ["Database", ...]}`)
+
+	// --ocp-version judges one release: 4.19 is past the fixture's range.
+	r = o.Run("bundle", "validate", "--select", "openshift", "--ocp-version", "v4.19", "-o", "json", gates)
+	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, "--ocp-version 4.19 is outside the bundle's range (4.14 to 4.18)")
 }
 
 func TestBundleValidateUnreadableDir(t *testing.T) {
@@ -263,23 +298,32 @@ func TestListRules(t *testing.T) {
 	r := o.Run("bundle", "validate", "--list-rules")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Regexp(t, `(?m)^RULE +SEVERITY +SCOPE +SET +CHECKS$`, r.Out)
-	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +default +\S`, r.Out)
+	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +default,operatorhub,openshift,preflight +\S`, r.Out)
 	assert.Regexp(t, `(?m)^olmv1-all-namespaces +error +csv +olmv1 +\S`, r.Out)
 	assert.Regexp(t, `(?m)^image-pinned +warning +csv +supply-chain +\S`, r.Out)
+	assert.Regexp(t, `(?m)^operatorhub-icon +error +csv +operatorhub +\S`, r.Out)
+	assert.Regexp(t, `(?m)^openshift-versions +error +bundle +openshift +\S`, r.Out)
+	assert.Regexp(t, `(?m)^csv-version +error +csv +default,operatorhub +\S`, r.Out)
 
 	r = o.Run("bundle", "validate", "--list-rules", "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
-	var rules []map[string]string
+	var rules []struct {
+		ID, Severity, Scope, Set, What string
+		AlsoIn                         []string
+	}
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &rules))
 	var ids []string
+	also := map[string][]string{}
 	for _, rule := range rules {
-		ids = append(ids, rule["id"])
-		assert.NotEmpty(t, rule["severity"])
-		assert.NotEmpty(t, rule["scope"])
-		assert.Contains(t, []string{"default", "olmv1", "supply-chain"}, rule["set"])
-		assert.NotEmpty(t, rule["what"])
+		ids = append(ids, rule.ID)
+		assert.NotEmpty(t, rule.Severity)
+		assert.NotEmpty(t, rule.Scope)
+		assert.Contains(t, []string{"default", "olmv1", "supply-chain", "operatorhub", "openshift", "preflight"}, rule.Set)
+		assert.NotEmpty(t, rule.What)
+		also[rule.ID] = rule.AlsoIn
 	}
 	assert.Contains(t, ids, "bundle-no-csv")
+	assert.Equal(t, []string{"operatorhub"}, also["k8s-removed-api"])
 }
 
 // writeImage writes the valid bundle as an image with these labels.
