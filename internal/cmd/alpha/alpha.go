@@ -11,6 +11,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/alpha/addbundle"
 	"github.com/opmkit/opm/internal/cmd/alpha/bundle"
 	"github.com/opmkit/opm/internal/cmd/alpha/converttemplate"
+	"github.com/opmkit/opm/internal/cmd/alpha/filter"
 	"github.com/opmkit/opm/internal/cmd/alpha/list"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendergraph"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendertemplate"
@@ -28,6 +29,7 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		rendertemplate.NewCmd(f, nil),
 		converttemplate.NewCmd(f),
 		addbundle.NewGroupCmd(f),
+		filter.NewCmd(f, nil),
 		upgradepath.NewCmd(f, nil),
 	)
 }

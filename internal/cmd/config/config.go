@@ -77,7 +77,9 @@ func (c *Config) Load(cmd *cobra.Command) error {
 	c.v = viper.New()
 	c.File = ""
 	name, explicit, from := "", false, ""
-	if f := cmd.Flags().Lookup(FlagName); f != nil && f.Changed {
+	// The root's own --config: a command may have a --config of its own
+	// (alpha filter's filter configuration), which is not opm's.
+	if f := cmd.Root().PersistentFlags().Lookup(FlagName); f != nil && f.Changed {
 		name, explicit, from = f.Value.String(), true, "--config"
 	} else if env := c.getenv(EnvName(FlagName)); env != "" {
 		name, explicit, from = env, true, EnvName(FlagName)

@@ -27,6 +27,7 @@ var pullers = map[string][]string{
 	"alpha bundle unpack":       {"{bundle}", "-o", "{dir}"},
 	"alpha bundle validate":     {"-t", "{bundle}"},
 	"alpha list bundles":        {"{index}"},
+	"alpha filter":              {"{index}", "--keep-packages", "example-operator"},
 	"alpha list images":         {"{index}"},
 	"alpha list channels":       {"{index}"},
 	"alpha list packages":       {"{index}"},

@@ -1,0 +1,201 @@
+package catalogfilter
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"sigs.k8s.io/yaml"
+)
+
+// Config is what to keep of a catalog, read from either anchor's file.
+type Config struct {
+	// Kind is the file's kind: FilterConfiguration (operator-registry's)
+	// or ImageSetConfiguration (oc-mirror's operator stanza).
+	Kind string
+	// Packages are kept; others go. Empty keeps every package (oc-mirror's
+	// full catalog).
+	Packages []Package
+}
+
+// Package says what to keep of one package.
+type Package struct {
+	Name string
+	// DefaultChannel, when set, becomes the package's default channel.
+	DefaultChannel string
+	// Channels, when set, are the channels kept; others go.
+	Channels []Channel
+	// Range, when set, bounds the versions kept in every kept channel that
+	// has no range of its own.
+	Range string
+	// HeadsOnly keeps, of a channel without a range, only its head
+	// (oc-mirror without full: true); with no Channels, only the default
+	// channel is kept.
+	HeadsOnly bool
+}
+
+// Channel says what to keep of one channel.
+type Channel struct {
+	Name string
+	// Range, when set, is the versions kept (a blang/semver range).
+	Range string
+}
+
+// fileHead is what tells the two kinds apart.
+type fileHead struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+type filterFile struct {
+	fileHead
+	Packages []struct {
+		Name           string `json:"name"`
+		DefaultChannel string `json:"defaultChannel"`
+		Channels       []struct {
+			Name         string `json:"name"`
+			VersionRange string `json:"versionRange"`
+		} `json:"channels"`
+	} `json:"packages"`
+}
+
+type imageSetFile struct {
+	fileHead
+	Mirror struct {
+		Operators []imageSetCatalog `json:"operators"`
+	} `json:"mirror"`
+}
+
+type imageSetCatalog struct {
+	Catalog  string `json:"catalog"`
+	Full     bool   `json:"full"`
+	Packages []struct {
+		Name           string `json:"name"`
+		DefaultChannel string `json:"defaultChannel"`
+		MinVersion     string `json:"minVersion"`
+		MaxVersion     string `json:"maxVersion"`
+		Channels       []struct {
+			Name       string `json:"name"`
+			MinVersion string `json:"minVersion"`
+			MaxVersion string `json:"maxVersion"`
+		} `json:"channels"`
+	} `json:"packages"`
+}
+
+// ParseConfig reads a FilterConfiguration or an ImageSetConfiguration
+// (file names it in errors). Of an ImageSetConfiguration with several
+// catalogs, the one whose catalog is source is used.
+func ParseConfig(file string, data []byte, source string) (*Config, error) {
+	var head fileHead
+	if err := yaml.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	switch head.Kind {
+	case "FilterConfiguration":
+		return parseFilter(file, data)
+	case "ImageSetConfiguration":
+		return parseImageSet(file, data, source)
+	}
+	return nil, fmt.Errorf("%s: kind %q: want FilterConfiguration (apiVersion olm.operatorframework.io/v1alpha1) or oc-mirror's ImageSetConfiguration", file, head.Kind)
+}
+
+func parseFilter(file string, data []byte) (*Config, error) {
+	var f filterFile
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if f.APIVersion != "olm.operatorframework.io/v1alpha1" {
+		return nil, fmt.Errorf("%s: apiVersion %q: a FilterConfiguration is olm.operatorframework.io/v1alpha1", file, f.APIVersion)
+	}
+	cfg := &Config{Kind: f.Kind}
+	if len(f.Packages) == 0 {
+		return nil, fmt.Errorf("%s: packages: none listed: a FilterConfiguration lists the packages to keep", file)
+	}
+	for i, p := range f.Packages {
+		if p.Name == "" {
+			return nil, fmt.Errorf("%s: packages[%d].name: missing", file, i)
+		}
+		pk := Package{Name: p.Name, DefaultChannel: p.DefaultChannel}
+		for j, ch := range p.Channels {
+			if ch.Name == "" {
+				return nil, fmt.Errorf("%s: packages[%d].channels[%d].name: missing", file, i, j)
+			}
+			if ch.VersionRange != "" {
+				if _, err := semver.ParseRange(ch.VersionRange); err != nil {
+					return nil, fmt.Errorf("%s: packages[%d].channels[%d].versionRange %q: %w", file, i, j, ch.VersionRange, err)
+				}
+			}
+			pk.Channels = append(pk.Channels, Channel{Name: ch.Name, Range: ch.VersionRange})
+		}
+		cfg.Packages = append(cfg.Packages, pk)
+	}
+	return cfg, nil
+}
+
+func parseImageSet(file string, data []byte, source string) (*Config, error) {
+	var f imageSetFile
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	ops := f.Mirror.Operators
+	var cat *imageSetCatalog
+	switch {
+	case len(ops) == 0:
+		return nil, fmt.Errorf("%s: mirror.operators: no catalog", file)
+	case len(ops) == 1:
+		cat = &ops[0]
+	default:
+		var names []string
+		for i := range ops {
+			names = append(names, ops[i].Catalog)
+			if ops[i].Catalog == source {
+				cat = &ops[i]
+			}
+		}
+		if cat == nil {
+			return nil, fmt.Errorf("%s: mirror.operators lists %d catalogs (%s) and none is %s: give the catalog as SOURCE", file, len(ops), strings.Join(names, ", "), source)
+		}
+	}
+	cfg := &Config{Kind: f.Kind}
+	for i, p := range cat.Packages {
+		if p.Name == "" {
+			return nil, fmt.Errorf("%s: packages[%d].name: missing", file, i)
+		}
+		rng, err := minMax(p.MinVersion, p.MaxVersion)
+		if err != nil {
+			return nil, fmt.Errorf("%s: packages[%d] (%s): %w", file, i, p.Name, err)
+		}
+		pk := Package{Name: p.Name, DefaultChannel: p.DefaultChannel, Range: rng, HeadsOnly: !cat.Full}
+		for j, ch := range p.Channels {
+			if ch.Name == "" {
+				return nil, fmt.Errorf("%s: packages[%d].channels[%d].name: missing", file, i, j)
+			}
+			r, err := minMax(ch.MinVersion, ch.MaxVersion)
+			if err != nil {
+				return nil, fmt.Errorf("%s: packages[%d].channels[%d] (%s): %w", file, i, j, ch.Name, err)
+			}
+			pk.Channels = append(pk.Channels, Channel{Name: ch.Name, Range: r})
+		}
+		cfg.Packages = append(cfg.Packages, pk)
+	}
+	if len(cfg.Packages) == 0 && !cat.Full {
+		return nil, errors.New(file + ": the catalog lists no package and is not full: nothing would be kept (list packages, or set full: true)")
+	}
+	return cfg, nil
+}
+
+// minMax is oc-mirror's minVersion/maxVersion as a range (both ends in).
+func minMax(lo, hi string) (string, error) {
+	var parts []string
+	for _, b := range []struct{ v, op, field string }{{lo, ">=", "minVersion"}, {hi, "<=", "maxVersion"}} {
+		if b.v == "" {
+			continue
+		}
+		if _, err := semver.ParseTolerant(b.v); err != nil {
+			return "", fmt.Errorf("%s %q: %w", b.field, b.v, err)
+		}
+		parts = append(parts, b.op+strings.TrimPrefix(b.v, "v"))
+	}
+	return strings.Join(parts, " "), nil
+}
