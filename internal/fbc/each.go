@@ -67,7 +67,7 @@ func LoadEachWith(fsys fs.FS, opts LoadOptions, fn func(*Catalog) error) error {
 					errs = append(errs, err)
 					continue
 				}
-				errs = append(errs, c.loadFileWithin(f, data, opts.Limits)...)
+				errs = append(errs, c.loadFileWithin(f, data, opts)...)
 				mem.release(held)
 			}
 			return c, errors.Join(errs...)

@@ -126,7 +126,7 @@ func LoadWith(fsys fs.FS, opts LoadOptions) (*Catalog, error) {
 				if err != nil {
 					partErrs[i] = []error{err}
 				} else {
-					partErrs[i] = part.loadFileWithin(files[i], data, lim)
+					partErrs[i] = part.loadFileWithin(files[i], data, opts)
 					mem.release(held)
 				}
 				parts[i] = part
@@ -152,13 +152,14 @@ func (c *Catalog) LoadFile(name string, data []byte) error {
 }
 
 func (c *Catalog) loadFile(name string, data []byte) []error {
-	return c.loadFileWithin(name, data, Limits{})
+	return c.loadFileWithin(name, data, LoadOptions{})
 }
 
-func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits) []error {
+func (c *Catalog) loadFileWithin(name string, data []byte, opts LoadOptions) []error {
+	lim := opts.Limits
 	var errs []error
 	add := func(line int, _ int64, raw []byte) {
-		if err := c.addBlob(Position{File: name, Line: line}, raw); err != nil {
+		if err := c.addBlobOf(Position{File: name, Line: line}, raw, opts.Package); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -284,8 +285,13 @@ func hasSpace(raw []byte) bool {
 
 // addBlob decodes one blob by its schema.
 func (c *Catalog) addBlob(pos Position, raw []byte) error {
+	return c.addBlobOf(pos, raw, "")
+}
+
+// addBlobOf is addBlob keeping only the blobs of package pkg, when set.
+func (c *Catalog) addBlobOf(pos Position, raw []byte, pkg string) error {
 	h, err := classify(pos, raw)
-	if err != nil || h.skip {
+	if err != nil || h.skip || (pkg != "" && h.pkg != pkg) {
 		return err
 	}
 	return c.decodeBlob(pos, h, bytes.TrimSpace(raw))

@@ -114,6 +114,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Usagef("%v", err)
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
+	// Of a catalog directory only the package drawn is decoded.
+	o.Package = opts.Package
 	all := &fbc.Catalog{}
 	for _, arg := range opts.Indexes {
 		c, err := o.Open(ctx, arg, catalogsource.Catalogs...)

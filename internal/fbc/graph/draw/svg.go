@@ -152,10 +152,8 @@ func InlineSVG(b *strings.Builder, ch Channel, id string) {
 // of edges added and lost. id prefixes its marker ids.
 func Legend(diff bool, id string) string {
 	var b strings.Builder
-	w, h := 760.0, 74.0
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-label="legend">`+"\n", f(w), f(h), f(w), f(h))
 	defs(&b, id)
-	x := 4.0
+	x, w := 4.0, 0.0
 	for _, n := range []struct{ class, label string }{
 		{"node head", "channel head"}, {"node", "bundle"}, {"node deprecated", "deprecated"}, {"node skipped", "skipped"}, {"node missing", "not in channel"},
 	} {
@@ -163,7 +161,7 @@ func Legend(diff bool, id string) string {
 		fmt.Fprintf(&b, `<g class="%s"><rect x="%s" y="4" width="%s" height="24" rx="4"/><text x="%s" y="20" text-anchor="middle">%s</text></g>`+"\n", n.class, f(x), f(wd), f(x+wd/2), n.label)
 		x += wd + 12
 	}
-	x = 4
+	w, x = x, 4
 	items := []struct{ kind, label string }{{graph.EdgeReplaces, "replaces"}, {graph.EdgeSkips, "skips"}, {graph.EdgeSkipRange, "skipRange (bracket: bundles covered)"}}
 	for _, it := range items {
 		class, marker := edgeClass(it.kind, Unmarked)
@@ -180,8 +178,10 @@ func Legend(diff bool, id string) string {
 			x += 46 + float64(len(it.label))*charW + 18
 		}
 	}
-	b.WriteString("</svg>\n")
-	return b.String()
+	w = max(w, x)
+	const h = 64.0
+	return fmt.Sprintf(`<svg xmlns="http://www.w3.org/2000/svg" width="%s" height="%s" viewBox="0 0 %s %s" role="img" aria-label="legend">`+"\n", f(w), f(h), f(w), f(h)) +
+		b.String() + "</svg>\n"
 }
 
 // Channels lists the pictures of a Document: one per package and
@@ -213,7 +213,7 @@ func ChannelTitle(p graph.DocPackage, ch graph.DocChannel) string {
 // WriteSVG draws a Document as one standalone SVG document: a legend,
 // then a row per package with a framed cluster per channel.
 func WriteSVG(w io.Writer, doc *graph.Document) error {
-	const head, legendH, titleH, gap = 34.0, 80.0, 26.0, 24.0
+	const head, legendH, titleH, gap = 34.0, 72.0, 26.0, 24.0
 	var body strings.Builder
 	width, y := 780.0, head+legendH
 	n := 0
