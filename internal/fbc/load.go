@@ -283,12 +283,8 @@ func hasSpace(raw []byte) bool {
 		bytes.IndexByte(raw, '\t') >= 0 || bytes.IndexByte(raw, '\r') >= 0
 }
 
-// addBlob decodes one blob by its schema.
-func (c *Catalog) addBlob(pos Position, raw []byte) error {
-	return c.addBlobOf(pos, raw, "")
-}
-
-// addBlobOf is addBlob keeping only the blobs of package pkg, when set.
+// addBlobOf decodes one blob by its schema, when pkg is empty or the
+// blob is of package pkg.
 func (c *Catalog) addBlobOf(pos Position, raw []byte, pkg string) error {
 	h, err := classify(pos, raw)
 	if err != nil || h.skip || (pkg != "" && h.pkg != pkg) {

@@ -81,10 +81,10 @@ func (l *Layout) body(b *strings.Builder, id string) {
 		fb, tb := l.Boxes[k.From], l.Boxes[k.To]
 		class, marker := edgeClass(k.Kind, k.Mark)
 		var d string
-		switch span := fb.Layer - tb.Layer; {
-		case span == 1:
+		switch span := fb.Layer - tb.Layer; span {
+		case 1:
 			d = "M" + f(fb.X+fb.W/2) + "," + f(fb.Y) + " L" + f(tb.X+tb.W/2) + "," + f(tb.Y+tb.H)
-		case span == -1:
+		case -1:
 			d = "M" + f(fb.X+fb.W/2) + "," + f(fb.Y+fb.H) + " L" + f(tb.X+tb.W/2) + "," + f(tb.Y)
 		default:
 			x1, y1 := fb.X+fb.W, fb.Y+fb.H/2
