@@ -39,7 +39,8 @@ fuzz:
 	  done; \
 	done
 
-# Regenerate the generated parts of docs/.
+# Regenerate the generated parts of docs/: the command reference, the
+# validation rules, and the upgrade-graph pictures under docs/images.
 docs:
 	UPDATE_DOCS=1 $(GO) test -tags '$(TAGS)' -count=1 -run 'Docs$$' ./...
 

@@ -70,7 +70,7 @@ func LoadEachWith(fsys fs.FS, opts LoadOptions, fn func(*Catalog) error) error {
 					errs = append(errs, err)
 					continue
 				}
-				errs = append(errs, c.loadFileWithin(f, data, opts.Limits, blobs)...)
+				errs = append(errs, c.loadFileWithin(f, data, opts, blobs)...)
 				mem.release(held)
 			}
 			return c, errors.Join(errs...)
@@ -81,7 +81,7 @@ func LoadEachWith(fsys fs.FS, opts LoadOptions, fn func(*Catalog) error) error {
 		}
 		// One budget and one count of blobs for the whole catalog: the
 		// parts read ahead share them.
-		c, err := loadWith(sub, opts.Limits, mem, blobs)
+		c, err := loadWith(sub, opts, mem, blobs)
 		c.prefix(p.dir)
 		for _, e := range LoadErrors(err) {
 			var le *LoadError

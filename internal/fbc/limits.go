@@ -79,6 +79,10 @@ type LoadOptions struct {
 	// it to know the content it converts is the content it took the
 	// digest of, whatever was renamed into the directory meanwhile.
 	Verify func(name string, data []byte) error
+	// Package, when set, keeps only the blobs of that package: the others
+	// are read no further than their schema and package, which is most of
+	// the work of loading a large catalog to look at one package.
+	Package string
 }
 
 // size renders a byte count for messages.

@@ -100,12 +100,13 @@ func Load(fsys fs.FS) (*Catalog, error) { return LoadWith(fsys, LoadOptions{}) }
 
 // LoadWith is Load with options.
 func LoadWith(fsys fs.FS, opts LoadOptions) (*Catalog, error) {
-	return loadWith(fsys, opts.Limits, newBudget(opts.Limits.file()), newBlobCount(opts.Limits))
+	return loadWith(fsys, opts, newBudget(opts.Limits.file()), newBlobCount(opts.Limits))
 }
 
 // loadWith is LoadWith sharing mem and blobs with the rest of a reading
 // (LoadEachWith reads each part of a catalog with it).
-func loadWith(fsys fs.FS, lim Limits, mem *budget, blobs *blobCount) (*Catalog, error) {
+func loadWith(fsys fs.FS, opts LoadOptions, mem *budget, blobs *blobCount) (*Catalog, error) {
+	lim := opts.Limits
 	c := &Catalog{}
 	var errs []error
 	files, ignored := catalogFiles(fsys, func(err error) { errs = append(errs, err) })
@@ -134,7 +135,7 @@ func loadWith(fsys fs.FS, lim Limits, mem *budget, blobs *blobCount) (*Catalog, 
 				if err != nil {
 					partErrs[i] = []error{err}
 				} else {
-					partErrs[i] = part.loadFileWithin(files[i], data, lim, blobs)
+					partErrs[i] = part.loadFileWithin(files[i], data, opts, blobs)
 					mem.release(held)
 				}
 			}
@@ -159,15 +160,17 @@ func (c *Catalog) LoadFile(name string, data []byte) error {
 }
 
 func (c *Catalog) loadFile(name string, data []byte) []error {
-	return c.loadFileWithin(name, data, Limits{}, newBlobCount(Limits{}))
+	return c.loadFileWithin(name, data, LoadOptions{}, newBlobCount(Limits{}))
 }
 
 // loadFileWithin reads one file's blobs into c, counting them in blobs
-// (the catalog's count).
-func (c *Catalog) loadFileWithin(name string, data []byte, lim Limits, blobs *blobCount) []error {
+// (the catalog's count); with opts.Package, only that package's blobs are
+// decoded.
+func (c *Catalog) loadFileWithin(name string, data []byte, opts LoadOptions, blobs *blobCount) []error {
+	lim := opts.Limits
 	var errs []error
 	add := func(line int, _ int64, raw []byte) {
-		if err := c.addBlob(Position{File: name, Line: line}, raw); err != nil {
+		if err := c.addBlobOf(Position{File: name, Line: line}, raw, opts.Package); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -321,10 +324,11 @@ func hasSpace(raw []byte) bool {
 		bytes.IndexByte(raw, '\t') >= 0 || bytes.IndexByte(raw, '\r') >= 0
 }
 
-// addBlob decodes one blob by its schema.
-func (c *Catalog) addBlob(pos Position, raw []byte) error {
+// addBlobOf decodes one blob by its schema, when pkg is empty or the
+// blob is of package pkg.
+func (c *Catalog) addBlobOf(pos Position, raw []byte, pkg string) error {
 	h, err := classify(pos, raw)
-	if err != nil || h.skip {
+	if err != nil || h.skip || (pkg != "" && h.pkg != pkg) {
 		return err
 	}
 	return c.decodeBlob(pos, h, bytes.TrimSpace(raw))

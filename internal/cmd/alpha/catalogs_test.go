@@ -158,7 +158,7 @@ func TestRenderGraphFormats(t *testing.T) {
 	assert.Contains(t, r.Out, `subgraph demo-fast["fast"]`)
 	assert.NotContains(t, r.Out, "stable")
 
-	r = o.Run("alpha", "render-graph", demo, "-o", "svg")
+	r = o.Run("alpha", "render-graph", demo, "-o", "png")
 	assert.Equal(t, exit.UpstreamUsage, r.Code)
-	assert.Contains(t, r.ErrOut, `invalid --output "svg"`)
+	assert.Contains(t, r.ErrOut, `invalid --output "png"`)
 }

@@ -55,7 +55,10 @@ type Opener struct {
 	// and Version, as upstream's --alpha-image-ref-template.
 	ImageRefTemplate *template.Template
 	Limits           fbc.Limits // on what is read from catalog directories
-	PreferCatalog    bool       // open an image holding both by its FBC, as catalogd does
+	// Package, when set, loads only that package's blobs from a catalog
+	// directory (a reader that looks at one package of a large catalog).
+	Package       string
+	PreferCatalog bool // open an image holding both by its FBC, as catalogd does
 
 	f       *factory.Factory
 	opts    image.Options
@@ -89,7 +92,7 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err := check(arg, CatalogDir, accept); err != nil {
 			return nil, err
 		}
-		c, err := fbcsource.Dir(arg, o.render.Migrate, fbc.LoadOptions{Limits: o.Limits}, o.each)
+		c, err := fbcsource.Dir(arg, o.render.Migrate, fbc.LoadOptions{Limits: o.Limits, Package: o.Package}, o.each)
 		if err != nil {
 			return nil, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", arg, err, arg)
 		}

@@ -24,8 +24,12 @@ import (
 	"github.com/opmkit/opm/internal/printable"
 )
 
-// Markdown is the -o format for a pull-request comment.
-const Markdown = "markdown"
+// Markdown is the -o format for a pull-request comment, HTML a page with
+// the changed channels' graphs drawn.
+const (
+	Markdown = "markdown"
+	HTML     = "html"
+)
 
 // Options are the flags and arguments of opm diff.
 type Options struct {
@@ -61,7 +65,9 @@ layer holding its database is fetched); the two may be of different kinds.
 
 -o text prints a tree on stdout, -o markdown a summary and sections for a
 pull-request comment, -o json a document whose schema docs/diff.md
-describes. With --exit-code the exit status is 1 when the catalogs differ
+describes, -o html one self-contained page (no script, no external asset)
+with the summary and, for each changed channel, its upgrade graph before
+and after, edges lost drawn red and edges added green. With --exit-code the exit status is 1 when the catalogs differ
 and 0 when they are equal, as git diff --exit-code.
 
 Release gates: --fail-on removed exits 1 when anything of OLD that clusters
@@ -75,6 +81,7 @@ fragment with its target index.`,
 		Example: `  opm diff quay.io/me/index:3 catalog/
   opm diff index.db catalog/ --package etcd -o json | jq .summary
   opm diff origin-catalog/ catalog/ -o markdown > comment.md
+  opm diff origin-catalog/ catalog/ -o html > diff.html
   opm diff quay.io/me/index:3 quay.io/me/index:4 --exit-code >/dev/null || echo changed
   opm diff registry.example.com/redhat/operator-index:v4.17 catalog/ --fragment --fail-on removed,heads-moved-back -o markdown > gate.md`,
 		Args: cobra.ExactArgs(2),
@@ -86,7 +93,7 @@ fragment with its target index.`,
 			return Run(cmd.Context(), f, opts)
 		},
 	}
-	output.AddFlag(cmd, &opts.Output, output.Text, output.JSON, Markdown)
+	output.AddFlag(cmd, &opts.Output, output.Text, output.JSON, Markdown, HTML)
 	fl := cmd.Flags()
 	fbcflags.AddLimitFlags(fl, &opts.Limits)
 	fl.StringSliceVar(&opts.Packages, "package", nil, "compare only these packages (repeat, or separate with commas)")
@@ -99,7 +106,7 @@ fragment with its target index.`,
 
 // Run loads both catalogs, compares them and prints the result.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	if err := output.CheckOneOf(opts.Output, f.From(output.FlagName), output.Text, output.JSON, Markdown); err != nil {
+	if err := output.CheckOneOf(opts.Output, f.From(output.FlagName), output.Text, output.JSON, Markdown, HTML); err != nil {
 		return err
 	}
 	if err := opts.Image.Validate(); err != nil {
@@ -133,6 +140,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		err = output.WriteJSON(f.IO.Out, res)
 	case Markdown:
 		err = catalogdiff.WriteMarkdown(f.IO.Out, res)
+	case HTML:
+		err = catalogdiff.WriteHTML(f.IO.Out, res, oldC, newC)
 	default:
 		err = catalogdiff.WriteText(f.IO.Out, res, newStyles(f.IO.Out, f.IO.ColorEnabled(f.IO.OutTTY)))
 	}

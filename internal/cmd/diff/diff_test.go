@@ -122,7 +122,7 @@ func TestDiffErrors(t *testing.T) {
 	assert.Contains(t, r.ErrOut, "is a bundle directory")
 	r = o.Run("diff", oldDir, newDir, "-o", "yaml")
 	assert.Equal(t, exit.Usage, r.Code)
-	assert.Contains(t, r.ErrOut, "text, json or markdown")
+	assert.Contains(t, r.ErrOut, "text, json, markdown or html")
 	r = o.Run("diff", oldDir)
 	assert.Equal(t, exit.Usage, r.Code)
 

@@ -120,20 +120,9 @@ func NewDocument(c *fbc.Catalog, opts GraphOptions) (*Document, []string, error)
 				depBundle[d.Name] = true
 			}
 		}
-		g := newChannelGraph(&fbc.Channel{Name: ch.Name, Package: ch.Package, Entries: entries}, versions)
-		warnings = append(warnings, g.Warnings...)
-		dc := DocChannel{Name: ch.Name, Deprecated: depCh[ch.Name], Heads: g.Heads()}
-		for _, e := range g.Entries {
-			b := DocBundle{Name: e.Name, Deprecated: depBundle[e.Name], Skipped: g.Skipped(e.Name)}
-			if v, ok := versions[e.Name]; ok {
-				b.Version = v.String()
-			}
-			dc.Bundles = append(dc.Bundles, b)
-		}
-		sort.SliceStable(dc.Bundles, func(i, j int) bool {
-			return versions[dc.Bundles[i].Name].GT(versions[dc.Bundles[j].Name])
-		})
-		dc.Edges = g.AllEdges()
+		dc, warns := NewDocChannel(&fbc.Channel{Name: ch.Name, Package: ch.Package, Entries: entries}, versions, depBundle)
+		dc.Deprecated = depCh[ch.Name]
+		warnings = append(warnings, warns...)
 		dp.Channels = append(dp.Channels, dc)
 	}
 	doc := &Document{}
@@ -143,6 +132,25 @@ func NewDocument(c *fbc.Catalog, opts GraphOptions) (*Document, []string, error)
 	}
 	sort.Slice(doc.Packages, func(i, j int) bool { return doc.Packages[i].Name < doc.Packages[j].Name })
 	return doc, warnings, nil
+}
+
+// NewDocChannel reads one channel as a Document holds it; deprecated names
+// the deprecated bundles. The warnings name skipRanges that do not parse.
+func NewDocChannel(ch *fbc.Channel, versions map[string]semver.Version, deprecated map[string]bool) (DocChannel, []string) {
+	g := newChannelGraph(ch, versions)
+	dc := DocChannel{Name: ch.Name, Heads: g.Heads()}
+	for _, e := range g.Entries {
+		b := DocBundle{Name: e.Name, Deprecated: deprecated[e.Name], Skipped: g.Skipped(e.Name)}
+		if v, ok := versions[e.Name]; ok {
+			b.Version = v.String()
+		}
+		dc.Bundles = append(dc.Bundles, b)
+	}
+	sort.SliceStable(dc.Bundles, func(i, j int) bool {
+		return versions[dc.Bundles[i].Name].GT(versions[dc.Bundles[j].Name])
+	})
+	dc.Edges = g.AllEdges()
+	return dc, g.Warnings
 }
 
 // ChannelEdges lists the edges of ch (see AllEdges); versions are the

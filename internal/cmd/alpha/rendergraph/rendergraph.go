@@ -1,6 +1,7 @@
 // Package rendergraph is `opm alpha render-graph`: a mermaid flowchart of
 // each package's channels and upgrade edges, as upstream opm drew it, or
-// the same graph as a JSON document or a Graphviz digraph.
+// the same graph as a JSON document, a Graphviz digraph, or a picture
+// (SVG, HTML) opm draws itself.
 package rendergraph
 
 import (
@@ -18,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/fbc/graph/draw"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/printable"
 )
@@ -39,6 +41,8 @@ type Options struct {
 const (
 	Mermaid = "mermaid"
 	Dot     = "dot"
+	SVG     = "svg"
+	HTML    = "html"
 )
 
 // NewCmd is `opm alpha render-graph`; runF, when not nil, runs instead of
@@ -46,8 +50,8 @@ const (
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "render-graph INDEX... [-p PACKAGE] [--channel CHANNEL] [--minimum-edge BUNDLE] [--maximum-edge BUNDLE] [-o mermaid|json|dot]",
-		Short: "Print the upgrade graph of each package of an index as a mermaid flowchart, JSON or Graphviz",
+		Use:   "render-graph INDEX... [-p PACKAGE] [--channel CHANNEL] [--minimum-edge BUNDLE] [--maximum-edge BUNDLE] [-o mermaid|json|dot|svg|html]",
+		Short: "Print the upgrade graph of each package of an index as a mermaid flowchart, JSON, Graphviz, or a picture (SVG, HTML)",
 		Long: `Print, on stdout, a mermaid flowchart (graph LR) of every package of the index:
 a subgraph per package and channel, bundles from the highest version down,
 with their replaces, skips and skipRange edges, in the form upstream opm
@@ -62,8 +66,14 @@ a document (packages, channels with heads, bundles with versions,
 deprecated and skipped marks, and edges: replaces, skips, and one skipRange
 edge from every bundle of the channel the range covers); -o dot a Graphviz
 digraph of it (heads double-bordered, deprecated bundles orange, skipped
-ones red, skips dashed, skipRange edges dotted). docs/upgrade-graph.md
-describes both.
+ones red, skips dashed, skipRange edges dotted). -o svg draws the graph
+itself, with no other tool and no network: one standalone SVG document, a
+framed cluster per channel, newest bundles at the top, heads heavy-bordered,
+deprecated bundles orange, skipped ones outlined red dashed, replaces
+arrows solid, skips dashed blue, and each skipRange as a purple bracket
+beside the graph spanning the bundles it covers. -o html is one
+self-contained page (inline SVG and CSS, no script) with a legend and a
+section per channel. docs/upgrade-graph.md describes them all.
 
 INDEX is a sqlite database file, a file-based catalog directory or an index
 image of either kind (of a sqlite index image only the layer holding its
@@ -71,6 +81,8 @@ database is fetched); several are drawn as one catalog, as upstream does.`,
 		Example: `  opm alpha render-graph quay.io/me/index:3 -p etcd > etcd.mermaid
   opm alpha render-graph catalog/ --draw-v0-semantics
   opm alpha render-graph catalog/ -p etcd --channel stable -o dot | dot -Tsvg > etcd.svg
+  opm alpha render-graph catalog/ -p etcd -o svg > etcd.svg
+  opm alpha render-graph catalog/ -p etcd -o html > etcd.html
   opm alpha render-graph index.db -o json | jq '.packages[].channels[].heads'`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -88,7 +100,7 @@ database is fetched); several are drawn as one catalog, as upstream does.`,
 	fl.StringVarP(&opts.Package, "package-name", "p", "", "draw only this package")
 	fl.StringVar(&opts.Channel, "channel", "", "draw only channels of this name")
 	fl.BoolVar(&opts.V0Semantics, "draw-v0-semantics", false, "mark bundles OLM v0 skips over (red outline) and the edges into them (dashed)")
-	output.AddFlag(cmd, &opts.Output, Mermaid, output.JSON, Dot)
+	output.AddFlag(cmd, &opts.Output, Mermaid, output.JSON, Dot, SVG, HTML)
 	// Mermaid is upstream's output, and stays the default.
 	opts.Output = Mermaid
 	fl.Lookup(output.FlagName).DefValue = Mermaid
@@ -98,7 +110,7 @@ database is fetched); several are drawn as one catalog, as upstream does.`,
 
 // Run draws the graphs.
 func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
-	if err := output.CheckOneOf(opts.Output, f.From(output.FlagName), Mermaid, output.JSON, Dot); err != nil {
+	if err := output.CheckOneOf(opts.Output, f.From(output.FlagName), Mermaid, output.JSON, Dot, SVG, HTML); err != nil {
 		return err
 	}
 	if err := opts.Image.Validate(); err != nil {
@@ -106,6 +118,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
 	o.Limits = opts.Limits
+	// Of a catalog directory only the package drawn is decoded.
+	o.Package = opts.Package
 	all := &fbc.Catalog{}
 	for _, arg := range opts.Indexes {
 		c, err := o.Open(ctx, arg, catalogsource.Catalogs...)
@@ -133,8 +147,13 @@ func write(f *factory.Factory, c *fbc.Catalog, opts *Options) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
-	if opts.Output == Dot {
+	switch opts.Output {
+	case Dot:
 		return warnings, graph.WriteDot(f.IO.Out, doc)
+	case SVG:
+		return warnings, draw.WriteSVG(f.IO.Out, doc)
+	case HTML:
+		return warnings, draw.WriteHTML(f.IO.Out, doc)
 	}
 	return warnings, output.WriteJSON(f.IO.Out, doc)
 }

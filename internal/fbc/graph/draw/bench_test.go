@@ -1,0 +1,34 @@
+package draw
+
+import (
+	"io"
+	"testing"
+
+	"github.com/opmkit/opm/internal/fbc/graph"
+)
+
+// The layout and the SVG of one channel of 300 and 1,000 bundles (see
+// synthetic: replaces chain, skips, z-stream branches, skipRanges).
+func BenchmarkLay300(b *testing.B)  { benchLay(b, 300) }
+func BenchmarkLay1000(b *testing.B) { benchLay(b, 1000) }
+
+func BenchmarkSVG300(b *testing.B)  { benchSVG(b, 300) }
+func BenchmarkSVG1000(b *testing.B) { benchSVG(b, 1000) }
+
+func benchLay(b *testing.B, n int) {
+	ch := Channel{Doc: synthetic(n)}
+	b.ReportAllocs()
+	for b.Loop() {
+		Lay(ch)
+	}
+}
+
+func benchSVG(b *testing.B, n int) {
+	doc := &graph.Document{Packages: []graph.DocPackage{{Name: "big", DefaultChannel: "stable", Channels: []graph.DocChannel{synthetic(n)}}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := WriteSVG(io.Discard, doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
