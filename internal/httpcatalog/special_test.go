@@ -29,7 +29,7 @@ func TestServeRefusesSpecialFiles(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			s, err := stored(dir)
+			s, err := stored(dir, false)
 			if err == nil {
 				_ = s.Close()
 			}
