@@ -134,7 +134,9 @@ func (h *handler) metas(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// An error here is the client going away mid-body; the status is sent.
-	_, _ = io.Copy(w, h.store.Query(q.Get("schema"), q.Get("package"), q.Get("name")))
+	// Copying through Write alone (not the connection's ReadFrom) lets
+	// net/http give a short body its Content-Length, as catalogd's does.
+	_, _ = io.Copy(writerOnly{w}, h.store.Query(q.Get("schema"), q.Get("package"), q.Get("name")))
 }
 
 // preconditionsAnswered applies RFC 9110's conditional request headers to
@@ -170,6 +172,9 @@ func preconditionsAnswered(w http.ResponseWriter, r *http.Request, modTime time.
 	}
 	return false
 }
+
+// writerOnly hides a ResponseWriter's ReadFrom.
+type writerOnly struct{ io.Writer }
 
 func notModified(w http.ResponseWriter) {
 	h := w.Header()
