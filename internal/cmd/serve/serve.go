@@ -84,7 +84,7 @@ match the catalog (--cache-enforce-integrity, as upstream); set it to false to
 rebuild the cache instead.
 
 With --http ADDR the catalog is also served over OLM v1's catalogd HTTP API:
-GET /api/v1/all (the whole catalog as JSON lines; gzip, Last-Modified and
+GET /api/v1/all (the whole catalog as JSON lines; zstd/gzip, Last-Modified and
 If-Modified-Since as catalogd answers them) and, with --http-metas,
 GET /api/v1/metas?schema=&package=&name=; with --http-graphql, POST
 /api/v1/graphql (catalogd's GraphQL queries); the same paths answer under
