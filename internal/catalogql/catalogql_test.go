@@ -95,6 +95,22 @@ func TestBuildRefusesCollidingSchemas(t *testing.T) {
 	}
 }
 
+// A schema that makes no valid or no unique GraphQL type name is refused,
+// saying what to do.
+func TestBuildRefusesUnnameableSchemas(t *testing.T) {
+	t.Parallel()
+	for _, blobs := range [][]string{
+		{`{"schema":"1x"}`},
+		{`{"schema":"query"}`},
+		{`{"schema":"olm.bundle","properties":[{"type":"a"}]}`, `{"schema":"olm.bundle.properties"}`},
+	} {
+		_, err := Build(source(blobs...))
+		if err == nil || !strings.Contains(err.Error(), "rename the schema") {
+			t.Errorf("%v: err = %v", blobs, err)
+		}
+	}
+}
+
 func TestDoPagesAndSummarises(t *testing.T) {
 	t.Parallel()
 	s, err := Build(source(

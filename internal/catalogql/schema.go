@@ -56,11 +56,11 @@ func Build(src Source) (*Schema, error) {
 	types, queries := map[string]string{}, map[string]string{}
 	for _, n := range names {
 		if prev, ok := types[typeName(n)]; ok {
-			return nil, fmt.Errorf("graphql schema: schemas %q and %q would both be the GraphQL type %s: rename one", prev, n, typeName(n))
+			return nil, fmt.Errorf("graphql schema: schemas %q and %q would both be the GraphQL type %s: rename one (catalogd would refuse this catalog too)", prev, n, typeName(n))
 		}
 		types[typeName(n)] = n
 		if prev, ok := queries[queryField(n)]; ok {
-			return nil, fmt.Errorf("graphql schema: schemas %q and %q would both be the query field %s: rename one", prev, n, queryField(n))
+			return nil, fmt.Errorf("graphql schema: schemas %q and %q would both be the query field %s: rename one (catalogd would refuse this catalog too)", prev, n, queryField(n))
 		}
 		queries[queryField(n)] = n
 	}
@@ -74,7 +74,10 @@ func Build(src Source) (*Schema, error) {
 	root["summary"] = s.summaryField(len(names))
 	gs, err := graphql.NewSchema(graphql.SchemaConfig{Query: graphql.NewObject(graphql.ObjectConfig{Name: "Query", Fields: root})})
 	if err != nil {
-		return nil, fmt.Errorf("graphql schema: %w", err)
+		// A schema whose name makes no GraphQL name ("1x"), or clashes with
+		// a type of its own (Query, CatalogSummary) or of a list field of
+		// another schema; catalogd refuses such a catalog too.
+		return nil, fmt.Errorf("graphql schema: %w: rename the schema, or serve without --http-graphql (catalogd would refuse this catalog too)", err)
 	}
 	s.schema = gs
 	return s, nil

@@ -70,6 +70,26 @@ func TestCatalogdAnswersReference(t *testing.T) {
 	}
 }
 
+// TestCatalogdAnswersBigBlob replays catalogd's answers over a catalog
+// with a blob larger than its GraphQL queries read (16 MiB).
+func TestCatalogdAnswersBigBlob(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("-short: skipping the 17 MiB catalog")
+	}
+	n := replayCatalogd(t, bigBlobCatalog(t), filepath.Join("testdata", "catalogd", "big.answers.json"))
+	t.Logf("%d catalogd answers replayed over a 17 MiB blob", n)
+}
+
+// bigBlobCatalog writes the catalog big.answers.json was recorded over: a blob
+// of 17 MiB and a small one (README.md).
+func bigBlobCatalog(t *testing.T) string {
+	t.Helper()
+	big := `{"schema":"big.blob","name":"big","x":"` + strings.Repeat("a", 17<<20) + "\"}\n" +
+		`{"schema":"big.blob","name":"small"}` + "\n"
+	return writeCatalog(t, map[string]string{"big.json": big})
+}
+
 func replayCatalogd(t *testing.T, catalog, answersFile string) int {
 	t.Helper()
 	data, err := os.ReadFile(answersFile)

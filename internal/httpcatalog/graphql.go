@@ -31,6 +31,10 @@ func (s *Store) EachBlob(fn func(schema string, blob []byte) error) error {
 	return nil
 }
 
+// maxGraphQLBlob is the largest blob catalogd's GraphQL queries read: a
+// page holding a larger one is an error (with catalogd's message).
+const maxGraphQLBlob = 16 << 20
+
 // SchemaBlobs returns at most limit lines of the blobs of a schema, from
 // the offset-th, in catalog order.
 func (s *Store) SchemaBlobs(schema string, offset, limit int) ([][]byte, error) {
@@ -42,6 +46,9 @@ func (s *Store) SchemaBlobs(schema string, offset, limit int) ([][]byte, error) 
 	out := make([][]byte, len(idx))
 	for i, j := range idx {
 		b := s.blobs[j]
+		if b.length > maxGraphQLBlob {
+			return nil, fmt.Errorf("invalid section length %d at offset %d", b.length, b.offset)
+		}
 		out[i] = make([]byte, b.length)
 		if _, err := s.file.ReadAt(out[i], b.offset); err != nil {
 			return nil, fmt.Errorf("read stored catalog: %w", err)

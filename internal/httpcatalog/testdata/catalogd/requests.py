@@ -166,4 +166,11 @@ json.dump(sample + more[:3] + [post("olm.bundle names and images", "{ olmbundles
                                post("every bundle's properties, zstd", "{ olmbundles { name properties { type value } } }", header={"Content-Type": "application/json", "Accept-Encoding": "zstd"}),
                                {"name": "all, zstd", "method": "GET", "path": "/catalogs/test-catalog/api/v1/all", "header": {"Accept-Encoding": "zstd"}}],
           open("reference.requests.json", "w"), indent=1)
+# big.requests.json: over a catalog with a blob larger than catalogd's
+# GraphQL reads (16 MiB), written by bigBlobCatalog in ../../catalogd_test.go.
+json.dump([post("a page with the big blob", "{ bigblobs { name } }"),
+           post("the page after it", "{ bigblobs(offset: 1) { name } }"),
+           post("summary", "{ summary { schemas { name totalObjects totalFields } } }"),
+           {"name": "all, zstd", "method": "GET", "path": "/catalogs/test-catalog/api/v1/all", "header": {"Accept-Encoding": "zstd"}}],
+          open("big.requests.json", "w"), indent=1)
 print(len(sample), "sample queries;", len(sample + more + edge + enc), "fixture requests")
