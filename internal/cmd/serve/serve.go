@@ -265,7 +265,7 @@ func serveHTTP(ctx context.Context, opts *Options, log *slog.Logger, fail func(e
 		return fail(fmt.Errorf("serve %s: %w", opts.Dir, err))
 	}
 	defer func() { _ = srv.Close() }() // a temporary copy
-	log.Info("serving HTTP", "address", srv.Addr().String(), "blobs", srv.Store().Blobs(), "metas", opts.HTTPMetas,
+	log.Info("serving HTTP", "address", srv.Addr().String(), "blobs", srv.Store().Blobs(), "metas", opts.HTTPMetas, "graphql", opts.HTTPGraphQL,
 		"took", took.Round(time.Millisecond).String())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -65,6 +65,8 @@ edge = [
     post("odd keys: objects", "{ myoddschemas { name objects { k n otherKey third } } }"),
     post("odd keys: later (a string, then a list of objects)", "{ myoddschemas { name later { now } } }"),
     post("odd keys: numbers (a list, then a number)", "{ myoddschemas { name numbers } }"),
+    post("keys in other cases", "{ mycases { schema name package value list } }"),
+    post("keys in other cases: NAME is name", "{ mycases { name } }"),
     post("pagination: limit 1 offset 1", "{ olmbundles(limit: 1, offset: 1) { name } }"),
     post("pagination: limit 0", "{ olmbundles(limit: 0) { name } }"),
     post("pagination: limit -1", "{ olmbundles(limit: -1) { name } }"),
