@@ -8,6 +8,7 @@ require (
 	github.com/containers/image/v5 v5.36.2
 	github.com/docker/docker-credential-helpers v0.9.3
 	github.com/google/go-containerregistry v0.22.1
+	github.com/graphql-go/graphql v0.8.1
 	github.com/klauspost/compress v1.20.3
 	github.com/mattn/go-isatty v0.0.20
 	github.com/mattn/go-sqlite3 v1.14.53
@@ -51,7 +52,6 @@ require (
 	github.com/go-viper/mapstructure/v2 v2.4.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/gorilla/mux v1.8.1 // indirect
-	github.com/graphql-go/graphql v0.8.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/pgzip v1.2.6 // indirect
