@@ -213,9 +213,11 @@ func decodeBody(coding string, b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// canonicalGraphQL sorts by name the lists catalogd answers in Go's map
-// order, which differs from run to run: the summary's schemas and, in
-// introspection, types and arguments. Anything else is compared as it is.
+// canonicalGraphQL sorts the lists catalogd answers in Go's map order,
+// which differs from run to run: by name the summary's schemas and, in
+// introspection, types and arguments; by their JSON the errors of fields
+// that failed (graphql-go runs a selection's fields in map order).
+// Anything else is compared as it is.
 func canonicalGraphQL(b []byte) string {
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -228,8 +230,12 @@ func canonicalGraphQL(b []byte) string {
 		switch v := v.(type) {
 		case map[string]any:
 			for k, e := range v {
-				if l, ok := e.([]any); ok && (k == "schemas" || k == "types" || k == "args") {
+				l, ok := e.([]any)
+				switch {
+				case ok && (k == "schemas" || k == "types" || k == "args"):
 					sort.SliceStable(l, func(i, j int) bool { return nameOf(l[i]) < nameOf(l[j]) })
+				case ok && k == "errors":
+					sort.SliceStable(l, func(i, j int) bool { return jsonOf(l[i]) < jsonOf(l[j]) })
 				}
 				walk(e)
 			}
@@ -242,6 +248,11 @@ func canonicalGraphQL(b []byte) string {
 	walk(v)
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 func nameOf(v any) string {

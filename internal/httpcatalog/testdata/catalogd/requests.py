@@ -60,7 +60,7 @@ more = [
 ]
 
 edge = [
-    post("odd keys: every field", "{ myoddschemas { name package csvDescription csvThing field_123abc value snakeCaseKey private aB big tiny nothing emptyList mixedList numbers floats nullFirst { a } object objects { k list n otherKey third } later extra } }"),
+    post("odd keys: every field", "{ myoddschemas { name package csvDescription csvThing field_123abc value snakeCaseKey private aB big tiny nothing emptyList mixedList numbers floats nullFirst { a } object objects { k list n otherKey third } later { now } extra } }"),
     post("odd keys: scalar fields only", "{ myoddschemas { name csvDescription csvThing field_123abc value snakeCaseKey private aB big tiny nothing extra } }"),
     post("odd keys: objects", "{ myoddschemas { name objects { k n otherKey third } } }"),
     post("odd keys: later (a string, then a list of objects)", "{ myoddschemas { name later { now } } }"),
