@@ -8,6 +8,7 @@ require (
 	github.com/containers/image/v5 v5.36.2
 	github.com/docker/docker-credential-helpers v0.9.3
 	github.com/google/go-containerregistry v0.22.1
+	github.com/graphql-go/graphql v0.8.1
 	github.com/klauspost/compress v1.20.3
 	github.com/mattn/go-isatty v0.0.20
 	github.com/mattn/go-sqlite3 v1.14.53

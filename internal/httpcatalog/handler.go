@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/opmkit/opm/internal/catalogql"
 )
 
 // ContentType is what catalogd calls its JSON lines.
@@ -26,6 +28,9 @@ type Options struct {
 	Metas bool
 	// Logger, when set, logs every request at debug level.
 	Logger *slog.Logger
+	// GraphQL, when set, serves /api/v1/graphql from it (catalogd's
+	// GraphQLCatalogQueries gate, off by default there).
+	GraphQL *catalogql.Schema
 	// UI, when set, makes the handler for every path the API does not
 	// answer (opm serve --http-ui: internal/catalogui).
 	UI func(*Store) http.Handler
@@ -42,6 +47,9 @@ func Handler(s *Store, opts Options) http.Handler {
 	if opts.Metas {
 		mux.HandleFunc("/api/v1/metas", onlyMethods(h.metas))
 		mux.HandleFunc("/catalogs/{catalog}/api/v1/metas", onlyMethods(h.named(h.metas)))
+	}
+	if opts.GraphQL != nil {
+		graphQLRoutes(mux, opts.GraphQL, opts.Name)
 	}
 	if opts.UI != nil {
 		mux.Handle("/", opts.UI(s))
@@ -126,7 +134,9 @@ func (h *handler) metas(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// An error here is the client going away mid-body; the status is sent.
-	_, _ = io.Copy(w, h.store.Query(q.Get("schema"), q.Get("package"), q.Get("name")))
+	// Copying through Write alone (not the connection's ReadFrom) lets
+	// net/http give a short body its Content-Length, as catalogd's does.
+	_, _ = io.Copy(writerOnly{w}, h.store.Query(q.Get("schema"), q.Get("package"), q.Get("name")))
 }
 
 // preconditionsAnswered applies RFC 9110's conditional request headers to
@@ -162,6 +172,9 @@ func preconditionsAnswered(w http.ResponseWriter, r *http.Request, modTime time.
 	}
 	return false
 }
+
+// writerOnly hides a ResponseWriter's ReadFrom.
+type writerOnly struct{ io.Writer }
 
 func notModified(w http.ResponseWriter) {
 	h := w.Header()

@@ -174,7 +174,7 @@ func TestAll(t *testing.T) {
 	s := build(t, writeCatalog(t, files))
 	srv := server(t, s, httpcatalog.Options{})
 	want := strings.Join(wantLines, "\n") + "\n"
-	if len(want) <= httpcatalog.GzipMinSize {
+	if len(want) < httpcatalog.GzipMinSize {
 		t.Fatalf("fixture too small (%d bytes) to exercise gzip", len(want))
 	}
 	for _, path := range []string{"/api/v1/all", "/catalogs/any-name/api/v1/all"} {
@@ -262,7 +262,7 @@ func TestGzipThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		size int
 		gzip bool
-	}{{httpcatalog.GzipMinSize, false}, {httpcatalog.GzipMinSize + 1, true}} {
+	}{{httpcatalog.GzipMinSize - 1, false}, {httpcatalog.GzipMinSize, true}} {
 		l := line(tc.size)
 		s := build(t, writeCatalog(t, map[string]string{"c.json": l}))
 		if s.Size() != int64(tc.size) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/opmkit/opm/internal/catalogql"
 	"github.com/opmkit/opm/internal/fbc"
 )
 
@@ -48,6 +49,9 @@ type ServerOptions struct {
 	Handler  Options
 	// Limits bound what is read of the catalog (zero: the defaults).
 	Limits fbc.Limits
+	// GraphQL builds the catalog's GraphQL schema with the store and
+	// serves it (Handler.GraphQL).
+	GraphQL bool
 }
 
 // Server is a catalog directory stored in catalogd's form and listening.
@@ -56,21 +60,24 @@ type Server struct {
 	dir   string
 	lis   net.Listener
 	h     http.Handler
+	// graphQL is the schema --http-graphql serves, nil without.
+	graphQL *catalogql.Schema
 }
 
 // Listen stores the catalog in dir (in a temporary directory of its own)
 // and opens the listener, so that a bad catalog or a busy address fails
 // before anything is served.
 func Listen(dir string, o ServerOptions) (*Server, error) {
-	s, err := stored(dir, o.Limits)
+	s, err := stored(dir, o.Limits, o.GraphQL)
 	if err != nil {
 		return nil, err
 	}
 	return s.listen(o)
 }
 
-// stored is a server of the catalog in dir, not listening yet.
-func stored(dir string, lim fbc.Limits) (*Server, error) {
+// stored is a server of the catalog in dir, not listening yet, read
+// within lim, with its GraphQL schema when graphQL is set.
+func stored(dir string, lim fbc.Limits, graphQL bool) (*Server, error) {
 	fsys, root, err := fbc.OpenDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("http: %w", err)
@@ -85,7 +92,14 @@ func stored(dir string, lim fbc.Limits) (*Server, error) {
 		_ = os.RemoveAll(tmp)
 		return nil, fmt.Errorf("http: %w", err)
 	}
-	return &Server{store: st, dir: tmp}, nil
+	srv := &Server{store: st, dir: tmp}
+	if graphQL {
+		if srv.graphQL, err = catalogql.Build(st); err != nil {
+			_ = srv.Close()
+			return nil, fmt.Errorf("http: %w", err)
+		}
+	}
+	return srv, nil
 }
 
 // listen opens the listener of o (closing the store when it cannot).
@@ -99,7 +113,11 @@ func (s *Server) listen(o ServerOptions) (*Server, error) {
 			return nil, fmt.Errorf("http: %w", err)
 		}
 	}
-	s.lis, s.h = lis, Handler(s.store, o.Handler)
+	ho := o.Handler
+	if s.graphQL != nil {
+		ho.GraphQL = s.graphQL
+	}
+	s.lis, s.h = lis, Handler(s.store, ho)
 	return s, nil
 }
 
@@ -138,7 +156,7 @@ func Start(dir string, o ServerOptions) *Pending {
 	start := time.Now()
 	go func() {
 		defer close(p.done)
-		p.srv, p.err = stored(dir, o.Limits)
+		p.srv, p.err = stored(dir, o.Limits, o.GraphQL)
 		p.took = time.Since(start)
 	}()
 	return p

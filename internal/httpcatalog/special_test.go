@@ -60,7 +60,7 @@ func TestServeRefusesSpecialFiles(t *testing.T) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			s, err := stored(dir, fbc.Limits{})
+			s, err := stored(dir, fbc.Limits{}, false)
 			if err == nil {
 				_ = s.Close()
 			}

@@ -56,8 +56,9 @@ type Options struct {
 	HTTPMetas       bool
 	HTTPCatalogName string
 	// HTTPUI serves a web UI of the catalog at / (internal/catalogui).
-	HTTPUI bool
-	NoGRPC bool // --grpc=false
+	HTTPUI      bool
+	HTTPGraphQL bool // catalogd's GraphQL endpoint (internal/catalogql)
+	NoGRPC      bool // --grpc=false
 	// HTTPListener, when set, is served instead of --http, and
 	// OnHTTPServing is called with its address once it answers (tests).
 	HTTPListener  net.Listener
@@ -83,9 +84,10 @@ match the catalog (--cache-enforce-integrity, as upstream); set it to false to
 rebuild the cache instead.
 
 With --http ADDR the catalog is also served over OLM v1's catalogd HTTP API:
-GET /api/v1/all (the whole catalog as JSON lines; gzip, Last-Modified and
+GET /api/v1/all (the whole catalog as JSON lines; zstd/gzip, Last-Modified and
 If-Modified-Since as catalogd answers them) and, with --http-metas,
-GET /api/v1/metas?schema=&package=&name=; the same paths answer under
+GET /api/v1/metas?schema=&package=&name=; with --http-graphql, POST
+/api/v1/graphql (catalogd's GraphQL queries); the same paths answer under
 /catalogs/NAME/ as a ClusterCatalog's status.urls.base gives them.
 --grpc=false serves HTTP alone (and skips the sqlite conversion).
 See docs/olmv1.md.
@@ -124,6 +126,7 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.BoolVar(&opts.HTTPMetas, "http-metas", false, "serve /api/v1/metas too (catalogd's APIV1MetasHandler feature gate)")
 	fl.StringVar(&opts.HTTPCatalogName, "http-catalog-name", "", "answer /catalogs/NAME/api/v1/... only for this name (default: any name)")
 	fl.BoolVar(&opts.HTTPUI, "http-ui", false, "with --http: serve a web UI of the catalog at / (packages, channels and upgrade graphs, bundles)")
+	fl.BoolVar(&opts.HTTPGraphQL, "http-graphql", false, "serve POST /api/v1/graphql too (catalogd's GraphQLCatalogQueries feature gate)")
 	fl.Bool("grpc", true, "serve the gRPC api.Registry on --port; --grpc=false serves --http alone")
 	return cmd
 }
@@ -137,8 +140,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.NoGRPC && !web {
 		return exit.Usagef("--grpc=false needs --http: nothing else would be served")
 	}
-	if opts.HTTPUI && !web {
-		return exit.Usagef("--http-ui serves the UI beside the HTTP API: add --http ADDR")
+	if (opts.HTTPUI || opts.HTTPGraphQL) && !web {
+		return exit.Usagef("--http-ui and --http-graphql serve beside the HTTP API: add --http ADDR")
 	}
 	if opts.HTTPCatalogName != "" {
 		if errs := validation.IsDNS1123Subdomain(opts.HTTPCatalogName); len(errs) > 0 {
@@ -196,7 +199,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	var store *httpcatalog.Pending
 	if web && !opts.CacheOnly {
 		// The HTTP store reads the same files as the gRPC conversion: both at once.
-		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener,
+		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener, GraphQL: opts.HTTPGraphQL,
 			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: ui(opts.HTTPUI)}, Limits: opts.Limits})
 		defer store.Close()
 	}
@@ -262,7 +265,7 @@ func serveHTTP(ctx context.Context, opts *Options, log *slog.Logger, fail func(e
 		return fail(fmt.Errorf("serve %s: %w", opts.Dir, err))
 	}
 	defer func() { _ = srv.Close() }() // a temporary copy
-	log.Info("serving HTTP", "address", srv.Addr().String(), "blobs", srv.Store().Blobs(), "metas", opts.HTTPMetas,
+	log.Info("serving HTTP", "address", srv.Addr().String(), "blobs", srv.Store().Blobs(), "metas", opts.HTTPMetas, "graphql", opts.HTTPGraphQL,
 		"took", took.Round(time.Millisecond).String())
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

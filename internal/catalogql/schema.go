@@ -1,0 +1,244 @@
+package catalogql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/graphql-go/graphql"
+	"github.com/graphql-go/graphql/gqlerrors"
+)
+
+// Source is a stored catalog, as internal/httpcatalog keeps it.
+type Source interface {
+	// EachBlob calls fn with each blob's schema and JSON, in catalog order.
+	EachBlob(fn func(schema string, blob []byte) error) error
+	// SchemaBlobs returns at most limit blobs of a schema, skipping the
+	// first offset, in catalog order.
+	SchemaBlobs(schema string, offset, limit int) ([][]byte, error)
+}
+
+// Schema is a catalog's GraphQL schema, answering from its Source.
+type Schema struct {
+	schema  graphql.Schema
+	src     Source
+	summary []any // of map[string]any: name, totalObjects, totalFields
+}
+
+// Paging bounds, as catalogd's: limit defaults to 100 and is at most 100.
+const (
+	defaultLimit = 100
+	maxLimit     = 100
+)
+
+// QueryTimeout bounds the execution of one query, as catalogd bounds it.
+const QueryTimeout = 5 * time.Second
+
+// Build discovers the schema of the catalog in src. It fails when two FBC
+// schemas would get the same GraphQL type or query field name, where
+// catalogd refuses to serve the catalog.
+func Build(src Source) (*Schema, error) {
+	d := &discovery{schemas: map[string]*schemaInfo{}}
+	if err := src.EachBlob(func(schema string, blob []byte) error {
+		d.add(schema, blob)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("graphql schema: %w", err)
+	}
+	names := make([]string, 0, len(d.schemas))
+	for n := range d.schemas {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	types, queries := map[string]string{}, map[string]string{}
+	for _, n := range names {
+		if prev, ok := types[typeName(n)]; ok {
+			return nil, fmt.Errorf("graphql schema: schemas %q and %q would both be the GraphQL type %s: rename one (catalogd would refuse this catalog too)", prev, n, typeName(n))
+		}
+		types[typeName(n)] = n
+		if prev, ok := queries[queryField(n)]; ok {
+			return nil, fmt.Errorf("graphql schema: schemas %q and %q would both be the query field %s: rename one (catalogd would refuse this catalog too)", prev, n, queryField(n))
+		}
+		queries[queryField(n)] = n
+	}
+	s := &Schema{src: src}
+	root := graphql.Fields{}
+	for _, n := range names {
+		info := d.schemas[n]
+		root[queryField(n)] = s.listField(n, objectType(n, info))
+		s.summary = append(s.summary, map[string]any{"name": n, "totalObjects": info.total, "totalFields": len(info.fields)})
+	}
+	root["summary"] = s.summaryField(len(names))
+	gs, err := graphql.NewSchema(graphql.SchemaConfig{Query: graphql.NewObject(graphql.ObjectConfig{Name: "Query", Fields: root})})
+	if err != nil {
+		// A schema whose name makes no GraphQL name ("1x"), or clashes with
+		// a type of its own (Query, CatalogSummary) or of a list field of
+		// another schema; catalogd refuses such a catalog too.
+		return nil, fmt.Errorf("graphql schema: %w: rename the schema, or serve without --http-graphql (catalogd would refuse this catalog too)", err)
+	}
+	s.schema = gs
+	return s, nil
+}
+
+func scalarType(t scalar) graphql.Output {
+	switch t {
+	case tInt:
+		return graphql.Int
+	case tFloat:
+		return graphql.Float
+	case tBoolean:
+		return graphql.Boolean
+	}
+	return graphql.String
+}
+
+func fieldType(f *field) graphql.Output {
+	if f.list {
+		return graphql.NewList(scalarType(f.typ))
+	}
+	return scalarType(f.typ)
+}
+
+// objectType is the GraphQL type of a schema's blobs.
+func objectType(schema string, info *schemaInfo) *graphql.Object {
+	fields := graphql.Fields{}
+	for name, f := range info.fields {
+		if len(f.nested) == 0 {
+			fields[name] = &graphql.Field{Type: fieldType(f), Resolve: byFieldName(name, true)}
+			continue
+		}
+		nested := graphql.Fields{}
+		for nn, nf := range f.nested {
+			nested[nn] = &graphql.Field{Type: fieldType(nf), Resolve: nestedValue(nn)}
+		}
+		elem := graphql.NewObject(graphql.ObjectConfig{Name: typeName(schema) + typeName(name), Fields: nested})
+		fields[name] = &graphql.Field{Type: graphql.NewList(elem), Resolve: byFieldName(name, false)}
+	}
+	return graphql.NewObject(graphql.ObjectConfig{Name: typeName(schema), Fields: fields})
+}
+
+// byFieldName resolves a field of a blob by the key it was named after;
+// scalar fields answer objects and lists as their JSON text.
+func byFieldName(name string, flatten bool) graphql.FieldResolveFn {
+	return func(p graphql.ResolveParams) (any, error) {
+		obj, ok := p.Source.(map[string]any)
+		if !ok {
+			return nil, nil
+		}
+		for _, k := range sortedKeys(obj) {
+			if fieldName(k) == name {
+				if flatten {
+					return asJSONText(obj[k]), nil
+				}
+				return obj[k], nil
+			}
+		}
+		return nil, nil
+	}
+}
+
+// nestedValue resolves a field of an object in a list: the key of that
+// name first, else the key named after it.
+func nestedValue(name string) graphql.FieldResolveFn {
+	byName := byFieldName(name, true)
+	return func(p graphql.ResolveParams) (any, error) {
+		if obj, ok := p.Source.(map[string]any); ok {
+			if v, ok := obj[name]; ok {
+				return asJSONText(v), nil
+			}
+		}
+		return byName(p)
+	}
+}
+
+// asJSONText turns objects and lists into their JSON (encoding/json's,
+// HTML-escaped, as catalogd's).
+func asJSONText(v any) any {
+	if v == nil {
+		return nil
+	}
+	if k := reflect.ValueOf(v).Kind(); k != reflect.Map && k != reflect.Slice {
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("%v", v)
+	}
+	return string(b)
+}
+
+// listField is a root query field: a page of a schema's blobs.
+func (s *Schema) listField(schema string, t *graphql.Object) *graphql.Field {
+	return &graphql.Field{
+		Type: graphql.NewList(t),
+		Args: graphql.FieldConfigArgument{
+			"limit":  &graphql.ArgumentConfig{Type: graphql.Int, DefaultValue: defaultLimit, Description: "Maximum number of items to return"},
+			"offset": &graphql.ArgumentConfig{Type: graphql.Int, DefaultValue: 0, Description: "Number of items to skip"},
+		},
+		Resolve: func(p graphql.ResolveParams) (any, error) {
+			limit, _ := p.Args["limit"].(int)
+			if limit <= 0 || limit > maxLimit {
+				limit = maxLimit
+			}
+			offset, _ := p.Args["offset"].(int)
+			offset = max(offset, 0)
+			blobs, err := s.src.SchemaBlobs(schema, offset, limit)
+			if err != nil {
+				return nil, fmt.Errorf("error loading objects for schema %s: %w", schema, err)
+			}
+			out := make([]any, 0, len(blobs))
+			for _, b := range blobs {
+				var obj map[string]any
+				if json.Unmarshal(b, &obj) == nil {
+					out = append(out, obj)
+				}
+			}
+			return out, nil
+		},
+	}
+}
+
+// summaryField counts schemas, their blobs and fields (schemas by name).
+func (s *Schema) summaryField(n int) *graphql.Field {
+	schemaSummary := graphql.NewObject(graphql.ObjectConfig{Name: "SchemaSummary", Fields: graphql.Fields{
+		"name":         &graphql.Field{Type: graphql.String},
+		"totalObjects": &graphql.Field{Type: graphql.Int},
+		"totalFields":  &graphql.Field{Type: graphql.Int},
+	}})
+	return &graphql.Field{
+		Type: graphql.NewObject(graphql.ObjectConfig{Name: "CatalogSummary", Fields: graphql.Fields{
+			"totalSchemas": &graphql.Field{Type: graphql.Int},
+			"schemas":      &graphql.Field{Type: graphql.NewList(schemaSummary)},
+		}}),
+		Resolve: func(graphql.ResolveParams) (any, error) {
+			return map[string]any{"totalSchemas": n, "schemas": s.summary}, nil
+		},
+	}
+}
+
+// Do answers a query: a query over catalogd's bounds (depth, fields,
+// aliases) or that does not parse is one error; otherwise graphql-go's
+// result, within QueryTimeout.
+func (s *Schema) Do(ctx context.Context, query string) *graphql.Result {
+	if res := refused(query); res != nil {
+		return res
+	}
+	return s.run(ctx, query)
+}
+
+// refused is the answer to a query over catalogd's bounds, or nil.
+func refused(query string) *graphql.Result {
+	if err := checkComplexity(query); err != nil {
+		return &graphql.Result{Errors: []gqlerrors.FormattedError{gqlerrors.FormatError(err)}}
+	}
+	return nil
+}
+
+func (s *Schema) run(ctx context.Context, query string) *graphql.Result {
+	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+	defer cancel()
+	return graphql.Do(graphql.Params{Schema: s.schema, RequestString: query, Context: ctx})
+}
