@@ -10,6 +10,7 @@ import (
 	"embed"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -18,10 +19,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/fbc/graph/draw"
 )
 
 // Querier reads a catalog's blobs, as JSON lines, by schema, package and
@@ -35,6 +38,7 @@ var pageFS embed.FS
 
 var page = template.Must(template.New("page.html").Funcs(template.FuncMap{
 	"markdown": func(s string) template.HTML { return template.HTML(Markdown(s)) }, //nolint:gosec // Markdown escapes everything it is given
+	"graphCSS": func() template.CSS { return template.CSS(draw.CSS) },              //nolint:gosec // opm's own stylesheet
 	"pkgURL":   func(p string) string { return "/ui/packages/" + url.PathEscape(p) },
 	"bundleURL": func(p, b string) string {
 		return "/ui/packages/" + url.PathEscape(p) + "/bundles/" + url.PathEscape(b)
@@ -232,7 +236,7 @@ func (u *ui) pkg(w http.ResponseWriter, r *http.Request) {
 			a, b := versions[cv.Entries[i].Name], versions[cv.Entries[j].Name]
 			return a.GT(b)
 		})
-		cv.Graph = channelGraph(c, ch)
+		cv.Graph = channelGraph(p.Name, ch, versions, deprecatedBundles(deps), i)
 		v.Channels = append(v.Channels, cv)
 	}
 	sort.SliceStable(v.Channels, func(i, j int) bool {
@@ -252,17 +256,25 @@ func (u *ui) pkg(w http.ResponseWriter, r *http.Request) {
 	u.render(w, http.StatusOK, view{Title: p.Name, Package: v})
 }
 
-// channelGraph draws a channel's upgrade graph: set by the picture
-// library when there is one (see graphPicture).
-func channelGraph(c *fbc.Catalog, ch *fbc.Channel) template.HTML {
-	if graphPicture == nil {
-		return ""
-	}
-	return graphPicture(c, ch)
+// channelGraph draws a channel's upgrade graph as inline SVG (the
+// drawing of opm alpha render-graph -o svg); n numbers it on the page.
+func channelGraph(pkg string, ch *fbc.Channel, versions map[string]semver.Version, deprecated map[string]bool, n int) template.HTML {
+	dc, _ := graph.NewDocChannel(ch, versions, deprecated)
+	var b strings.Builder
+	draw.InlineSVG(&b, draw.Channel{Title: pkg + " / " + ch.Name, Doc: dc}, fmt.Sprintf("g%d", n))
+	return template.HTML(b.String()) //nolint:gosec // the drawing escapes every name it writes
 }
 
-// graphPicture, when set, draws a channel as inline SVG.
-var graphPicture func(c *fbc.Catalog, ch *fbc.Channel) template.HTML
+// deprecatedBundles are the bundles a package's deprecations name.
+func deprecatedBundles(deps map[[2]string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range deps {
+		if k[0] == fbc.SchemaBundle {
+			out[k[1]] = true
+		}
+	}
+	return out
+}
 
 // deprecations are a package's deprecation messages by (schema, name).
 func deprecations(c *fbc.Catalog) map[[2]string]string {

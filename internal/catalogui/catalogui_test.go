@@ -109,6 +109,8 @@ func TestPages(t *testing.T) {
 	assert.Contains(t, body, `<a class="channel-head" href="/ui/packages/p/bundles/p.v2.0.0">p.v2.0.0</a>`)
 	assert.Contains(t, body, `title="use 2.0.0">deprecated</span>`)
 	assert.Less(t, strings.Index(body, "Channel stable"), strings.Index(body, "Channel fast"), "the default channel first")
+	assert.Equal(t, 2, strings.Count(body, `<div class="graph"><svg`), "a picture per channel")
+	assert.Contains(t, body, `aria-label="p / stable"`)
 
 	code, body, _ = get(t, base+"/ui/packages/p/bundles/p.v2.0.0")
 	require.Equal(t, 200, code)
@@ -191,6 +193,7 @@ func TestPagesInChromium(t *testing.T) {
 	assert.Contains(t, dom, `<span id="package">p</span>`)
 	assert.Equal(t, 2, strings.Count(dom, `<section class="channel"`))
 	assert.Equal(t, 3, strings.Count(dom, `<tr class="entry">`))
+	assert.Equal(t, 2, strings.Count(dom, `<svg xmlns="http://www.w3.org/2000/svg"`), "the graphs render as SVG in the browser")
 
 	dom = browse(t, bin, base+"/ui/packages/p/bundles/p.v2.0.0", "catalogui-bundle")
 	assert.Contains(t, dom, `<h1 id="bundle">p.v2.0.0</h1>`)
