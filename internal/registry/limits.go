@@ -1,7 +1,10 @@
 package registry
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -35,10 +38,12 @@ type Limits struct {
 	// servers: what unread streams hold is bounded by MaxWaitingStreams
 	// and StallTimeout instead.
 	MaxConcurrentStreams int
-	// MaxWaitingStreams bounds the streams, on all connections, whose
-	// server waits to send to a client that does not read: each holds up
-	// to gRPC's 64 KiB write quota and one message. A stream that would
-	// exceed it ends with RESOURCE_EXHAUSTED.
+	// MaxWaitingStreams bounds the catalog's streams (ListBundles and the
+	// other server-streaming calls of api.Registry) running at once, on
+	// all connections: each may leave up to gRPC's 64 KiB write quota and
+	// one message waiting for a client that does not read. A stream that
+	// would exceed it ends at once with RESOURCE_EXHAUSTED, before it has
+	// queued anything.
 	MaxWaitingStreams int
 	// KeepaliveTime: a connection silent this long is pinged, and closed
 	// when the ping is not answered within KeepaliveTimeout (dead peers,
@@ -48,7 +53,9 @@ type Limits struct {
 	// gRPC clients reconnect when they next call.
 	IdleTimeout time.Duration
 	// StallTimeout ends, with RESOURCE_EXHAUSTED, a streaming call whose
-	// client has read nothing for this long while the server waits to send.
+	// client has read nothing for this long while the server waits to send,
+	// and closes its connection: only that releases what gRPC queued for
+	// the stream.
 	StallTimeout time.Duration
 }
 
@@ -62,9 +69,14 @@ func pick(v, def time.Duration) time.Duration {
 	return v
 }
 
-// serverOptions turns the limits into gRPC server options.
-func (l Limits) serverOptions() []grpc.ServerOption {
-	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(newExactCodec())}
+// serverOptions turns the limits into gRPC server options; g (made by
+// newGuard) enforces the stream limits and counts the calls running.
+func (l Limits) serverOptions(g *guard) []grpc.ServerOption {
+	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(newExactCodec()),
+		// A connection's 32 KiB write buffer is taken from a pool while it
+		// writes instead of kept for its life: clients spread over many
+		// connections then cost the server their read buffer only.
+		grpc.SharedWriteBuffer(true)}
 	if n := l.MaxConcurrentStreams; n > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(uint32(n)))
 	}
@@ -80,17 +92,51 @@ func (l Limits) serverOptions() []grpc.ServerOption {
 		// Clients may ping every 10 s, even between calls (gRPC's default
 		// policy closes a connection pinged more often than every 5 min).
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}))
-	waiting := l.MaxWaitingStreams
-	switch {
-	case waiting == 0:
-		waiting = DefaultMaxWaitingStreams
-	case waiting < 0:
-		waiting = 0
+	return append(opts, grpc.ChainUnaryInterceptor(g.unaryCall), grpc.ChainStreamInterceptor(g.streamCall))
+}
+
+// guard bounds what streams whose clients do not read can make the server
+// hold, and counts the calls that still make progress (for a stop without
+// grace).
+type guard struct {
+	stall      time.Duration // 0: no stall timeout
+	maxStreams int64         // 0: no bound
+	tick       time.Duration
+	conns      *connSet // nil: connections cannot be closed
+	log        *slog.Logger
+
+	unary   atomic.Int64 // unary calls running
+	streams atomic.Int64 // catalog streams running (api.*)
+	blocked atomic.Int64 // catalog streams whose send has waited a tick
+}
+
+// newGuard is the guard of l; conns may be nil.
+func (l Limits) newGuard(conns *connSet, log *slog.Logger) *guard {
+	g := &guard{stall: pick(l.StallTimeout, DefaultStallTimeout), conns: conns, log: log, tick: 250 * time.Millisecond}
+	switch w := l.MaxWaitingStreams; {
+	case w == 0:
+		g.maxStreams = DefaultMaxWaitingStreams
+	case w > 0:
+		g.maxStreams = int64(w)
 	}
-	if stall := pick(l.StallTimeout, DefaultStallTimeout); stall > 0 || waiting > 0 {
-		opts = append(opts, grpc.ChainStreamInterceptor(stallGuard(stall, waiting)))
+	if g.stall > 0 {
+		g.tick = max(min(g.stall/4, g.tick), 10*time.Millisecond)
 	}
-	return opts
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
+	return g
+}
+
+// working is the number of calls running that do not wait for a client:
+// unary calls, and catalog streams not blocked on a client that does not
+// read. (Health watches and reflection wait for their client by design.)
+func (g *guard) working() int64 { return g.unary.Load() + g.streams.Load() - g.blocked.Load() }
+
+func (g *guard) unaryCall(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	g.unary.Add(1)
+	defer g.unary.Add(-1)
+	return handler(ctx, req)
 }
 
 // watchedStream records since when a SendMsg has been waiting.
@@ -105,63 +151,67 @@ func (w *watchedStream) SendMsg(m any) error {
 	return w.ServerStream.SendMsg(m)
 }
 
-// stallGuard ends streaming calls that cannot send for stall. gRPC gives a
-// handler no way to abandon a Send that waits for the client's flow-control
-// window, and a stream is cancelled only when its handler returns: so the
-// handler runs on its own goroutine and the interceptor returns the status
-// in its place. Returning ends the stream (its context is cancelled), which
-// releases the waiting Send; the handler then returns on its own.
+// streamCall guards the catalog's server streams (api.Registry and
+// api.ExperimentalRegistry; health watches and reflection send little and
+// wait for their client by design).
 //
-// It also bounds the streams waiting to send at once, on all connections,
-// to maxWaiting (0: no bound): a send counts once it has waited a tick
-// (a stream its client reads never waits that long), and a stream that
-// would exceed the bound ends at once. So the server holds at most
-// maxWaiting streams' write quotas for clients that do not read, however
-// many calls each connection may open.
-func stallGuard(stall time.Duration, maxWaiting int) grpc.StreamServerInterceptor {
-	tick := 250 * time.Millisecond
-	if stall > 0 {
-		tick = max(min(stall/4, tick), 10*time.Millisecond)
+// Each such stream may leave up to gRPC's 64 KiB write quota and one
+// message queued for its client, so at most maxStreams run at once, on all
+// connections together: one more ends at once with RESOURCE_EXHAUSTED,
+// before it has queued anything.
+//
+// A stream whose send has waited stall for a client that reads nothing is
+// ended, and its connection closed. gRPC gives a handler no way to abandon
+// a Send that waits for the client's flow-control window, and keeps what it
+// queued for the stream (and the stream's status behind it) until the
+// client reads or the connection closes: so the handler runs on its own
+// goroutine, the interceptor returns the status in its place, and closing
+// the connection releases the waiting Send and what was queued.
+func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if !info.IsServerStream || info.IsClientStream || !strings.HasPrefix(info.FullMethod, "/api.") {
+		return handler(srv, ss)
 	}
-	var waiting atomic.Int64
-	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if !info.IsServerStream {
-			return handler(srv, ss)
+	n := g.streams.Add(1)
+	defer g.streams.Add(-1)
+	if g.maxStreams > 0 && n > g.maxStreams {
+		return status.Error(codes.ResourceExhausted, fmt.Sprintf(
+			"%s: the server already runs %d streams; try again later, or raise the server's --max-waiting-streams", info.FullMethod, g.maxStreams))
+	}
+	w := &watchedStream{ServerStream: ss}
+	done := make(chan error, 1)
+	go func() { done <- handler(srv, w) }()
+	t := time.NewTicker(g.tick)
+	defer t.Stop()
+	blocked := false
+	defer func() {
+		if blocked {
+			g.blocked.Add(-1)
 		}
-		w := &watchedStream{ServerStream: ss}
-		done := make(chan error, 1)
-		go func() { done <- handler(srv, w) }()
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		counted := false
-		defer func() {
-			if counted {
-				waiting.Add(-1)
+	}()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-ss.Context().Done():
+			return <-done
+		case now := <-t.C:
+			s := w.since.Load()
+			waited := time.Duration(0)
+			if s != 0 {
+				waited = now.Sub(time.Unix(0, s))
 			}
-		}()
-		for {
-			select {
-			case err := <-done:
-				return err
-			case <-ss.Context().Done():
-				return <-done
-			case now := <-t.C:
-				s := w.since.Load()
-				blocked := s != 0 && now.Sub(time.Unix(0, s)) >= tick
-				if stall > 0 && s != 0 && now.Sub(time.Unix(0, s)) >= stall {
-					return status.Error(codes.ResourceExhausted, fmt.Sprintf(
-						"%s: the client read nothing for %s while the server had more to send; read the stream, or raise the server's --stall-timeout", info.FullMethod, stall))
-				}
-				switch {
-				case blocked && !counted && maxWaiting > 0:
-					counted = true
-					if waiting.Add(1) > int64(maxWaiting) {
-						return status.Error(codes.ResourceExhausted, fmt.Sprintf(
-							"%s: the server already holds %d streams whose clients do not read them; read the stream, or raise the server's --max-waiting-streams", info.FullMethod, maxWaiting))
-					}
-				case !blocked && counted:
-					counted = false
-					waiting.Add(-1)
+			if g.stall > 0 && waited >= g.stall {
+				closed := g.conns != nil && g.conns.closeConnOf(ss.Context())
+				g.log.Warn("ended a stream whose client read nothing", "method", info.FullMethod, "waited", g.stall.String(), "connection-closed", closed)
+				return status.Error(codes.ResourceExhausted, fmt.Sprintf(
+					"%s: the client read nothing for %s while the server had more to send; read the stream, or raise the server's --stall-timeout", info.FullMethod, g.stall))
+			}
+			if b := waited >= g.tick; b != blocked {
+				blocked = b
+				if b {
+					g.blocked.Add(1)
+				} else {
+					g.blocked.Add(-1)
 				}
 			}
 		}
