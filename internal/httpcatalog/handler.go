@@ -26,6 +26,11 @@ type Options struct {
 	Metas bool
 	// Logger, when set, logs every request at debug level.
 	Logger *slog.Logger
+	// GzipEncoders bounds the compressors of all gzip responses together
+	// (about 800 KiB each); a response holds one only while it compresses
+	// a 32 KiB chunk, and waits for one meanwhile. 0 means
+	// DefaultGzipEncoders; negative compresses nothing.
+	GzipEncoders int
 }
 
 // Handler answers catalogd's HTTP API for the one catalog in s, both at the
@@ -40,7 +45,11 @@ func Handler(s *Store, opts Options) http.Handler {
 		mux.HandleFunc("/api/v1/metas", onlyMethods(h.metas))
 		mux.HandleFunc("/catalogs/{catalog}/api/v1/metas", onlyMethods(h.named(h.metas)))
 	}
-	out := gzipHandler(mux)
+	enc := opts.GzipEncoders
+	if enc == 0 {
+		enc = DefaultGzipEncoders
+	}
+	out := gzipHandler(mux, enc)
 	if opts.Logger != nil {
 		out = logRequests(opts.Logger, out)
 	}

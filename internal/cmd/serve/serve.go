@@ -54,7 +54,11 @@ type Options struct {
 	HTTP            string // --http address; "" serves no HTTP
 	HTTPMetas       bool
 	HTTPCatalogName string
-	NoGRPC          bool // --grpc=false
+	// HTTPGzipEncoders is --http-gzip-encoders as httpcatalog's
+	// Options.GzipEncoders: 0 is the default, negative no compression
+	// (the flag's 0).
+	HTTPGzipEncoders int
+	NoGRPC           bool // --grpc=false
 	// HTTPListener, when set, is served instead of --http, and
 	// OnHTTPServing is called with its address once it answers (tests).
 	HTTPListener  net.Listener
@@ -99,6 +103,9 @@ The catalog is read once: later changes to DIR are not served.`,
 			opts.EnforceSet = cmd.Flags().Changed("cache-enforce-integrity")
 			grpcOn, _ := cmd.Flags().GetBool("grpc")
 			opts.NoGRPC = !grpcOn
+			if opts.HTTPGzipEncoders <= 0 {
+				opts.HTTPGzipEncoders = -1 // the flag's 0: no compression
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -120,6 +127,7 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.StringVar(&opts.HTTP, "http", "", "also serve OLM v1's catalogd HTTP API (/api/v1/all) on this address (host:port)")
 	fl.BoolVar(&opts.HTTPMetas, "http-metas", false, "serve /api/v1/metas too (catalogd's APIV1MetasHandler feature gate)")
 	fl.StringVar(&opts.HTTPCatalogName, "http-catalog-name", "", "answer /catalogs/NAME/api/v1/... only for this name (default: any name)")
+	fl.IntVar(&opts.HTTPGzipEncoders, "http-gzip-encoders", httpcatalog.DefaultGzipEncoders, "gzip compressors (about 800 KiB each) shared by all HTTP responses, each used for 32 KiB at a time; a slow client holds one compressed chunk, never a compressor (0: no compression)")
 	fl.Bool("grpc", true, "serve the gRPC api.Registry on --port; --grpc=false serves --http alone")
 	return cmd
 }
@@ -190,7 +198,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if web && !opts.CacheOnly {
 		// The HTTP store reads the same files as the gRPC conversion: both at once.
 		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener,
-			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log}})
+			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, GzipEncoders: opts.HTTPGzipEncoders}})
 		defer store.Close()
 	}
 	if opts.NoGRPC {
