@@ -39,11 +39,13 @@ type Limits struct {
 	// and StallTimeout instead.
 	MaxConcurrentStreams int
 	// MaxWaitingStreams bounds the catalog's streams (ListBundles and the
-	// other server-streaming calls of api.Registry) running at once, on
-	// all connections: each may leave up to gRPC's 64 KiB write quota and
-	// one message waiting for a client that does not read. A stream that
-	// would exceed it ends at once with RESOURCE_EXHAUSTED, before it has
-	// queued anything.
+	// other server-streaming calls of api.Registry), on all connections,
+	// whose server waits to send to a client that does not read: each
+	// holds up to gRPC's 64 KiB write quota and one message. A stream that
+	// would exceed it is ended and its connection closed (only that
+	// releases what gRPC queued for it). NewStreams(MaxWaitingStreams)
+	// streams may be new at once (in their first moments, before the
+	// server can tell whether their clients read); more wait to start.
 	MaxWaitingStreams int
 	// KeepaliveTime: a connection silent this long is pinged, and closed
 	// when the ping is not answered within KeepaliveTimeout (dead peers,
@@ -76,7 +78,11 @@ func (l Limits) serverOptions(g *guard) []grpc.ServerOption {
 		// A connection's 32 KiB write buffer is taken from a pool while it
 		// writes instead of kept for its life: clients spread over many
 		// connections then cost the server their read buffer only.
-		grpc.SharedWriteBuffer(true)}
+		grpc.SharedWriteBuffer(true),
+		// Clients send small requests, pings and window updates: 8 KiB
+		// read buffers (of gRPC's 32 KiB) make 625 connections cost 5 MB
+		// instead of 20.
+		grpc.ReadBufferSize(8 << 10)}
 	if n := l.MaxConcurrentStreams; n > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(uint32(n)))
 	}
@@ -100,7 +106,8 @@ func (l Limits) serverOptions(g *guard) []grpc.ServerOption {
 // grace).
 type guard struct {
 	stall      time.Duration // 0: no stall timeout
-	maxStreams int64         // 0: no bound
+	maxWaiting int64         // 0: no bound
+	newSlots   chan struct{} // NewStreams(maxWaiting); nil: no bound
 	tick       time.Duration
 	conns      *connSet // nil: connections cannot be closed
 	log        *slog.Logger
@@ -113,19 +120,29 @@ type guard struct {
 // newGuard is the guard of l; conns may be nil.
 func (l Limits) newGuard(conns *connSet, log *slog.Logger) *guard {
 	g := &guard{stall: pick(l.StallTimeout, DefaultStallTimeout), conns: conns, log: log, tick: 250 * time.Millisecond}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
+	}
 	switch w := l.MaxWaitingStreams; {
 	case w == 0:
-		g.maxStreams = DefaultMaxWaitingStreams
+		g.maxWaiting = DefaultMaxWaitingStreams
 	case w > 0:
-		g.maxStreams = int64(w)
+		g.maxWaiting = int64(w)
+	}
+	if g.maxWaiting > 0 {
+		g.newSlots = make(chan struct{}, NewStreams(int(g.maxWaiting)))
 	}
 	if g.stall > 0 {
 		g.tick = max(min(g.stall/4, g.tick), 10*time.Millisecond)
 	}
-	if g.log == nil {
-		g.log = slog.New(slog.DiscardHandler)
-	}
 	return g
+}
+
+// drop closes the connection of the call of ctx, which ends the call and
+// releases what gRPC queued for it.
+func (g *guard) drop(ctx context.Context, method, why string) {
+	closed := g.conns != nil && g.conns.closeConnOf(ctx)
+	g.log.Warn(why, "method", method, "connection-closed", closed)
 }
 
 // working is the number of calls running that do not wait for a client:
@@ -151,35 +168,61 @@ func (w *watchedStream) SendMsg(m any) error {
 	return w.ServerStream.SendMsg(m)
 }
 
+// NewStreams is how many catalog streams may be new at once (in their
+// first ticks, before the guard can tell whether their clients read) for
+// maxWaiting streams waiting for clients that do not read: a quarter.
+func NewStreams(maxWaiting int) int { return max(1, maxWaiting/4) }
+
 // streamCall guards the catalog's server streams (api.Registry and
 // api.ExperimentalRegistry; health watches and reflection send little and
 // wait for their client by design).
 //
 // Each such stream may leave up to gRPC's 64 KiB write quota and one
-// message queued for its client, so at most maxStreams run at once, on all
-// connections together: one more ends at once with RESOURCE_EXHAUSTED,
-// before it has queued anything.
+// message queued for its client, and gRPC keeps them (and the stream's
+// status behind them) until the client reads or the connection closes:
+// ending a stream does not release them, closing its connection does. So
+// what clients that do not read make the server hold is bounded by
+// bounding the streams that may hold them:
 //
-// A stream whose send has waited stall for a client that reads nothing is
-// ended, and its connection closed. gRPC gives a handler no way to abandon
-// a Send that waits for the client's flow-control window, and keeps what it
-// queued for the stream (and the stream's status behind it) until the
-// client reads or the connection closes: so the handler runs on its own
-// goroutine, the interceptor returns the status in its place, and closing
-// the connection releases the waiting Send and what was queued.
+//   - at most NewStreams(maxWaiting) streams are new at once (in their
+//     first 3 ticks, unless their send waits sooner): more wait to start,
+//     holding nothing;
+//   - a stream whose send has waited a tick (which a client that reads
+//     never makes it do) counts as waiting; one more than maxWaiting
+//     waiting, on all connections together, is dropped (ended, and its
+//     connection closed);
+//   - a stream whose send has waited stall is dropped.
+//
+// gRPC gives a handler no way to abandon a Send that waits for the
+// client's flow-control window: so the handler runs on its own goroutine,
+// the interceptor returns the status in its place, and closing the
+// connection releases the waiting Send and what was queued.
 func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	if !info.IsServerStream || info.IsClientStream || !strings.HasPrefix(info.FullMethod, "/api.") {
 		return handler(srv, ss)
 	}
-	n := g.streams.Add(1)
+	g.streams.Add(1)
 	defer g.streams.Add(-1)
-	if g.maxStreams > 0 && n > g.maxStreams {
-		return status.Error(codes.ResourceExhausted, fmt.Sprintf(
-			"%s: the server already runs %d streams; try again later, or raise the server's --max-waiting-streams", info.FullMethod, g.maxStreams))
+	isNew := false
+	if g.newSlots != nil {
+		select {
+		case g.newSlots <- struct{}{}:
+		case <-ss.Context().Done():
+			return status.FromContextError(ss.Context().Err()).Err()
+		}
+		isNew = true
 	}
+	endNew := func() {
+		if isNew {
+			isNew = false
+			<-g.newSlots
+		}
+	}
+	defer endNew()
 	w := &watchedStream{ServerStream: ss}
 	done := make(chan error, 1)
 	go func() { done <- handler(srv, w) }()
+	start := time.Now()
 	t := time.NewTicker(g.tick)
 	defer t.Stop()
 	blocked := false
@@ -201,18 +244,24 @@ func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 				waited = now.Sub(time.Unix(0, s))
 			}
 			if g.stall > 0 && waited >= g.stall {
-				closed := g.conns != nil && g.conns.closeConnOf(ss.Context())
-				g.log.Warn("ended a stream whose client read nothing", "method", info.FullMethod, "waited", g.stall.String(), "connection-closed", closed)
+				g.drop(ss.Context(), info.FullMethod, "ended a stream whose client read nothing for the stall timeout, and its connection")
 				return status.Error(codes.ResourceExhausted, fmt.Sprintf(
 					"%s: the client read nothing for %s while the server had more to send; read the stream, or raise the server's --stall-timeout", info.FullMethod, g.stall))
 			}
-			if b := waited >= g.tick; b != blocked {
-				blocked = b
-				if b {
-					g.blocked.Add(1)
-				} else {
-					g.blocked.Add(-1)
+			switch b := waited >= g.tick; {
+			case b && !blocked:
+				blocked = true
+				endNew()
+				if n := g.blocked.Add(1); g.maxWaiting > 0 && n > g.maxWaiting {
+					g.drop(ss.Context(), info.FullMethod, "ended a stream beyond --max-waiting-streams waiting for clients that do not read, and its connection")
+					return status.Error(codes.ResourceExhausted, fmt.Sprintf(
+						"%s: the server already holds %d streams whose clients do not read them; read the stream, or raise the server's --max-waiting-streams", info.FullMethod, g.maxWaiting))
 				}
+			case !b && blocked:
+				blocked = false
+				g.blocked.Add(-1)
+			case isNew && now.Sub(start) >= 3*g.tick:
+				endNew() // its client reads, or it has not had much to send yet
 			}
 		}
 	}
