@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -108,6 +109,8 @@ type guard struct {
 	stall      time.Duration // 0: no stall timeout
 	maxWaiting int64         // 0: no bound
 	newSlots   chan struct{} // NewStreams(maxWaiting); nil: no bound
+	stopping   chan struct{} // closed when the server stops
+	stopOnce   sync.Once
 	tick       time.Duration
 	conns      *connSet // nil: connections cannot be closed
 	log        *slog.Logger
@@ -119,7 +122,7 @@ type guard struct {
 
 // newGuard is the guard of l; conns may be nil.
 func (l Limits) newGuard(conns *connSet, log *slog.Logger) *guard {
-	g := &guard{stall: pick(l.StallTimeout, DefaultStallTimeout), conns: conns, log: log, tick: 250 * time.Millisecond}
+	g := &guard{stall: pick(l.StallTimeout, DefaultStallTimeout), conns: conns, log: log, tick: 250 * time.Millisecond, stopping: make(chan struct{})}
 	if g.log == nil {
 		g.log = slog.New(slog.DiscardHandler)
 	}
@@ -144,6 +147,9 @@ func (g *guard) drop(ctx context.Context, method, why string) {
 	closed := g.conns != nil && g.conns.closeConnOf(ctx)
 	g.log.Warn(why, "method", method, "connection-closed", closed)
 }
+
+// stop makes streams waiting to start give up: the server is stopping.
+func (g *guard) stop() { g.stopOnce.Do(func() { close(g.stopping) }) }
 
 // working is the number of calls running that do not wait for a client:
 // unary calls, and catalog streams not blocked on a client that does not
@@ -201,17 +207,21 @@ func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 	if !info.IsServerStream || info.IsClientStream || !strings.HasPrefix(info.FullMethod, "/api.") {
 		return handler(srv, ss)
 	}
-	g.streams.Add(1)
-	defer g.streams.Add(-1)
 	isNew := false
 	if g.newSlots != nil {
 		select {
 		case g.newSlots <- struct{}{}:
 		case <-ss.Context().Done():
 			return status.FromContextError(ss.Context().Err()).Err()
+		case <-g.stopping:
+			return status.Error(codes.Unavailable, "the server is stopping")
 		}
 		isNew = true
 	}
+	// Counted as working once started: a stream waiting to start holds
+	// nothing and does not delay a stop.
+	g.streams.Add(1)
+	defer g.streams.Add(-1)
 	endNew := func() {
 		if isNew {
 			isNew = false

@@ -162,6 +162,7 @@ func Serve(ctx context.Context, opts Options) (err error) {
 		reason = "timeout"
 	}
 	health.Shutdown()
+	g.stop()
 	stopped := make(chan struct{})
 	go func() { srv.GracefulStop(); close(stopped) }()
 	grace, cancelled := opts.StopGrace, false
