@@ -75,15 +75,11 @@ func pick(v, def time.Duration) time.Duration {
 // serverOptions turns the limits into gRPC server options; g (made by
 // newGuard) enforces the stream limits and counts the calls running.
 func (l Limits) serverOptions(g *guard) []grpc.ServerOption {
-	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(newExactCodec()),
-		// A connection's 32 KiB write buffer is taken from a pool while it
-		// writes instead of kept for its life: clients spread over many
-		// connections then cost the server their read buffer only.
-		grpc.SharedWriteBuffer(true),
-		// Clients send small requests, pings and window updates: 8 KiB
-		// read buffers (of gRPC's 32 KiB) make 625 connections cost 5 MB
-		// instead of 20.
-		grpc.ReadBufferSize(8 << 10)}
+	// gRPC shares its write buffers between connections (its default);
+	// clients send small requests, pings and window updates, so 8 KiB read
+	// buffers (of gRPC's 32 KiB) make 625 connections cost 5 MB instead of
+	// 20.
+	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(newExactCodec()), grpc.ReadBufferSize(8 << 10)}
 	if n := l.MaxConcurrentStreams; n > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(uint32(n)))
 	}
