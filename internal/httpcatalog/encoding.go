@@ -1,11 +1,10 @@
 package httpcatalog
 
 import (
-	"compress/gzip"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -77,21 +76,11 @@ func codingQuality(header, coding string) float64 {
 	return 0
 }
 
-// compressor is a content coding's writer.
-type compressor interface {
-	io.WriteCloser
-	Flush() error
-}
-
-// newCompressor writes coding to w: gzip at the default level; zstd at its
-// fastest, with a 128 KiB window, as catalogd's middleware writes them.
-func newCompressor(coding string, w io.Writer) compressor {
-	if coding == codingZstd {
-		z, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
-			zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(128<<10))
-		if err == nil { // the options are constant and valid
-			return z
-		}
-	}
-	return gzip.NewWriter(w)
-}
+// zstdEncoder is the zstd encoder of every response: at its fastest, with
+// a 128 KiB window, as catalogd's middleware writes zstd. Its EncodeAll is
+// safe for concurrent use; it holds at most DefaultGzipEncoders states.
+var zstdEncoder = sync.OnceValue(func() *zstd.Encoder {
+	z, _ := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(DefaultGzipEncoders),
+		zstd.WithLowerEncoderMem(true), zstd.WithWindowSize(128<<10)) // constant, valid options
+	return z
+})

@@ -34,6 +34,11 @@ type Options struct {
 	// UI, when set, makes the handler for every path the API does not
 	// answer (opm serve --http-ui: internal/catalogui).
 	UI func(*Store) http.Handler
+	// GzipEncoders bounds the compressors of all compressed responses together
+	// (about 800 KiB each); a response holds one only while it compresses
+	// a 32 KiB chunk, and waits for one meanwhile. 0 means
+	// DefaultGzipEncoders; negative compresses nothing.
+	GzipEncoders int
 }
 
 // Handler answers catalogd's HTTP API for the one catalog in s, both at the
@@ -54,7 +59,11 @@ func Handler(s *Store, opts Options) http.Handler {
 	if opts.UI != nil {
 		mux.Handle("/", opts.UI(s))
 	}
-	out := gzipHandler(mux)
+	enc := opts.GzipEncoders
+	if enc == 0 {
+		enc = DefaultGzipEncoders
+	}
+	out := gzipHandler(mux, enc)
 	if opts.Logger != nil {
 		out = logRequests(opts.Logger, out)
 	}

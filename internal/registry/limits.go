@@ -1,7 +1,11 @@
 package registry
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -35,10 +39,14 @@ type Limits struct {
 	// servers: what unread streams hold is bounded by MaxWaitingStreams
 	// and StallTimeout instead.
 	MaxConcurrentStreams int
-	// MaxWaitingStreams bounds the streams, on all connections, whose
-	// server waits to send to a client that does not read: each holds up
-	// to gRPC's 64 KiB write quota and one message. A stream that would
-	// exceed it ends with RESOURCE_EXHAUSTED.
+	// MaxWaitingStreams bounds the catalog's streams (ListBundles and the
+	// other server-streaming calls of api.Registry), on all connections,
+	// whose server waits to send to a client that does not read: each
+	// holds up to gRPC's 64 KiB write quota and one message. A stream that
+	// would exceed it is ended and its connection closed (only that
+	// releases what gRPC queued for it). NewStreams(MaxWaitingStreams)
+	// streams may be new at once (in their first moments, before the
+	// server can tell whether their clients read); more wait to start.
 	MaxWaitingStreams int
 	// KeepaliveTime: a connection silent this long is pinged, and closed
 	// when the ping is not answered within KeepaliveTimeout (dead peers,
@@ -48,7 +56,9 @@ type Limits struct {
 	// gRPC clients reconnect when they next call.
 	IdleTimeout time.Duration
 	// StallTimeout ends, with RESOURCE_EXHAUSTED, a streaming call whose
-	// client has read nothing for this long while the server waits to send.
+	// client has read nothing for this long while the server waits to send,
+	// and closes its connection: only that releases what gRPC queued for
+	// the stream.
 	StallTimeout time.Duration
 }
 
@@ -62,9 +72,14 @@ func pick(v, def time.Duration) time.Duration {
 	return v
 }
 
-// serverOptions turns the limits into gRPC server options.
-func (l Limits) serverOptions() []grpc.ServerOption {
-	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(newExactCodec())}
+// serverOptions turns the limits into gRPC server options; g (made by
+// newGuard) enforces the stream limits and counts the calls running.
+func (l Limits) serverOptions(g *guard) []grpc.ServerOption {
+	// gRPC shares its write buffers between connections (its default);
+	// clients send small requests, pings and window updates, so 8 KiB read
+	// buffers (of gRPC's 32 KiB) make 625 connections cost 5 MB instead of
+	// 20.
+	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(newExactCodec()), grpc.ReadBufferSize(8 << 10)}
 	if n := l.MaxConcurrentStreams; n > 0 {
 		opts = append(opts, grpc.MaxConcurrentStreams(uint32(n)))
 	}
@@ -80,17 +95,67 @@ func (l Limits) serverOptions() []grpc.ServerOption {
 		// Clients may ping every 10 s, even between calls (gRPC's default
 		// policy closes a connection pinged more often than every 5 min).
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}))
-	waiting := l.MaxWaitingStreams
-	switch {
-	case waiting == 0:
-		waiting = DefaultMaxWaitingStreams
-	case waiting < 0:
-		waiting = 0
+	return append(opts, grpc.ChainUnaryInterceptor(g.unaryCall), grpc.ChainStreamInterceptor(g.streamCall))
+}
+
+// guard bounds what streams whose clients do not read can make the server
+// hold, and counts the calls that still make progress (for a stop without
+// grace).
+type guard struct {
+	stall      time.Duration // 0: no stall timeout
+	maxWaiting int64         // 0: no bound
+	newSlots   chan struct{} // NewStreams(maxWaiting); nil: no bound
+	stopping   chan struct{} // closed when the server stops
+	stopOnce   sync.Once
+	tick       time.Duration
+	conns      *connSet // nil: connections cannot be closed
+	log        *slog.Logger
+
+	unary   atomic.Int64 // unary calls running
+	streams atomic.Int64 // catalog streams running (api.*)
+	blocked atomic.Int64 // catalog streams whose send has waited a tick
+}
+
+// newGuard is the guard of l; conns may be nil.
+func (l Limits) newGuard(conns *connSet, log *slog.Logger) *guard {
+	g := &guard{stall: pick(l.StallTimeout, DefaultStallTimeout), conns: conns, log: log, tick: 250 * time.Millisecond, stopping: make(chan struct{})}
+	if g.log == nil {
+		g.log = slog.New(slog.DiscardHandler)
 	}
-	if stall := pick(l.StallTimeout, DefaultStallTimeout); stall > 0 || waiting > 0 {
-		opts = append(opts, grpc.ChainStreamInterceptor(stallGuard(stall, waiting)))
+	switch w := l.MaxWaitingStreams; {
+	case w == 0:
+		g.maxWaiting = DefaultMaxWaitingStreams
+	case w > 0:
+		g.maxWaiting = int64(w)
 	}
-	return opts
+	if g.maxWaiting > 0 {
+		g.newSlots = make(chan struct{}, NewStreams(int(g.maxWaiting)))
+	}
+	if g.stall > 0 {
+		g.tick = max(min(g.stall/4, g.tick), 10*time.Millisecond)
+	}
+	return g
+}
+
+// drop closes the connection of the call of ctx, which ends the call and
+// releases what gRPC queued for it.
+func (g *guard) drop(ctx context.Context, method, why string) {
+	closed := g.conns != nil && g.conns.closeConnOf(ctx)
+	g.log.Warn(why, "method", method, "connection-closed", closed)
+}
+
+// stop makes streams waiting to start give up: the server is stopping.
+func (g *guard) stop() { g.stopOnce.Do(func() { close(g.stopping) }) }
+
+// working is the number of calls running that do not wait for a client:
+// unary calls, and catalog streams not blocked on a client that does not
+// read. (Health watches and reflection wait for their client by design.)
+func (g *guard) working() int64 { return g.unary.Load() + g.streams.Load() - g.blocked.Load() }
+
+func (g *guard) unaryCall(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	g.unary.Add(1)
+	defer g.unary.Add(-1)
+	return handler(ctx, req)
 }
 
 // watchedStream records since when a SendMsg has been waiting.
@@ -105,64 +170,104 @@ func (w *watchedStream) SendMsg(m any) error {
 	return w.ServerStream.SendMsg(m)
 }
 
-// stallGuard ends streaming calls that cannot send for stall. gRPC gives a
-// handler no way to abandon a Send that waits for the client's flow-control
-// window, and a stream is cancelled only when its handler returns: so the
-// handler runs on its own goroutine and the interceptor returns the status
-// in its place. Returning ends the stream (its context is cancelled), which
-// releases the waiting Send; the handler then returns on its own.
+// NewStreams is how many catalog streams may be new at once (in their
+// first ticks, before the guard can tell whether their clients read) for
+// maxWaiting streams waiting for clients that do not read: a quarter.
+func NewStreams(maxWaiting int) int { return max(1, maxWaiting/4) }
+
+// streamCall guards the catalog's server streams (api.Registry and
+// api.ExperimentalRegistry; health watches and reflection send little and
+// wait for their client by design).
 //
-// It also bounds the streams waiting to send at once, on all connections,
-// to maxWaiting (0: no bound): a send counts once it has waited a tick
-// (a stream its client reads never waits that long), and a stream that
-// would exceed the bound ends at once. So the server holds at most
-// maxWaiting streams' write quotas for clients that do not read, however
-// many calls each connection may open.
-func stallGuard(stall time.Duration, maxWaiting int) grpc.StreamServerInterceptor {
-	tick := 250 * time.Millisecond
-	if stall > 0 {
-		tick = max(min(stall/4, tick), 10*time.Millisecond)
+// Each such stream may leave up to gRPC's 64 KiB write quota and one
+// message queued for its client, and gRPC keeps them (and the stream's
+// status behind them) until the client reads or the connection closes:
+// ending a stream does not release them, closing its connection does. So
+// what clients that do not read make the server hold is bounded by
+// bounding the streams that may hold them:
+//
+//   - at most NewStreams(maxWaiting) streams are new at once (in their
+//     first 3 ticks, unless their send waits sooner): more wait to start,
+//     holding nothing;
+//   - a stream whose send has waited a tick (which a client that reads
+//     never makes it do) counts as waiting; one more than maxWaiting
+//     waiting, on all connections together, is dropped (ended, and its
+//     connection closed);
+//   - a stream whose send has waited stall is dropped.
+//
+// gRPC gives a handler no way to abandon a Send that waits for the
+// client's flow-control window: so the handler runs on its own goroutine,
+// the interceptor returns the status in its place, and closing the
+// connection releases the waiting Send and what was queued.
+func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if !info.IsServerStream || info.IsClientStream || !strings.HasPrefix(info.FullMethod, "/api.") {
+		return handler(srv, ss)
 	}
-	var waiting atomic.Int64
-	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if !info.IsServerStream {
-			return handler(srv, ss)
+	isNew := false
+	if g.newSlots != nil {
+		select {
+		case g.newSlots <- struct{}{}:
+		case <-ss.Context().Done():
+			return status.FromContextError(ss.Context().Err()).Err()
+		case <-g.stopping:
+			return status.Error(codes.Unavailable, "the server is stopping")
 		}
-		w := &watchedStream{ServerStream: ss}
-		done := make(chan error, 1)
-		go func() { done <- handler(srv, w) }()
-		t := time.NewTicker(tick)
-		defer t.Stop()
-		counted := false
-		defer func() {
-			if counted {
-				waiting.Add(-1)
+		isNew = true
+	}
+	// Counted as working once started: a stream waiting to start holds
+	// nothing and does not delay a stop.
+	g.streams.Add(1)
+	defer g.streams.Add(-1)
+	endNew := func() {
+		if isNew {
+			isNew = false
+			<-g.newSlots
+		}
+	}
+	defer endNew()
+	w := &watchedStream{ServerStream: ss}
+	done := make(chan error, 1)
+	go func() { done <- handler(srv, w) }()
+	start := time.Now()
+	t := time.NewTicker(g.tick)
+	defer t.Stop()
+	blocked := false
+	defer func() {
+		if blocked {
+			g.blocked.Add(-1)
+		}
+	}()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-ss.Context().Done():
+			return <-done
+		case now := <-t.C:
+			s := w.since.Load()
+			waited := time.Duration(0)
+			if s != 0 {
+				waited = now.Sub(time.Unix(0, s))
 			}
-		}()
-		for {
-			select {
-			case err := <-done:
-				return err
-			case <-ss.Context().Done():
-				return <-done
-			case now := <-t.C:
-				s := w.since.Load()
-				blocked := s != 0 && now.Sub(time.Unix(0, s)) >= tick
-				if stall > 0 && s != 0 && now.Sub(time.Unix(0, s)) >= stall {
+			if g.stall > 0 && waited >= g.stall {
+				g.drop(ss.Context(), info.FullMethod, "ended a stream whose client read nothing for the stall timeout, and its connection")
+				return status.Error(codes.ResourceExhausted, fmt.Sprintf(
+					"%s: the client read nothing for %s while the server had more to send; read the stream, or raise the server's --stall-timeout", info.FullMethod, g.stall))
+			}
+			switch b := waited >= g.tick; {
+			case b && !blocked:
+				blocked = true
+				endNew()
+				if n := g.blocked.Add(1); g.maxWaiting > 0 && n > g.maxWaiting {
+					g.drop(ss.Context(), info.FullMethod, "ended a stream beyond --max-waiting-streams waiting for clients that do not read, and its connection")
 					return status.Error(codes.ResourceExhausted, fmt.Sprintf(
-						"%s: the client read nothing for %s while the server had more to send; read the stream, or raise the server's --stall-timeout", info.FullMethod, stall))
+						"%s: the server already holds %d streams whose clients do not read them; read the stream, or raise the server's --max-waiting-streams", info.FullMethod, g.maxWaiting))
 				}
-				switch {
-				case blocked && !counted && maxWaiting > 0:
-					counted = true
-					if waiting.Add(1) > int64(maxWaiting) {
-						return status.Error(codes.ResourceExhausted, fmt.Sprintf(
-							"%s: the server already holds %d streams whose clients do not read them; read the stream, or raise the server's --max-waiting-streams", info.FullMethod, maxWaiting))
-					}
-				case !blocked && counted:
-					counted = false
-					waiting.Add(-1)
-				}
+			case !b && blocked:
+				blocked = false
+				g.blocked.Add(-1)
+			case isNew && now.Sub(start) >= 3*g.tick:
+				endNew() // its client reads, or it has not had much to send yet
 			}
 		}
 	}

@@ -8,25 +8,31 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	"github.com/opmkit/opm/internal/registry/api"
 )
 
 // endlessBackend answers ListBundles with 32 KiB bundles until the send
-// fails: an answer no client window holds, so an unread stream makes the
-// server wait in Send.
-type endlessBackend struct{ *SQLite }
+// fails (or n of them, when n is set): an answer no client window holds,
+// so an unread stream makes the server wait in Send.
+type endlessBackend struct {
+	*SQLite
+	n int
+}
 
 func (b endlessBackend) ListBundles(ctx context.Context, send func(*api.Bundle) error) error {
 	csv := strings.Repeat("x", 32<<10)
-	for {
+	for i := 0; b.n == 0 || i < b.n; i++ {
 		if err := send(&api.Bundle{CsvName: "b", CsvJson: csv}); err != nil {
 			return err
 		}
 	}
+	return nil
 }
 
 // stalledStream opens a ListBundles stream on srv and never reads it.
@@ -47,7 +53,7 @@ func stalledStream(t *testing.T, srv *server) api.Registry_ListBundlesClient {
 // return nil once the grace has passed.
 func TestStopEndsDespiteStalledStream(t *testing.T) {
 	log := &syncBuffer{}
-	srv := startServer(t, Options{Backend: endlessBackend{openRef(t, "etcd.replaces.db")}, StopGrace: 200 * time.Millisecond,
+	srv := startServer(t, Options{Backend: endlessBackend{SQLite: openRef(t, "etcd.replaces.db")}, StopGrace: 200 * time.Millisecond,
 		Limits: Limits{StallTimeout: -1}, Logger: slogTo(log)})
 	s := stalledStream(t, srv)
 	srv.cancel()
@@ -73,19 +79,82 @@ func TestStopEndsDespiteStalledStream(t *testing.T) {
 	}
 }
 
+// TestStopWithoutGraceEndsStalledStream: with no grace (the flag's 0), a
+// stop used to wait for every call, so a client that never read its stream
+// kept the server for as long as it liked. The stop waits for calls that
+// make progress and then cancels what waits only for clients that read
+// nothing; a client that reads gets its whole answer.
+func TestStopWithoutGraceEndsStalledStream(t *testing.T) {
+	log := &syncBuffer{}
+	const want = 200 // 6.4 MB: far more than the windows hold
+	srv := startServer(t, Options{Backend: endlessBackend{SQLite: openRef(t, "etcd.replaces.db"), n: want}, StopGrace: -1,
+		Limits: Limits{StallTimeout: -1}, Logger: slogTo(log)})
+	reader, err := api.NewRegistryClient(srv.conn).ListBundles(context.Background(), &api.ListBundlesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reader.Recv(); err != nil {
+		t.Fatal(err)
+	}
+	stalled, err := newClient(srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	ss, err := api.NewRegistryClient(stalled).ListBundles(context.Background(), &api.ListBundlesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ss.Header(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := healthpb.NewHealthClient(stalled).Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	srv.cancel()
+	time.Sleep(200 * time.Millisecond)
+	n, err := drain(reader, nil)
+	if err != nil || n+1 != want {
+		t.Errorf("reader during the stop: %d messages, %v; want %d", n+1, err, want)
+	}
+	select {
+	case err := <-srv.done:
+		if err != nil {
+			t.Errorf("Serve: %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve still running 30 s after a stop without grace, with one unread stream")
+	}
+	srv.cancel = nil
+	took := time.Since(start)
+	if took > 4*StopQuiet {
+		t.Errorf("stop took %s, want about %s after the last byte sent", took, StopQuiet)
+	}
+	if !strings.Contains(log.String(), "read nothing were cancelled") {
+		t.Errorf("log does not say the stalled call was cancelled:\n%s", log.String())
+	}
+	_ = w
+}
+
 // TestStallTimeoutEndsUnreadStream: a stream whose client reads nothing is
-// ended with RESOURCE_EXHAUSTED and a message saying why, while the server
-// keeps serving others.
+// ended (with its connection, see TestStallTimeoutClosesConnection; the
+// log says why), while the server keeps serving others.
 func TestStallTimeoutEndsUnreadStream(t *testing.T) {
-	srv := startServer(t, Options{Backend: endlessBackend{openRef(t, "etcd.replaces.db")}, Limits: Limits{StallTimeout: 200 * time.Millisecond}})
+	log := &syncBuffer{}
+	srv := startServer(t, Options{Backend: endlessBackend{SQLite: openRef(t, "etcd.replaces.db")}, Limits: Limits{StallTimeout: 200 * time.Millisecond}, Logger: slogTo(log)})
 	s := stalledStream(t, srv)
 	time.Sleep(time.Second) // longer than the stall timeout, unread
 	var err error
 	for err == nil {
 		_, err = s.Recv()
 	}
-	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "read nothing") {
-		t.Errorf("stalled stream ended with %v, want RESOURCE_EXHAUSTED saying the client read nothing", err)
+	if c := status.Code(err); c != codes.ResourceExhausted && c != codes.Unavailable {
+		t.Errorf("stalled stream ended with %v, want RESOURCE_EXHAUSTED or its connection closed", err)
+	}
+	if !strings.Contains(log.String(), "ended a stream whose client read nothing") || !strings.Contains(log.String(), "connection-closed=true") {
+		t.Errorf("log does not say why the stream ended:\n%s", log.String())
 	}
 	pkgs, err := drain(api.NewRegistryClient(srv.conn).ListPackages(context.Background(), &api.ListPackageRequest{}))
 	if err != nil || pkgs != 1 {
@@ -93,45 +162,87 @@ func TestStallTimeoutEndsUnreadStream(t *testing.T) {
 	}
 }
 
-// TestMaxWaitingStreamsBoundsUnreadStreams: with no limit on the calls of
-// a connection (the default, as upstream), unread streams beyond
-// MaxWaitingStreams end with RESOURCE_EXHAUSTED, and the server keeps
-// answering calls that are read.
+// TestMaxWaitingStreamsBoundsUnreadStreams: unread streams beyond
+// MaxWaitingStreams end, and their connections are closed: gRPC keeps what
+// it queued for an ended stream (up to 64 KiB, and the status behind it)
+// until the client reads or the connection closes, so ending them alone
+// bounded nothing. The server keeps answering meanwhile, health watches
+// (which wait for their client by design) are not counted, and the
+// streams within the bound are untouched.
 func TestMaxWaitingStreamsBoundsUnreadStreams(t *testing.T) {
-	srv := startServer(t, Options{Backend: endlessBackend{openRef(t, "etcd.replaces.db")}, Limits: Limits{MaxWaitingStreams: 2, StallTimeout: -1}})
+	srv := startServer(t, Options{Backend: endlessBackend{SQLite: openRef(t, "etcd.replaces.db")}, Limits: Limits{MaxWaitingStreams: 2, StallTimeout: -1}})
+	w, err := healthpb.NewHealthClient(srv.conn).Watch(context.Background(), &healthpb.HealthCheckRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.Recv(); err != nil || r.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+		t.Fatalf("health watch: %v, %v", r, err)
+	}
+	var conns []*grpc.ClientConn
 	var streams []api.Registry_ListBundlesClient
 	for range 4 {
-		streams = append(streams, stalledStream(t, srv)) // all on one connection: no per-connection limit
+		c, err := newClient(srv.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		s, err := api.NewRegistryClient(c).ListBundles(context.Background(), &api.ListBundlesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Header(); err != nil {
+			t.Fatal(err)
+		}
+		conns, streams = append(conns, c), append(streams, s)
+		time.Sleep(time.Second) // the guard sees it wait
 	}
-	time.Sleep(2 * time.Second) // several ticks of the guard
-	// An ended stream fails after what the windows held (a few messages);
-	// a live one answers 200 messages (6.4 MB) in a row.
+	// A closed connection is no longer READY; a live stream answers 200
+	// messages (6.4 MB) in a row.
 	ended := 0
 	for i, s := range streams {
 		var err error
 		for n := 0; n < 200 && err == nil; n++ {
 			_, err = s.Recv()
 		}
-		switch {
-		case err == nil:
-		case status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "do not read"):
+		switch st := conns[i].GetState(); {
+		case err == nil && st == connectivity.Ready:
+		case err != nil && st != connectivity.Ready:
 			ended++
 		default:
-			t.Errorf("stream %d: %v", i, err)
+			t.Errorf("stream %d: %v, its connection %v", i, err, st)
 		}
 	}
 	if ended != 2 {
-		t.Errorf("%d of 4 unread streams ended for the bound of 2 waiting streams, want 2", ended)
+		t.Errorf("%d of 4 unread streams ended with their connections for the bound of 2 waiting streams, want 2", ended)
 	}
-	if _, err := drain(api.NewRegistryClient(srv.conn).ListPackages(context.Background(), &api.ListPackageRequest{})); err != nil {
-		t.Errorf("ListPackages beside the unread streams: %v", err)
+	if _, err := api.NewRegistryClient(srv.conn).GetPackage(context.Background(), &api.GetPackageRequest{Name: "etcd"}); err != nil {
+		t.Errorf("GetPackage beside the unread streams: %v", err)
+	}
+}
+
+// TestStallTimeoutClosesConnection: gRPC keeps what it queued for a stream
+// (up to 64 KiB, and the status behind it) until the client reads or the
+// connection closes; a client that never reads must not keep it, so a
+// stream ended for stalling takes its connection with it.
+func TestStallTimeoutClosesConnection(t *testing.T) {
+	srv := startServer(t, Options{Backend: endlessBackend{SQLite: openRef(t, "etcd.replaces.db")}, Limits: Limits{StallTimeout: 200 * time.Millisecond}})
+	stalledStream(t, srv)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for st := srv.conn.GetState(); st == connectivity.Ready; st = srv.conn.GetState() {
+		if !srv.conn.WaitForStateChange(ctx, st) {
+			t.Fatal("the connection of a stream ended for stalling is still open 10 s later")
+		}
+	}
+	if _, err := api.NewRegistryClient(srv.conn).GetPackage(context.Background(), &api.GetPackageRequest{Name: "etcd"}); err != nil {
+		t.Errorf("GetPackage after reconnecting: %v", err)
 	}
 }
 
 // TestMaxConcurrentStreamsQueuesInClient: streams beyond the limit of one
 // connection wait in the client and run once earlier ones end.
 func TestMaxConcurrentStreamsQueuesInClient(t *testing.T) {
-	srv := startServer(t, Options{Backend: endlessBackend{openRef(t, "etcd.replaces.db")}, Limits: Limits{MaxConcurrentStreams: 1, StallTimeout: -1}})
+	srv := startServer(t, Options{Backend: endlessBackend{SQLite: openRef(t, "etcd.replaces.db")}, Limits: Limits{MaxConcurrentStreams: 1, StallTimeout: -1}})
 	ctx, cancel := context.WithCancel(context.Background())
 	s, err := api.NewRegistryClient(srv.conn).ListBundles(ctx, &api.ListBundlesRequest{})
 	if err != nil {

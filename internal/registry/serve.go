@@ -39,7 +39,10 @@ type Options struct {
 	// StopGrace bounds the graceful stop: calls still running after it are
 	// cancelled and Serve returns, whatever the clients do (a client that
 	// stops reading a stream must not keep a pod alive until SIGKILL).
-	// 0 means DefaultStopGrace; negative waits for every call to finish.
+	// 0 means DefaultStopGrace; negative sets no time limit but still ends
+	// what only a client holds: the stop waits while calls run or clients
+	// are being sent to, and once for StopQuiet nothing but clients that
+	// read nothing (or idle watches) remain, it cancels them and returns.
 	StopGrace time.Duration
 	// Limits bound what clients can make the server hold.
 	Limits Limits
@@ -123,7 +126,10 @@ func Serve(ctx context.Context, opts Options) (err error) {
 			return fmt.Errorf("serve: listen on %s: %w", addr, err)
 		}
 	}
-	sopts := opts.Limits.serverOptions()
+	conns := newConnSet()
+	lis = conns.listener(lis)
+	g := opts.Limits.newGuard(conns, log)
+	sopts := opts.Limits.serverOptions(g)
 	if opts.Debug {
 		sopts = append(sopts, grpc.ChainUnaryInterceptor(logUnary(log)), grpc.ChainStreamInterceptor(logStream(log)))
 	}
@@ -156,6 +162,7 @@ func Serve(ctx context.Context, opts Options) (err error) {
 		reason = "timeout"
 	}
 	health.Shutdown()
+	g.stop()
 	stopped := make(chan struct{})
 	go func() { srv.GracefulStop(); close(stopped) }()
 	grace, cancelled := opts.StopGrace, false
@@ -175,13 +182,42 @@ func Serve(ctx context.Context, opts Options) (err error) {
 			<-stopped
 		}
 	} else {
-		<-stopped
+		cancelled = stopWhenStalled(srv, stopped, g, conns)
 	}
-	if cancelled {
+	switch {
+	case cancelled && grace > 0:
 		log.Warn("calls still running after the stop grace were cancelled", "grace", grace.String())
+	case cancelled:
+		log.Warn("calls waiting only for clients that read nothing were cancelled", "quiet", StopQuiet.String())
 	}
 	log.Info("stopped serving registry", "database", source, "address", lis.Addr().String(), "reason", reason)
 	return nil
+}
+
+// StopQuiet is how long a stop without grace waits with no call working
+// and nothing sent to any client before it cancels what is left.
+const StopQuiet = 2 * time.Second
+
+// stopWhenStalled waits for the graceful stop of srv (stopped closes when
+// it ends) for as long as calls work or clients receive data; once neither
+// has happened for StopQuiet, what is left waits only for clients that do
+// not read (or watch health), so it stops srv, closing every connection.
+// It reports whether it had to.
+func stopWhenStalled(srv *grpc.Server, stopped <-chan struct{}, g *guard, conns *connSet) bool {
+	t := time.NewTicker(StopQuiet / 8)
+	defer t.Stop()
+	for {
+		select {
+		case <-stopped:
+			return false
+		case <-t.C:
+			if g.working() == 0 && conns.quietFor(StopQuiet) {
+				srv.Stop()
+				<-stopped
+				return true
+			}
+		}
+	}
 }
 
 func logUnary(log *slog.Logger) grpc.UnaryServerInterceptor {

@@ -139,5 +139,19 @@ func (s *registryServer) GetDefaultBundleThatProvides(ctx context.Context, req *
 }
 
 func (s *registryServer) ListBundles(_ *api.ListBundlesRequest, stream grpc.ServerStreamingServer[api.Bundle]) error {
-	return answer(s.b.ListBundles(stream.Context(), stream.Send))
+	return answer(s.b.ListBundles(stream.Context(), sendEncoded(stream)))
+}
+
+// sendEncoded sends each message encoded first: the send may wait for a
+// client that does not read, and meanwhile the stream holds the message
+// once, encoded, instead of also the message itself (a bundle with its
+// manifests is held two or three times over in its decoded form).
+func sendEncoded[T any](stream grpc.ServerStreamingServer[T]) func(*T) error {
+	return func(m *T) error {
+		var pm grpc.PreparedMsg
+		if err := pm.Encode(stream, m); err != nil {
+			return err
+		}
+		return stream.SendMsg(&pm)
+	}
 }

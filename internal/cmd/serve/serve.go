@@ -58,7 +58,11 @@ type Options struct {
 	// HTTPUI serves a web UI of the catalog at / (internal/catalogui).
 	HTTPUI      bool
 	HTTPGraphQL bool // catalogd's GraphQL endpoint (internal/catalogql)
-	NoGRPC      bool // --grpc=false
+	// HTTPGzipEncoders is --http-gzip-encoders as httpcatalog's
+	// Options.GzipEncoders: 0 is the default, negative no compression
+	// (the flag's 0).
+	HTTPGzipEncoders int
+	NoGRPC           bool // --grpc=false
 	// HTTPListener, when set, is served instead of --http, and
 	// OnHTTPServing is called with its address once it answers (tests).
 	HTTPListener  net.Listener
@@ -104,6 +108,9 @@ The catalog is read once: later changes to DIR are not served.`,
 			opts.EnforceSet = cmd.Flags().Changed("cache-enforce-integrity")
 			grpcOn, _ := cmd.Flags().GetBool("grpc")
 			opts.NoGRPC = !grpcOn
+			if opts.HTTPGzipEncoders <= 0 {
+				opts.HTTPGzipEncoders = -1 // the flag's 0: no compression
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -127,6 +134,7 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.StringVar(&opts.HTTPCatalogName, "http-catalog-name", "", "answer /catalogs/NAME/api/v1/... only for this name (default: any name)")
 	fl.BoolVar(&opts.HTTPUI, "http-ui", false, "with --http: serve a web UI of the catalog at / (packages, channels and upgrade graphs, bundles)")
 	fl.BoolVar(&opts.HTTPGraphQL, "http-graphql", false, "serve POST /api/v1/graphql too (catalogd's GraphQLCatalogQueries feature gate)")
+	fl.IntVar(&opts.HTTPGzipEncoders, "http-gzip-encoders", httpcatalog.DefaultGzipEncoders, "gzip compressors (about 800 KiB each; zstd states alike) shared by all HTTP responses, each used for 32 KiB at a time; a slow client holds one compressed chunk, never a compressor (0: no compression)")
 	fl.Bool("grpc", true, "serve the gRPC api.Registry on --port; --grpc=false serves --http alone")
 	return cmd
 }
@@ -200,7 +208,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if web && !opts.CacheOnly {
 		// The HTTP store reads the same files as the gRPC conversion: both at once.
 		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener, GraphQL: opts.HTTPGraphQL,
-			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: ui(opts.HTTPUI)}, Limits: opts.Limits})
+			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: ui(opts.HTTPUI), GzipEncoders: opts.HTTPGzipEncoders}, Limits: opts.Limits})
 		defer store.Close()
 	}
 	if opts.NoGRPC {

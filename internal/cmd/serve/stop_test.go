@@ -60,9 +60,18 @@ func bigCatalog(t *testing.T, n int) string {
 
 // TestStopEndsDespiteStalledClient: opm serve, told to stop while a client
 // holds a ListBundles stream unread, exits 0 within its grace and removes
-// the database it converted into a temporary directory.
+// the database it converted into a temporary directory. With --stop-grace
+// 0 (no time limit) it used to wait for that client for as long as the
+// client liked; it now cancels what waits only for clients that read
+// nothing once nothing else is left.
 func TestStopEndsDespiteStalledClient(t *testing.T) {
 	dir := bigCatalog(t, 2000)
+	for _, grace := range []time.Duration{300 * time.Millisecond, 0} {
+		t.Run("grace="+grace.String(), func(t *testing.T) { stopWithStalledClient(t, dir, grace) })
+	}
+}
+
+func stopWithStalledClient(t *testing.T, dir string, grace time.Duration) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
@@ -76,7 +85,7 @@ func TestStopEndsDespiteStalledClient(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	opts := &serve.Options{Dir: dir, Listener: lis, OnServing: func(a net.Addr) { ready <- a },
-		Server: registryserve.ServerFlags{StopGrace: 300 * time.Millisecond}}
+		Server: registryserve.ServerFlags{StopGrace: grace}}
 	go func() { done <- serve.Run(ctx, f, opts) }()
 	var addr net.Addr
 	select {
