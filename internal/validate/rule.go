@@ -104,10 +104,17 @@ const (
 	// SetPreflight is preflight's static bundle checks (every Red Hat
 	// certified operator submission runs them).
 	SetPreflight = "preflight"
+	// SetCommunity is the static tests of the community operator
+	// pipelines (operator-pipelines) that need no network.
+	SetCommunity = "community"
 )
 
+// GateSets are the sets that reproduce a publishing gate: a bundle that
+// cannot be read fails each.
+var GateSets = []string{SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity}
+
 // Sets lists the rule set names --select takes.
-var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift, SetPreflight}
+var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity}
 
 func isSet(s string) bool {
 	for _, n := range Sets {
@@ -214,6 +221,9 @@ func (o Options) enabled(id string) bool { return o.Enabled(id) }
 
 // Context is what a rule sees of one bundle, and where it reports.
 type Context struct {
+	// Path is what the user gave for the bundle ("" for a lone CSV or a
+	// bundle read from an image).
+	Path   string
 	Bundle *bundle.Bundle
 	CSV    *bundle.CSV // never nil inside a CSV or bundle rule
 	Opts   Options

@@ -82,8 +82,8 @@ func init() {
 	// (its good-practices validator refuses a CSV without deployments).
 	alsoIn(SetOperatorHub, "csv-version", "csv-min-kube-version-missing", "csv-min-kube-version-format", "csv-name-convention", "csv-deployments", "k8s-removed-api")
 	// A gate cannot pass a bundle it could not read: the rules that say so
-	// run with either gate.
-	for _, set := range []string{SetOperatorHub, SetOpenShift, SetPreflight} {
+	// run with any gate.
+	for _, set := range GateSets {
 		alsoIn(set, ruleYAMLSyntax.ID, ruleLoad.ID, ruleNoCSV.ID, ruleMultipleCSVs.ID)
 	}
 
