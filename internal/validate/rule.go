@@ -107,14 +107,17 @@ const (
 	// SetCommunity is the static tests of the community operator
 	// pipelines (operator-pipelines) that need no network.
 	SetCommunity = "community"
+	// SetConforma is Conforma's olm release policy (Konflux), the rules
+	// that need no snapshot.
+	SetConforma = "conforma"
 )
 
 // GateSets are the sets that reproduce a publishing gate: a bundle that
 // cannot be read fails each.
-var GateSets = []string{SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity}
+var GateSets = []string{SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity, SetConforma}
 
 // Sets lists the rule set names --select takes.
-var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity}
+var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity, SetConforma}
 
 func isSet(s string) bool {
 	for _, n := range Sets {

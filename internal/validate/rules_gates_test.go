@@ -30,7 +30,7 @@ func gatesFS(t testing.TB) fstest.MapFS {
 	return m
 }
 
-var gates = Options{Select: []string{SetDefault, SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity}, FailOn: Warning}
+var gates = Options{Select: []string{SetDefault, SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity, SetConforma}, FailOn: Warning}
 
 // rulesOf lists the rules of a report's findings, each once, sorted.
 func rulesOf(rep BundleReport) []string {
@@ -51,7 +51,7 @@ func TestGatesFixturePassesEveryGate(t *testing.T) {
 	rep := check(t, gatesFS(t), gates)
 	assert.Empty(t, rep.Findings)
 	// testdata/valid is a fine default-set bundle, but not ready to publish.
-	assert.Equal(t, []string{"community-required-fields", "openshift-versions", "operatorhub-crd-descriptions", "operatorhub-resource-requests", "preflight-feature-annotations"}, rulesOf(check(t, validFS(t), gates)))
+	assert.Equal(t, []string{"community-required-fields", "conforma-feature-annotations", "conforma-network-policy-rbac", "conforma-valid-subscription", "openshift-versions", "operatorhub-crd-descriptions", "operatorhub-resource-requests", "preflight-feature-annotations"}, rulesOf(check(t, validFS(t), gates)))
 }
 
 func TestGateSetsSelectDefaultRulesOnce(t *testing.T) {
