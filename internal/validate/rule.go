@@ -202,7 +202,11 @@ func (o Options) Enabled(id string) bool {
 			return false
 		}
 	}
-	if id == ruleRegistryAllowed.ID && len(o.AllowedRegistries) > 0 {
+	// A flag that gives these rules something to check against runs them.
+	if (id == ruleRegistryAllowed.ID || id == RuleCatalogRegistryAllowed.ID) && len(o.AllowedRegistries) > 0 {
+		return true
+	}
+	if id == RuleCatalogCSVMetadata.ID && o.OCPVersion != "" {
 		return true
 	}
 	var also []string
