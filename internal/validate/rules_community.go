@@ -24,9 +24,9 @@ var (
 		What: "The CSV has the fields the community catalogs require, with usable values: displayName (3 to 50 characters), description (20 or more), icon (base64 data of a png, jpeg, gif or svg), a semver version, maintainers and links (name and email, name and url), provider.name (3 or more) are errors; the capabilities, categories, containerImage (a pull spec with a tag), createdAt (a timestamp), repository (an http(s) URL), support (3 or more characters) and description (10 or more) annotations and spec.keywords (a list of strings) are warnings.",
 		Why:  "The community pipelines' check_required_fields fails a pull request without the first group and warns about the second; OperatorHub.io and the console show these fields on the operator's page. (The pipeline matches displayName's length from the start only, so it lets a name longer than 50 characters through; opm does not.)",
 		Fix:  "Fill the field named; operator-sdk generate kustomize manifests asks for most of them."})
-	RuleCommunityOperatorName = register(&Rule{ID: "community-operator-name", Severity: Error, Scope: ScopeBundle, Set: SetCommunity,
-		What: "The operator name is one: the package annotation, the CSV name's prefix (metadata.name up to its first dot) and, for a bundle laid out as operators/<name>/<version>/, the directory <name>.",
-		Why:  "The community catalogs build a package from operators/<name>/ and take its bundles by CSV name; the pipelines' check_operator_name fails a bundle whose names disagree.",
+	RuleCommunityOperatorName = register(&Rule{ID: "community-operator-name", Severity: Warning, Scope: ScopeBundle, Set: SetCommunity,
+		What: "The operator name is one: the package annotation (an error when missing), the CSV name's prefix (metadata.name up to its first dot) and, for a bundle laid out as operators/<name>/<version>/, the directory <name>.",
+		Why:  "The community catalogs build a package from operators/<name>/ and take its bundles by CSV name; the pipelines' check_operator_name fails the first bundle of an operator whose names disagree and warns on later ones (opm sees one bundle, and warns; the aqua operator, package aqua with CSVs aqua-operator.v*, is one such).",
 		Fix:  "Name the CSV <package>.v<version> and put the bundle in operators/<package>/<version>/."})
 	RuleCommunityVersionDir = register(&Rule{ID: "community-version-directory", Severity: Error, Scope: ScopeCSV, Set: SetCommunity,
 		What: "A bundle laid out as operators/<name>/<version>/ sits in the directory named for its spec.version.",
@@ -224,7 +224,7 @@ func init() {
 		annField := fmt.Sprintf("annotations[%q]", bundle.AnnotationPackage)
 		annLine := c.Bundle.Annotations.Doc.LineOf(annField)
 		if pkg == "" {
-			c.ReportFile(c.Bundle.Annotations.File, annLine, annField, "annotations.yaml does not name the package (operator name)", "set "+bundle.AnnotationPackage)
+			c.ReportFileAs(Error, c.Bundle.Annotations.File, annLine, annField, "annotations.yaml does not name the package (operator name)", "set "+bundle.AnnotationPackage)
 			return
 		}
 		if n := csvOperatorName(c.CSV.Metadata.Name); n != pkg || !strings.Contains(c.CSV.Metadata.Name, ".") {

@@ -24,7 +24,7 @@ var (
 		Fix:  "Add each annotation with the quoted value \"true\" or \"false\"."})
 	RuleConformaUnpinned = register(&Rule{ID: "conforma-unpinned-references", Severity: Error, Scope: ScopeCSV, Set: SetConforma,
 		What: "Every image the CSV names is pinned by digest: containerImage, container and init container images, RELATED_IMAGE_* variables, spec.relatedImages, and image references written in any annotation (of the CSV or a deployment's pod template).",
-		Why:  "A tag can be moved to another image after the release is approved; Conforma's unpinned_references refuses a bundle with an unpinned reference. It takes every word of every annotation that parses as a reference for one, so prose (AI/Machine Learning, Developer Tools) and URLs can pass for images; opm takes a word for an image only when it parses as a reference and names a registry (a host with a dot or a port, or localhost) or a digest.",
+		Why:  "A tag can be moved to another image after the release is approved; Conforma's unpinned_references refuses a bundle with an unpinned reference. It takes every word of every annotation that parses as a reference for one, so prose (AI/Machine Learning, Developer Tools) and URLs can pass for images; opm takes a word for an image only when it parses as a reference and names a digest, or a registry (a host with a dot or a port, or localhost) and a tag (go.kubebuilder.io/v4 in project_layout is no image).",
 		Fix:  "Pin the image: <image>@sha256:<digest> (skopeo inspect --format '{{.Digest}}' docker://<image>)."})
 	RuleConformaKinds = register(&Rule{ID: "conforma-allowed-kinds", Severity: Error, Scope: ScopeBundle, Set: SetConforma,
 		What: "Every manifest of the bundle is of a kind Conforma's olm policy allows: ClusterServiceVersion, CustomResourceDefinition, Secret, ConfigMap, ServiceAccount, Service, ClusterRole(Binding), Role(Binding), PrometheusRule, ServiceMonitor, PodDisruptionBudget, PriorityClass, VerticalPodAutoscaler and the console kinds (ConsoleYAMLSample, ConsoleQuickStart, ConsoleCLIDownload, ConsoleLink, ConsolePlugin).",
@@ -58,8 +58,9 @@ var imageRefRE = regexp.MustCompile(`^(?:((?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]
 	`(?::[\w][\w.-]{0,127})?(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`)
 
 // annotationImage says whether a word of an annotation is an image
-// reference: it parses as one and names a registry or a digest. A bare
-// "a/b" (prose such as and/or) or a URL is not taken for an image.
+// reference: it parses as one and names a digest, or a registry and a tag.
+// A bare "a/b" (prose such as and/or), a URL or a host and path without
+// a tag is not taken for an image.
 func annotationImage(word string) bool {
 	if strings.Contains(word, "://") {
 		return false
@@ -69,7 +70,14 @@ func annotationImage(word string) bool {
 		return false
 	}
 	host := m[1]
-	return strings.Contains(word, "@") || host != "" && (strings.ContainsAny(host, ".:") || host == "localhost")
+	if strings.Contains(word, "@") {
+		return true
+	}
+	// A tag is required too: go.kubebuilder.io/v4 (the project_layout
+	// annotation) and example.com/docs are a registry and a path as much
+	// as an image.
+	last := word[strings.LastIndexByte(word, '/')+1:]
+	return host != "" && (strings.ContainsAny(host, ".:") || host == "localhost") && strings.Contains(last, ":")
 }
 
 var annotationWordSep = regexp.MustCompile(`[,;\s]+`)

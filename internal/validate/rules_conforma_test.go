@@ -127,7 +127,7 @@ func byRuleMessages(rep BundleReport, rule string) []string {
 func TestAnnotationImage(t *testing.T) {
 	t.Parallel()
 	for w, want := range map[string]bool{
-		"quay.io/org/op:v1": true, "localhost/op": true, "registry:5000/op": true, "quay.io/org/op": true,
+		"quay.io/org/op:v1": true, "localhost/op:1": true, "registry:5000/op:latest": true, "quay.io/org/op": false, "go.kubebuilder.io/v4": false, "registry:5000/op": false,
 		"op@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef": true,
 		"AI/Machine": false, "and/or": false, "spam": false, "https://example.com/docs": false,
 		"example.com/Docs": false, `"quay.io/org/op:v1"`: false, "Learning": false,
