@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/opmkit/opm/internal/bundle"
@@ -62,7 +63,8 @@ var imageRefRE = regexp.MustCompile(`^(?:((?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]
 // A bare "a/b" (prose such as and/or), a URL or a host and path without
 // a tag is not taken for an image.
 func annotationImage(word string) bool {
-	if strings.Contains(word, "://") {
+	// Cheap tests first: most words of an annotation are no reference.
+	if !strings.ContainsAny(word, ":@") || strings.Contains(word, "://") {
 		return false
 	}
 	m := imageRefRE.FindStringSubmatch(word)
@@ -214,14 +216,16 @@ func checkConformaUnpinned(c *Context) {
 		}
 	}
 	// Every metadata.annotations in the CSV, as Conforma walks the whole
-	// document: the CSV's own, pod templates', any other.
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
+	// document: the CSV's own, pod templates', any other. The path is kept
+	// as parts and joined only where annotations are found.
+	var parts []string
+	var walk func(v any)
+	walk = func(v any) {
 		switch v := v.(type) {
 		case map[string]any:
 			if meta, ok := v["metadata"].(map[string]any); ok {
 				if ann, ok := meta["annotations"].(map[string]any); ok {
-					owner := "the CSV"
+					path, owner := strings.Join(parts, ""), "the CSV"
 					if path != "" {
 						owner = path
 					}
@@ -229,22 +233,36 @@ func checkConformaUnpinned(c *Context) {
 				}
 			}
 			keys := make([]string, 0, len(v))
-			for k := range v {
-				keys = append(keys, k)
+			for k, x := range v {
+				switch x.(type) {
+				case map[string]any, []any:
+					if k != "metadata" || len(parts) > 0 {
+						keys = append(keys, k)
+					}
+				}
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				if k != "metadata" || path != "" {
-					walk(joinPath(path, k), v[k])
+				sep := "."
+				if len(parts) == 0 {
+					sep = ""
 				}
+				parts = append(parts, sep+k)
+				walk(v[k])
+				parts = parts[:len(parts)-1]
 			}
 		case []any:
 			for i, x := range v {
-				walk(fmt.Sprintf("%s[%d]", path, i), x)
+				switch x.(type) {
+				case map[string]any, []any:
+					parts = append(parts, "["+strconv.Itoa(i)+"]")
+					walk(x)
+					parts = parts[:len(parts)-1]
+				}
 			}
 		}
 	}
-	walk("", c.CSV.Object.Map())
+	walk(c.CSV.Object.Map())
 }
 
 func joinPath(path, key string) string {
