@@ -6,7 +6,7 @@
 # bundle and per MB of manifests, and peak RSS of one `opm bundle validate
 # DIR... -o json` process, once with the default rules and once with every
 # rule set selected (--select default,olmv1,supply-chain,operatorhub,
-# openshift,preflight), each the least CPU of REPEAT runs (3), and the ratio of the
+# openshift,preflight,community,conforma), each the least CPU of REPEAT runs (3), and the ratio of the
 # two (issue 28 wants at most 1.5); then where the CPU goes: the top of a pprof CPU
 # profile of BenchmarkValidateRealBundles (internal/validate), which runs
 # the same validation in-process.
@@ -28,7 +28,7 @@ if [ -z "${OPM:-}" ]; then
 fi
 PROFILE=${PROFILE:-$(mktemp "${TMPDIR:-/tmp}/opm-validate-real.XXXXXX.prof")}
 
-all_sets=default,olmv1,supply-chain,operatorhub,openshift,preflight
+all_sets=default,olmv1,supply-chain,operatorhub,openshift,preflight,community,conforma
 printf '%-40s %-8s %8s %12s %14s %10s %9s\n' set rules bundles "KB/bundle" "CPU/bundle" "CPU/MB" "peak RSS"
 for set in "${sets[@]}"; do
   mapfile -t dirs < <(find "$set" -type d -name manifests -printf '%h\n' | sort)

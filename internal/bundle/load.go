@@ -44,6 +44,9 @@ type Bundle struct {
 	Empty []string
 
 	Labels map[string]string // image config labels, nil for a directory
+	// IndexDigest is, for a bundle read from an image given as a manifest
+	// list or OCI index, the digest of that index ("" otherwise).
+	IndexDigest string
 }
 
 // Dependency is one entry of metadata/dependencies.yaml.

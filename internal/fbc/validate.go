@@ -97,8 +97,9 @@ func sortFindings(fs []validate.Finding) {
 // ValidateOLMv1, a package at a time: the same findings in the same order,
 // with memory for a few packages rather than the catalog. The error is one
 // that stopped the check (the directory cannot be read, ctx ended), not a
-// finding.
-func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions) ([]validate.Finding, error) {
+// finding. extra checks run on each package's catalog too (ValidatePublishing,
+// bound to its options); their findings follow, by file and line.
+func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions, extra ...func(*Catalog) []validate.Finding) ([]validate.Finding, error) {
 	s, err := ScanDir(dir, load)
 	if err != nil {
 		return nil, err
@@ -119,6 +120,9 @@ func ValidateDir(ctx context.Context, dir string, olmv1 bool, load LoadOptions) 
 		out := both{model: Validate(c), keys: bundleKeys(c)}
 		if olmv1 {
 			out.v1 = ValidateOLMv1(c)
+		}
+		for _, check := range extra {
+			out.v1 = append(out.v1, check(c)...)
 		}
 		return out
 	}, func(_ string, fs both) error {

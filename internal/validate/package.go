@@ -26,6 +26,10 @@ type Member struct {
 	CRDs []string
 	// CSVFile is the CSV's file, relative to the bundle.
 	CSVFile string
+	// Replaces, Skips and SkipRange are the CSV's upgrade edges.
+	Replaces  string
+	Skips     []string
+	SkipRange string
 
 	index int            // the input's index, for ordering
 	lines map[string]int // line of each of memberFields in CSVFile
@@ -33,12 +37,13 @@ type Member struct {
 
 // memberFields are the CSV fields package rules report on; Member keeps
 // their lines. A package rule citing another field must add it here.
-var memberFields = []string{"metadata.name", "spec.version", "spec.release", "spec.replaces"}
+var memberFields = []string{"metadata.name", "spec.version", "spec.release", "spec.replaces", "spec.skips", `metadata.annotations["olm.skipRange"]`}
 
 // newMember summarizes b, whose CSV is known, for the package rules.
 func newMember(index int, path string, b *bundle.Bundle) *Member {
 	m := &Member{
 		Path: path, Name: b.CSV.Metadata.Name, Version: b.CSV.Spec.Version, Release: b.CSV.Spec.Release,
+		Replaces: b.CSV.Spec.Replaces, Skips: b.CSV.Spec.Skips, SkipRange: b.CSV.Metadata.Annotations[bundle.AnnotationSkipRange],
 		index: index, lines: map[string]int{},
 	}
 	if b.Annotations != nil {

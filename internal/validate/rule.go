@@ -104,10 +104,20 @@ const (
 	// SetPreflight is preflight's static bundle checks (every Red Hat
 	// certified operator submission runs them).
 	SetPreflight = "preflight"
+	// SetCommunity is the static tests of the community operator
+	// pipelines (operator-pipelines) that need no network.
+	SetCommunity = "community"
+	// SetConforma is Conforma's olm release policy (Konflux), the rules
+	// that need no snapshot.
+	SetConforma = "conforma"
 )
 
+// GateSets are the sets that reproduce a publishing gate: a bundle that
+// cannot be read fails each.
+var GateSets = []string{SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity, SetConforma}
+
 // Sets lists the rule set names --select takes.
-var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift, SetPreflight}
+var Sets = []string{SetDefault, SetOLMv1, SetSupplyChain, SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity, SetConforma}
 
 func isSet(s string) bool {
 	for _, n := range Sets {
@@ -192,7 +202,11 @@ func (o Options) Enabled(id string) bool {
 			return false
 		}
 	}
-	if id == ruleRegistryAllowed.ID && len(o.AllowedRegistries) > 0 {
+	// A flag that gives these rules something to check against runs them.
+	if (id == ruleRegistryAllowed.ID || id == RuleCatalogRegistryAllowed.ID) && len(o.AllowedRegistries) > 0 {
+		return true
+	}
+	if id == RuleCatalogCSVMetadata.ID && o.OCPVersion != "" {
 		return true
 	}
 	var also []string
@@ -214,6 +228,9 @@ func (o Options) enabled(id string) bool { return o.Enabled(id) }
 
 // Context is what a rule sees of one bundle, and where it reports.
 type Context struct {
+	// Path is what the user gave for the bundle ("" for a lone CSV or a
+	// bundle read from an image).
+	Path   string
 	Bundle *bundle.Bundle
 	CSV    *bundle.CSV // never nil inside a CSV or bundle rule
 	Opts   Options

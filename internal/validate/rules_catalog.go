@@ -61,3 +61,16 @@ var (
 		Why:  "OLM parses these values to resolve and install bundles; a malformed one fails the whole catalog.",
 		Fix:  "Correct the value as the message says."})
 )
+
+// Publishing rules of a catalog: run by `opm validate` when their flag
+// gives them something to check against.
+var (
+	RuleCatalogCSVMetadata = register(&Rule{ID: "catalog-openshift-csv-metadata", Severity: Error, Scope: ScopeCatalog, Set: SetOpenShift,
+		What: "A catalog for OpenShift 4.17 or later (--ocp-version) carries no olm.bundle.object property: bundles describe their CSV with olm.csv.metadata instead. Runs whenever --ocp-version is given, and checks nothing without it.",
+		Why:  "From OpenShift 4.17 the catalogs Red Hat and the community pipelines build must not embed whole manifests (olm.bundle.object makes catalogs large and slow to serve); OLM reads what it needs from olm.csv.metadata, and those pipelines refuse a catalog that still has olm.bundle.object.",
+		Fix:  "Render the catalog with opm render --migrate-level bundle-object-to-csv-metadata (or opm alpha render-template ... --migrate-level bundle-object-to-csv-metadata)."})
+	RuleCatalogRegistryAllowed = register(&Rule{ID: "catalog-image-registry-allowed", Severity: Warning, Scope: ScopeCatalog, Set: SetSupplyChain,
+		What: "Every olm.bundle's image and relatedImages name a registry listed in --allowed-registries (a host[:port], or a host/path prefix); runs whenever --allowed-registries is given, and checks nothing without it.",
+		Why:  "A catalog makes clusters pull its bundle images and, through them, the related images; one from a registry the release process does not mirror, scan and sign fails to pull in disconnected clusters or bypasses those checks.",
+		Fix:  "Point the image at its copy on an allowed registry, or add the registry to --allowed-registries."})
+)

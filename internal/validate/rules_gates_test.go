@@ -30,7 +30,7 @@ func gatesFS(t testing.TB) fstest.MapFS {
 	return m
 }
 
-var gates = Options{Select: []string{SetDefault, SetOperatorHub, SetOpenShift, SetPreflight}, FailOn: Warning}
+var gates = Options{Select: []string{SetDefault, SetOperatorHub, SetOpenShift, SetPreflight, SetCommunity, SetConforma}, FailOn: Warning}
 
 // rulesOf lists the rules of a report's findings, each once, sorted.
 func rulesOf(rep BundleReport) []string {
@@ -51,7 +51,7 @@ func TestGatesFixturePassesEveryGate(t *testing.T) {
 	rep := check(t, gatesFS(t), gates)
 	assert.Empty(t, rep.Findings)
 	// testdata/valid is a fine default-set bundle, but not ready to publish.
-	assert.Equal(t, []string{"openshift-versions", "operatorhub-crd-descriptions", "operatorhub-resource-requests", "preflight-feature-annotations"}, rulesOf(check(t, validFS(t), gates)))
+	assert.Equal(t, []string{"community-required-fields", "conforma-feature-annotations", "conforma-network-policy-rbac", "conforma-valid-subscription", "openshift-versions", "operatorhub-crd-descriptions", "operatorhub-resource-requests", "preflight-feature-annotations"}, rulesOf(check(t, validFS(t), gates)))
 }
 
 func TestGateSetsSelectDefaultRulesOnce(t *testing.T) {
@@ -68,7 +68,7 @@ func TestGateSetsSelectDefaultRulesOnce(t *testing.T) {
 	// A gate alone still fails a bundle it cannot read.
 	m = gatesFS(t)
 	m[csvFile].Data = []byte("kind: ClusterServiceVersion\nmetadata: [\n")
-	for _, set := range []string{SetOperatorHub, SetOpenShift, SetPreflight} {
+	for _, set := range GateSets {
 		assert.Contains(t, rulesOf(check(t, m, Options{Select: []string{set}})), "yaml-syntax", set)
 	}
 }
@@ -221,8 +221,8 @@ func TestPreflightRules(t *testing.T) {
 		// declare disconnected support.
 		{"disconnected, related image by tag", "    image: quay.example.com/widgets/operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n  install", "    image: quay.example.com/widgets/operator:v1\n  install",
 			map[string]string{
-				"spec.relatedImages[0].image": "not pinned by digest, in a CSV that declares disconnected support (features.operators.openshift.io/disconnected)",
-				"spec.install.spec.deployments[0].spec.template.spec.containers[0].image": "which spec.relatedImages does not list",
+				"spec.relatedImages[0].image":         "not pinned by digest, in a CSV that declares disconnected support (features.operators.openshift.io/disconnected)",
+				"metadata.annotations.containerImage": "which spec.relatedImages does not list",
 			}},
 		{"disconnected, no RELATED_IMAGE_ variable", "name: RELATED_IMAGE_OPERATOR", "name: OPERATOR_IMAGE",
 			map[string]string{"spec.install.spec.deployments": "no container has a RELATED_IMAGE_* variable"}},

@@ -81,9 +81,11 @@ func init() {
 	// Default rules that operator-sdk's OperatorHub validators check too
 	// (its good-practices validator refuses a CSV without deployments).
 	alsoIn(SetOperatorHub, "csv-version", "csv-min-kube-version-missing", "csv-min-kube-version-format", "csv-name-convention", "csv-deployments", "k8s-removed-api")
+	// Conforma's csv_semver_format (here, where csv-version is registered).
+	alsoIn(SetConforma, "csv-version")
 	// A gate cannot pass a bundle it could not read: the rules that say so
-	// run with either gate.
-	for _, set := range []string{SetOperatorHub, SetOpenShift, SetPreflight} {
+	// run with any gate.
+	for _, set := range GateSets {
 		alsoIn(set, ruleYAMLSyntax.ID, ruleLoad.ID, ruleNoCSV.ID, ruleMultipleCSVs.ID)
 	}
 

@@ -71,7 +71,7 @@ func Check(path string, b *bundle.Bundle, loadErr error, opts Options) BundleRep
 		if b.CSV == nil && !r.runsWithoutCSV() {
 			continue
 		}
-		c := &Context{Bundle: b, CSV: b.CSV, Opts: opts, rule: r}
+		c := &Context{Path: path, Bundle: b, CSV: b.CSV, Opts: opts, rule: r}
 		r.check(c)
 		rep.Findings = append(rep.Findings, c.findings...)
 	}

@@ -129,6 +129,9 @@ func (o *Opener) Open(ctx context.Context, arg string) (*Opened, error) {
 	if b != nil {
 		// The image-labels rule compares them with annotations.yaml.
 		b.Labels = labels
+		if im.IndexDigest != nil {
+			b.IndexDigest = im.IndexDigest.String()
+		}
 	}
 	return &Opened{Bundle: b, Labels: labels}, err
 }

@@ -55,7 +55,7 @@ func (l *Flags) Add(cmd *cobra.Command, formats ...string) {
 	l.formats = formats
 	output.AddFlag(cmd, &l.Output, formats...)
 	f := cmd.Flags()
-	f.StringSliceVar(&l.Select, "select", nil, "run only these rule ids or rule sets (default, olmv1, supply-chain, operatorhub, openshift, preflight; comma-separated, repeatable)")
+	f.StringSliceVar(&l.Select, "select", nil, "run only these rule ids or rule sets ("+strings.Join(validate.Sets, ", ")+"; comma-separated, repeatable)")
 	f.StringSliceVar(&l.Skip, "skip", nil, "never run these rule ids (comma-separated, repeatable)")
 	f.StringVar(&l.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
 	f.StringVar(&l.K8sVersion, "k8s-version", "", "Kubernetes version the bundles target, for deprecated-API rules (default: each CSV's minKubeVersion)")

@@ -38,6 +38,7 @@ func imageFindings(ctx context.Context, f *factory.Factory, opts *Options, vopts
 		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", dir, err))
 	}
 	findings := append(fbc.EmptyFinding(dir, c.Catalog), fbc.Validate(c.Catalog)...)
+	findings = append(findings, fbc.ValidatePublishing(c.Catalog, vopts)...)
 	if vopts.EnabledSet(validate.SetOLMv1) {
 		findings = append(append(findings, indeximage.OLMv1Findings(dir, c.Labels)...), fbc.ValidateOLMv1(c.Catalog)...)
 	}

@@ -64,6 +64,11 @@ its file-based catalog (the directory its
 operators.operatorframework.io.index.configs.v1 label names, also when it
 holds a sqlite database too), or else its sqlite database, rendered.
 
+--ocp-version 4.17 (or later) refuses olm.bundle.object properties, which
+catalogs for those OpenShift releases replace with olm.csv.metadata;
+--allowed-registries quay.io,registry.example.com checks every bundle image
+and related image against those registries.
+
 --select olmv1 (or --select default,olmv1 for both) checks what OLM v1's
 operator-controller refuses or limits: dependency properties, bundles without
 the AllNamespaces install mode, owned API services, webhooks (docs/olmv1.md);
@@ -87,7 +92,8 @@ findings, one a line).`,
   opm validate quay.io/me/index:v1 --select default,olmv1
   opm validate catalog/ -o sarif > catalog.sarif
   opm validate catalog/ -o upstream-json | jq -e .passed
-  opm validate catalogs/*                     # every OpenShift catalog of a repository`,
+  opm validate catalogs/*                     # every OpenShift catalog of a repository
+  opm validate catalogs/v4.17 --ocp-version 4.17 --allowed-registries registry.redhat.io`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
@@ -105,6 +111,8 @@ findings, one a line).`,
 	fl.StringSliceVar(&opts.Select, "select", nil, "run only these rule ids or rule sets (default, olmv1; comma-separated, repeatable)")
 	fl.StringSliceVar(&opts.Skip, "skip", nil, "never run these rule ids (comma-separated, repeatable)")
 	fl.StringVar(&opts.FailOn, "fail-on", "error", "least severe finding that fails the run: error, warning or info")
+	fl.StringVar(&opts.OCPVersion, "ocp-version", "", "OpenShift release the catalog is for (4.17 and later: no olm.bundle.object; runs catalog-openshift-csv-metadata)")
+	fl.StringSliceVar(&opts.AllowedRegistries, "allowed-registries", nil, "registries (host[:port] or host/path prefixes) that bundle and related images may name; runs catalog-image-registry-allowed")
 	opts.Image.AddFlags(fl)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("fail-on", cobra.FixedCompletions([]string{"error", "warning", "info"}, cobra.ShellCompDirectiveNoFileComp))
@@ -163,7 +171,8 @@ func catalogFindings(ctx context.Context, f *factory.Factory, opts *Options, vop
 		return nil, exit.With(exit.Usage, fmt.Errorf("validate %s: %w", dir, err))
 	}
 	defer gcbudget.Batch()()
-	findings, err := fbc.ValidateDir(ctx, dir, vopts.EnabledSet(validate.SetOLMv1), fbc.LoadOptions{Limits: opts.Limits})
+	publishing := func(c *fbc.Catalog) []validate.Finding { return fbc.ValidatePublishing(c, vopts) }
+	findings, err := fbc.ValidateDir(ctx, dir, vopts.EnabledSet(validate.SetOLMv1), fbc.LoadOptions{Limits: opts.Limits}, publishing)
 	if err := exit.IfInterrupted(ctx); err != nil {
 		return nil, err
 	}

@@ -142,7 +142,7 @@ func TestBundleValidateGates(t *testing.T) {
 	t.Parallel()
 	const gates = "../../../validate/testdata/gates"
 	o := cmdtest.New(t)
-	r := o.Run("bundle", "validate", "--select", "default,operatorhub,openshift,preflight", "--fail-on", "warning", gates)
+	r := o.Run("bundle", "validate", "--select", "default,operatorhub,openshift,preflight,community,conforma", "--fail-on", "warning", gates)
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 
 	custom := filepath.Join(t.TempDir(), "categories.json")
@@ -161,6 +161,15 @@ func TestBundleValidateGates(t *testing.T) {
 	r = o.Run("bundle", "validate", "--select", "operatorhub", "--categories", custom, gates)
 	assert.Equal(t, exit.Usage, r.Code)
 	assert.Contains(t, r.ErrOut, `want {"categories": ["Database", ...]}`)
+
+	// The community recipe: the fixture laid out as the community
+	// repositories are passes; under another version directory it fails.
+	for version, code := range map[string]int{"1.2.0": exit.OK, "1.2": exit.Failed} {
+		dir := filepath.Join(t.TempDir(), "operators", "widget-operator", version)
+		require.NoError(t, os.CopyFS(dir, os.DirFS(gates)))
+		r = o.Run("bundle", "validate", "--select", "default,operatorhub,community", "--fail-on", "warning", dir)
+		assert.Equal(t, code, r.Code, r.ErrOut)
+	}
 
 	// --ocp-version judges one release: 4.19 is past the fixture's range.
 	r = o.Run("bundle", "validate", "--select", "openshift", "--ocp-version", "v4.19", "-o", "json", gates)
@@ -298,12 +307,12 @@ func TestListRules(t *testing.T) {
 	r := o.Run("bundle", "validate", "--list-rules")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Regexp(t, `(?m)^RULE +SEVERITY +SCOPE +SET +CHECKS$`, r.Out)
-	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +default,operatorhub,openshift,preflight +\S`, r.Out)
+	assert.Regexp(t, `(?m)^yaml-syntax +error +csv +default,operatorhub,openshift,preflight,community,conforma +\S`, r.Out)
 	assert.Regexp(t, `(?m)^olmv1-all-namespaces +error +csv +olmv1 +\S`, r.Out)
 	assert.Regexp(t, `(?m)^image-pinned +warning +csv +supply-chain +\S`, r.Out)
 	assert.Regexp(t, `(?m)^operatorhub-icon +error +csv +operatorhub +\S`, r.Out)
 	assert.Regexp(t, `(?m)^openshift-versions +error +bundle +openshift +\S`, r.Out)
-	assert.Regexp(t, `(?m)^csv-version +error +csv +default,operatorhub +\S`, r.Out)
+	assert.Regexp(t, `(?m)^csv-version +error +csv +default,operatorhub,conforma +\S`, r.Out)
 
 	r = o.Run("bundle", "validate", "--list-rules", "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
@@ -318,7 +327,7 @@ func TestListRules(t *testing.T) {
 		ids = append(ids, rule.ID)
 		assert.NotEmpty(t, rule.Severity)
 		assert.NotEmpty(t, rule.Scope)
-		assert.Contains(t, []string{"default", "olmv1", "supply-chain", "operatorhub", "openshift", "preflight"}, rule.Set)
+		assert.Contains(t, []string{"default", "olmv1", "supply-chain", "operatorhub", "openshift", "preflight", "community", "conforma"}, rule.Set)
 		assert.NotEmpty(t, rule.What)
 		also[rule.ID] = rule.AlsoIn
 	}
