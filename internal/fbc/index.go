@@ -451,6 +451,13 @@ func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) 
 	})
 }
 
+// ImportCatalog imports the catalog into db, validated and converted as
+// ToIndex does, in one transaction (index filter: the packages it replaces
+// are removed first).
+func ImportCatalog(ctx context.Context, db *index.DB, c *Catalog) error {
+	return importSource(ctx, db, &wholeCatalog{c: c}, countEntries(c), nil)
+}
+
 // ToIndexScanned is ToIndex of a scanned catalog, a package at a time:
 // memory holds a few packages, not the catalog. The result, and every
 // error, is what LoadDir then ToIndex give for the same files, except that

@@ -9,6 +9,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/add"
 	"github.com/opmkit/opm/internal/cmd/index/deprecatetruncate"
 	"github.com/opmkit/opm/internal/cmd/index/export"
+	"github.com/opmkit/opm/internal/cmd/index/filter"
 	"github.com/opmkit/opm/internal/cmd/index/indexflags"
 	"github.com/opmkit/opm/internal/cmd/index/inspect"
 	"github.com/opmkit/opm/internal/cmd/index/prune"
@@ -24,6 +25,7 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		inspect.NewCmd(f, nil),
 		export.NewCmd(f, nil),
 		prune.NewCmd(f, nil),
+		filter.NewCmd(f, nil),
 		prunestranded.NewCmd(f, nil),
 		deprecatetruncate.NewCmd(f, nil),
 	)

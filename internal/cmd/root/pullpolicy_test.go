@@ -21,7 +21,8 @@ import (
 
 // pullers are the commands that read images, each with a command line that
 // pulls one from the test registry: {bundle} and {index} are images pushed
-// there, {dir} a fresh directory, {out} a reference nothing is pushed to.
+// there, {dir} a fresh directory, {out} a reference nothing is pushed to,
+// {template} a basic template and {filter} a FilterConfiguration.
 var pullers = map[string][]string{
 	"alpha bundle build":        {"-d", validBundle, "-t", "{out}", "-p", "example-operator", "-c", "stable", "--base-image", "{bundle}"},
 	"alpha bundle unpack":       {"{bundle}", "-o", "{dir}"},
@@ -38,6 +39,7 @@ var pullers = map[string][]string{
 	"diff":                      {"{index}", "{index}"},
 	"index add":                 {"--bundles", "{bundle}", "--database", "{dir}/index.db"},
 	"index deprecatetruncate":   {"--bundles", "{bundle}", "--from-index", "{index}", "--tag", "{out}"},
+	"index filter":              {"--config", "{filter}", "-f", "{index}", "-t", "{out}"},
 	"index export":              {"--index", "{index}", "--download-folder", "{dir}"},
 	"index inspect":             {"{index}"},
 	"index prune":               {"--packages", "example-operator", "--from-index", "{index}", "--tag", "{out}"},
@@ -166,6 +168,8 @@ entries:
   name: example-operator
 - schema: olm.bundle
   image: `+bundleRef+"\n"), 0o644))
+	filter := filepath.Join(dir, "filter.yaml")
+	require.NoError(t, os.WriteFile(filter, []byte("apiVersion: olm.operatorframework.io/v1alpha1\nkind: FilterConfiguration\npackages:\n- name: example-operator\n"), 0o644))
 
 	paths := make([]string, 0, len(pullers))
 	for p := range pullers {
@@ -182,7 +186,7 @@ entries:
 			args = append(args, strings.Fields(path)...)
 			for _, a := range pullers[path] {
 				a = strings.NewReplacer("{bundle}", bundleRef, "{index}", indexRef, "{dir}", work,
-					"{out}", reg.Ref("out:1"), "{template}", template).Replace(a)
+					"{out}", reg.Ref("out:1"), "{template}", template, "{filter}", filter).Replace(a)
 				args = append(args, a)
 			}
 			args = append(args, "--use-http")
