@@ -7,6 +7,7 @@ package catalogimages
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -56,7 +57,7 @@ func List(c *fbc.Catalog, pkg string) []Image {
 			im = &Image{Image: ref, Digest: digest}
 			byKey[key] = im
 			keys = append(keys, key)
-		} else if ref != im.Image && !contains(im.Also, ref) {
+		} else if ref != im.Image && !slices.Contains(im.Also, ref) {
 			im.Also = append(im.Also, ref)
 		}
 		im.Uses = append(im.Uses, u)
@@ -107,15 +108,6 @@ func Digest(ref string) string {
 		}
 	}
 	return d
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // WriteTable prints images a row each: the image, its first use (and how

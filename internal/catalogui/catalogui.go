@@ -7,6 +7,7 @@ package catalogui
 
 import (
 	"bufio"
+	"bytes"
 	"embed"
 	"encoding/base64"
 	"encoding/json"
@@ -188,18 +189,10 @@ func (u *ui) load(pkg string) (*fbc.Catalog, error) {
 			return nil, err
 		}
 	}
-	if err := c.LoadFile("catalog.json", joinLines(lines)); err != nil {
+	if err := c.LoadFile("catalog.json", append(bytes.Join(lines, []byte("\n")), '\n')); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-func joinLines(lines [][]byte) []byte {
-	var b []byte
-	for _, l := range lines {
-		b = append(append(b, l...), '\n')
-	}
-	return b
 }
 
 func (u *ui) pkg(w http.ResponseWriter, r *http.Request) {

@@ -446,9 +446,7 @@ func RenderIndexFile(ctx context.Context, path string, opts RenderOptions) (*Cat
 // beside path and renamed into place when complete, so path is never left
 // half-written; an existing file is refused unless opts.Force.
 func ToIndex(ctx context.Context, c *Catalog, path string, opts ToIndexOptions) error {
-	return toIndexFile(ctx, path, opts, func(db *index.DB) error {
-		return importSource(ctx, db, &wholeCatalog{c: c}, countEntries(c), nil)
-	})
+	return toIndexFile(ctx, path, opts, func(db *index.DB) error { return ImportCatalog(ctx, db, c) })
 }
 
 // ImportCatalog imports the catalog into db, validated and converted as
