@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/opmkit/opm/internal/registry/api"
+	"github.com/opmkit/opm/internal/selfexec"
 )
 
 // helperEnv makes the test binary serve a read-only database instead of
@@ -130,23 +131,17 @@ func TestServesReadOnlyDirectoryAsOtherUser(t *testing.T) {
 			t.Fatalf("serve read-only: %d bundles, %v; want 75", n, err)
 		}
 	} else {
-		self, err := os.Executable()
+		bin, err := selfexec.Copy(base, "registry.test")
 		if err != nil {
 			t.Fatal(err)
 		}
-		bin := filepath.Join(base, "registry.test")
-		data, err := os.ReadFile(self)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bin, data, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin)
-		cmd.Env = []string{helperEnv + "=" + db, "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		out, err := cmd.CombinedOutput()
+		out, err := selfexec.CombinedOutput(func() *exec.Cmd {
+			cmd := exec.Command(bin)
+			cmd.Env = []string{helperEnv + "=" + db, "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+			cmd.Dir = "/"
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			return cmd
+		})
 		if err != nil || strings.TrimSpace(string(out)) != "bundles=75" {
 			t.Fatalf("serve read-only as uid 65534: %v\n%s", err, out)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/serve"
 	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/registry/replay"
+	"github.com/opmkit/opm/internal/selfexec"
 	"github.com/opmkit/opm/internal/shareddata"
 )
 
@@ -328,23 +329,17 @@ func TestServeReadOnlyCacheAsOtherUser(t *testing.T) {
 			t.Fatalf("serve read-only: exit %d\n%s", code, out)
 		}
 	} else {
-		self, err := os.Executable()
+		bin, err := selfexec.Copy(base, "serve.test")
 		if err != nil {
 			t.Fatal(err)
 		}
-		bin := filepath.Join(base, "serve.test")
-		exe, err := os.ReadFile(self)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(bin, exe, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin)
-		cmd.Env = []string{roHelperEnv + "=" + dir + "\t" + cache, "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
-		cmd.Dir = "/"
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-		out, err = cmd.CombinedOutput()
+		out, err = selfexec.CombinedOutput(func() *exec.Cmd {
+			cmd := exec.Command(bin)
+			cmd.Env = []string{roHelperEnv + "=" + dir + "\t" + cache, "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+			cmd.Dir = "/"
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+			return cmd
+		})
 		if err != nil {
 			t.Fatalf("serve read-only as uid 65534: %v\n%s", err, out)
 		}
