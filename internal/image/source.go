@@ -37,6 +37,7 @@ type registrySource struct {
 	ep     endpoint
 	cred   Credentials
 	puller *remote.Puller
+	opts   []remote.Option
 }
 
 func (c *Client) openRegistry(ctx context.Context, r Ref) (source, []byte, string, error) {
@@ -54,7 +55,7 @@ func (c *Client) openRegistry(ctx context.Context, r Ref) (source, []byte, strin
 		if err != nil {
 			return nil, nil, "", err
 		}
-		s := &registrySource{c: c, ep: ep, cred: cred, puller: p}
+		s := &registrySource{c: c, ep: ep, cred: cred, puller: p, opts: opts}
 		m, mt, err := s.manifest(ctx, "")
 		if err == nil {
 			if err := c.verifySignature(ctx, r, m); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/alpha/converttemplate"
 	"github.com/opmkit/opm/internal/cmd/alpha/filter"
 	"github.com/opmkit/opm/internal/cmd/alpha/list"
+	"github.com/opmkit/opm/internal/cmd/alpha/mirror"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendergraph"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendertemplate"
 	"github.com/opmkit/opm/internal/cmd/alpha/upgradepath"
@@ -30,6 +31,7 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		converttemplate.NewCmd(f),
 		addbundle.NewGroupCmd(f),
 		filter.NewCmd(f, nil),
+		mirror.NewCmd(f, nil),
 		upgradepath.NewCmd(f, nil),
 	)
 }

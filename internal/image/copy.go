@@ -1,0 +1,724 @@
+package image
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/opmkit/opm/internal/atomicfile"
+	"github.com/opmkit/opm/internal/image/layerfs"
+)
+
+// CopyOptions says what comes along with a copied image.
+type CopyOptions struct {
+	// Tag also tags the copy at a registry destination.
+	Tag string
+	// Annotations are added to the image's entry in a layout destination's
+	// index.json.
+	Annotations map[string]string
+	// Referrers copies what is attached to the image at a registry source:
+	// cosign's signatures, attestations and SBOMs (tags sha256-HEX.sig,
+	// .att, .sbom), the OCI referrers tag (sha256-HEX) and what the
+	// registry's referrers API lists.
+	Referrers bool
+	// Progress, when set, is told of every chunk of bytes read from the
+	// source (from several goroutines when copies run concurrently).
+	Progress func(n int64)
+}
+
+// CopyResult is what a copy did.
+type CopyResult struct {
+	Digest    v1.Hash
+	MediaType types.MediaType
+	// Copied and Present count manifests and blobs written and found
+	// already at the destination.
+	ManifestsCopied, ManifestsPresent int
+	BlobsCopied, BlobsPresent         int
+	// Bytes is what was read from the source.
+	Bytes int64
+	// Referrers are the attached artifacts copied: tags, or digests for
+	// those only the referrers API lists.
+	Referrers []string
+}
+
+// Copier copies images whole (every platform of a manifest list, every
+// layer, by digest) between registries and OCI layouts. Blobs and
+// manifests already at the destination are not copied again, so a copy
+// that was interrupted resumes where it stopped. Blobs stream through,
+// their digests checked as they arrive; nothing is held in memory but
+// manifests. One Copier may run copies concurrently.
+type Copier struct {
+	c       *Client
+	mu      sync.Mutex
+	layouts map[string]*layoutDest
+	pushers map[string]*registryDest
+	sources map[string]*layoutSource
+}
+
+// NewCopier returns a Copier using c's registries configuration,
+// credentials and signature policy (applied to every registry pull).
+func (c *Client) NewCopier() *Copier {
+	return &Copier{c: c, layouts: map[string]*layoutDest{}, pushers: map[string]*registryDest{}, sources: map[string]*layoutSource{}}
+}
+
+// Close writes the index.json of every layout copied to.
+func (cp *Copier) Close() error {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	var errs []error
+	for _, l := range cp.layouts {
+		errs = append(errs, l.flush())
+	}
+	return errors.Join(errs...)
+}
+
+// Copy copies src to dst. src is a registry reference or an oci: layout
+// entry; dst is a registry repository (its tag or digest, if any, is
+// ignored: see CopyOptions.Tag) or an oci: layout whose entry is named
+// dst's Tag.
+func (cp *Copier) Copy(ctx context.Context, src, dst Ref, o CopyOptions) (CopyResult, error) {
+	var res CopyResult
+	s, raw, mt, err := cp.openSource(ctx, src)
+	if err != nil {
+		return res, err
+	}
+	defer s.close()
+	d, err := cp.dest(ctx, dst)
+	if err != nil {
+		return res, err
+	}
+	run := &copyRun{src: s, dst: d, o: o, res: &res}
+	desc := v1.Descriptor{MediaType: sniffManifestType(raw, mt), Digest: sha256Of(raw), Size: int64(len(raw))}
+	res.Digest, res.MediaType = desc.Digest, desc.MediaType
+	if err := run.manifest(ctx, desc, raw, 0); err != nil {
+		return res, err
+	}
+	if err := d.tag(ctx, desc, raw, o.Tag, dst.Tag, o.Annotations); err != nil {
+		return res, err
+	}
+	if err := d.verify(ctx, desc); err != nil {
+		return res, err
+	}
+	if o.Referrers {
+		if rs, ok := s.(*registrySource); ok {
+			if err := run.referrers(ctx, rs, desc, dst.Tag); err != nil {
+				return res, fmt.Errorf("copy what is attached to %s: %w", src, err)
+			}
+		}
+	}
+	return res, nil
+}
+
+func (cp *Copier) openSource(ctx context.Context, r Ref) (source, []byte, string, error) {
+	if r.Transport != TransportOCI {
+		return cp.c.openSource(ctx, r)
+	}
+	cp.mu.Lock()
+	ls := cp.sources[r.Path]
+	if ls == nil {
+		ls = &layoutSource{dir: r.Path}
+		cp.sources[r.Path] = ls
+	}
+	cp.mu.Unlock()
+	return ls.open(r.Tag)
+}
+
+func (cp *Copier) dest(ctx context.Context, r Ref) (destination, error) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	switch r.Transport {
+	case TransportOCI:
+		if l := cp.layouts[r.Path]; l != nil {
+			return l, nil
+		}
+		l, err := openLayoutDest(r.Path)
+		if err != nil {
+			return nil, err
+		}
+		cp.layouts[r.Path] = l
+		return l, nil
+	case TransportRegistry:
+		repo := r.named.Name()
+		if d := cp.pushers[repo]; d != nil {
+			return d, nil
+		}
+		d, err := cp.c.registryDest(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		cp.pushers[repo] = d
+		return d, nil
+	}
+	return nil, fmt.Errorf("%s: opm copies to a registry or an oci: layout, not to %s:", r, r.Transport)
+}
+
+// copyRun is one Copy's walk over manifests and blobs.
+type copyRun struct {
+	src source
+	dst destination
+	o   CopyOptions
+	res *CopyResult
+}
+
+// manifest copies what desc (whose bytes are raw, when already read)
+// refers to, then the manifest itself: a destination holding a manifest
+// holds everything under it, which is what makes a rerun resume.
+func (r *copyRun) manifest(ctx context.Context, desc v1.Descriptor, raw []byte, depth int) error {
+	if depth > 3 {
+		return errors.New("manifest lists nested too deeply")
+	}
+	if ok, err := r.dst.hasManifest(ctx, desc); err != nil {
+		return err
+	} else if ok {
+		r.res.ManifestsPresent++
+		return nil
+	}
+	if raw == nil {
+		var mt string
+		var err error
+		raw, mt, err = r.src.manifest(ctx, desc.Digest.String())
+		if err != nil {
+			return err
+		}
+		if got := sha256Of(raw); got != desc.Digest {
+			return fmt.Errorf("manifest %s arrived with digest %s", desc.Digest, got)
+		}
+		if desc.MediaType == "" {
+			desc.MediaType = sniffManifestType(raw, mt)
+		}
+	}
+	if len(raw) > maxManifestSize {
+		return fmt.Errorf("manifest %s is %d bytes, over the %d byte limit", desc.Digest, len(raw), maxManifestSize)
+	}
+	r.progress(int64(len(raw)))
+	switch mt := sniffManifestType(raw, string(desc.MediaType)); {
+	case mt.IsIndex():
+		idx, err := v1.ParseIndexManifest(bytes.NewReader(raw))
+		if err != nil {
+			return fmt.Errorf("parse manifest list %s: %w", desc.Digest, err)
+		}
+		for _, child := range idx.Manifests {
+			if !child.MediaType.IsIndex() && !child.MediaType.IsImage() && !isArtifactManifest(child.MediaType) {
+				return fmt.Errorf("manifest list %s: entry %s has media type %q, not a manifest", desc.Digest, child.Digest, child.MediaType)
+			}
+			if err := r.manifest(ctx, child, nil, depth+1); err != nil {
+				return err
+			}
+		}
+	case mt.IsImage() || isArtifactManifest(mt):
+		m, err := v1.ParseManifest(bytes.NewReader(raw))
+		if err != nil {
+			return fmt.Errorf("parse manifest %s: %w", desc.Digest, err)
+		}
+		for _, b := range append([]v1.Descriptor{m.Config}, m.Layers...) {
+			if err := r.blob(ctx, b); err != nil {
+				return err
+			}
+		}
+	case mt.IsSchema1():
+		return fmt.Errorf("manifest %s is docker schema 1, which opm does not copy; re-push the image with a current tool", desc.Digest)
+	default:
+		return fmt.Errorf("manifest %s has media type %q, not an image or a manifest list", desc.Digest, mt)
+	}
+	r.res.ManifestsCopied++
+	return r.dst.putManifest(ctx, desc, raw)
+}
+
+// isArtifactManifest: OCI artifacts (signatures, SBOMs) use the image
+// manifest with a config or artifactType of their own, and some tools
+// still write the short-lived artifact manifest type.
+func isArtifactManifest(mt types.MediaType) bool {
+	return mt == "application/vnd.oci.artifact.manifest.v1+json"
+}
+
+func (r *copyRun) blob(ctx context.Context, desc v1.Descriptor) error {
+	if desc.Digest.Algorithm != "sha256" {
+		return fmt.Errorf("blob %s: opm copies sha256 blobs only", desc.Digest)
+	}
+	if !desc.MediaType.IsDistributable() {
+		return nil // foreign layers are fetched from their URLs, never mirrored
+	}
+	if ok, err := r.dst.hasBlob(ctx, desc); err != nil {
+		return err
+	} else if ok {
+		r.res.BlobsPresent++
+		return nil
+	}
+	open := func() (io.ReadCloser, error) {
+		rc, err := r.src.blob(ctx, desc)
+		if err != nil {
+			return nil, err
+		}
+		rc = progressReader{rc, r.progress}
+		return &verifyingReader{rc: rc, cr: &layerfs.CountingReader{R: rc, H: newSHA256(), Limit: desc.Size}, want: desc}, nil
+	}
+	copied, err := r.dst.putBlob(ctx, desc, open)
+	if err != nil {
+		return fmt.Errorf("copy blob %s: %w", desc.Digest, err)
+	}
+	if copied {
+		r.res.BlobsCopied++
+	} else {
+		r.res.BlobsPresent++
+	}
+	return nil
+}
+
+func (r *copyRun) progress(n int64) {
+	r.res.Bytes += n
+	if r.o.Progress != nil {
+		r.o.Progress(n)
+	}
+}
+
+// referrers copies the artifacts attached to desc at the source: tags of
+// the cosign and referrers-fallback schemes for the image and each of its
+// platforms, and what the registry's referrers API lists.
+func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Descriptor, layoutName string) error {
+	repo := s.ep.ref.Context()
+	tags, err := s.puller.List(ctx, repo)
+	if err != nil {
+		return registryError("list tags of", endpoint{ref: s.ep.ref}, s.cred, err)
+	}
+	digests := []v1.Hash{desc.Digest}
+	if desc.MediaType.IsIndex() {
+		raw, _, err := s.manifest(ctx, desc.Digest.String())
+		if err != nil {
+			return err
+		}
+		if idx, err := v1.ParseIndexManifest(bytes.NewReader(raw)); err == nil {
+			for _, m := range idx.Manifests {
+				digests = append(digests, m.Digest)
+			}
+		}
+	}
+	seen := map[v1.Hash]bool{}
+	for _, d := range digests {
+		prefix := d.Algorithm + "-" + d.Hex
+		for _, t := range tags {
+			rest, ok := strings.CutPrefix(t, prefix)
+			if !ok || rest != "" && !attachedTag.MatchString(rest) {
+				continue
+			}
+			got, err := s.puller.Get(ctx, repo.Tag(t))
+			if err != nil {
+				return registryError("read manifest of", endpoint{ref: repo.Tag(t)}, s.cred, err)
+			}
+			ad := v1.Descriptor{MediaType: got.MediaType, Digest: sha256Of(got.Manifest), Size: int64(len(got.Manifest))}
+			if err := r.manifest(ctx, ad, got.Manifest, 0); err != nil {
+				return fmt.Errorf("tag %s: %w", t, err)
+			}
+			if err := r.dst.tag(ctx, ad, got.Manifest, t, layoutTagName(layoutName, t), nil); err != nil {
+				return err
+			}
+			seen[ad.Digest] = true
+			r.res.Referrers = append(r.res.Referrers, t)
+		}
+		idx, err := remote.Referrers(repo.Digest(d.String()), append(s.opts, remote.WithContext(ctx))...)
+		if err != nil {
+			continue // a registry without the API, or nothing attached
+		}
+		im, err := idx.IndexManifest()
+		if err != nil {
+			continue
+		}
+		for _, m := range im.Manifests {
+			if seen[m.Digest] {
+				continue
+			}
+			seen[m.Digest] = true
+			if err := r.manifest(ctx, m, nil, 0); err != nil {
+				return fmt.Errorf("referrer %s: %w", m.Digest, err)
+			}
+			if err := r.dst.tag(ctx, m, nil, "", layoutDigestName(layoutName, m.Digest), nil); err != nil {
+				return err
+			}
+			r.res.Referrers = append(r.res.Referrers, m.Digest.String())
+		}
+	}
+	sort.Strings(r.res.Referrers)
+	return nil
+}
+
+// attachedTag is what follows sha256-HEX in the tags of cosign's scheme.
+var attachedTag = regexp.MustCompile(`^\.(sig|att|sbom)$`)
+
+// layoutTagName names an attached tag's entry in a layout after the
+// image's own entry: REPO@sha256:X or REPO:TAG becomes REPO:T.
+func layoutTagName(name, tag string) string {
+	if name == "" {
+		return ""
+	}
+	return layoutRepo(name) + ":" + tag
+}
+
+func layoutDigestName(name string, d v1.Hash) string {
+	if name == "" {
+		return ""
+	}
+	return layoutRepo(name) + "@" + d.String()
+}
+
+func layoutRepo(name string) string {
+	if i := strings.Index(name, "@"); i >= 0 {
+		name = name[:i]
+	}
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		name = name[:i]
+	}
+	return name
+}
+
+// progressReader tells of every chunk it passes.
+type progressReader struct {
+	io.ReadCloser
+	progress func(int64)
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.ReadCloser.Read(b)
+	if n > 0 {
+		p.progress(int64(n))
+	}
+	return n, err
+}
+
+// destination is where a Copier writes.
+type destination interface {
+	hasManifest(ctx context.Context, desc v1.Descriptor) (bool, error)
+	putManifest(ctx context.Context, desc v1.Descriptor, raw []byte) error
+	hasBlob(ctx context.Context, desc v1.Descriptor) (bool, error)
+	// putBlob writes the blob unless it is there; false when it was.
+	putBlob(ctx context.Context, desc v1.Descriptor, open func() (io.ReadCloser, error)) (bool, error)
+	// tag names a copied manifest: a registry tag, or a layout entry.
+	tag(ctx context.Context, desc v1.Descriptor, raw []byte, tag, layoutName string, annotations map[string]string) error
+	// verify checks the destination serves desc by its digest.
+	verify(ctx context.Context, desc v1.Descriptor) error
+}
+
+// registryDest is one repository of a registry.
+type registryDest struct {
+	ep     endpoint
+	cred   Credentials
+	pusher *remote.Pusher
+	puller *remote.Puller
+	repo   name.Repository
+}
+
+func (c *Client) registryDest(ctx context.Context, r Ref) (*registryDest, error) {
+	ep, err := c.pushEndpoint(r)
+	if err != nil {
+		return nil, err
+	}
+	opts, cred, err := c.remoteOptions(ctx, ep)
+	if err != nil {
+		return nil, err
+	}
+	pusher, err := remote.NewPusher(opts...)
+	if err != nil {
+		return nil, err
+	}
+	puller, err := remote.NewPuller(opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &registryDest{ep: ep, cred: cred, pusher: pusher, puller: puller, repo: ep.ref.Context()}, nil
+}
+
+func (d *registryDest) err(op string, ref name.Reference, err error) error {
+	return registryError(op, endpoint{ref: ref, insecure: d.ep.insecure}, d.cred, err)
+}
+
+func (d *registryDest) hasManifest(ctx context.Context, desc v1.Descriptor) (bool, error) {
+	ref := d.repo.Digest(desc.Digest.String())
+	_, err := d.puller.Head(ctx, ref)
+	if err == nil {
+		return true, nil
+	}
+	if isNotFound(err) {
+		return false, nil
+	}
+	return false, d.err("check manifest at", ref, err)
+}
+
+func (d *registryDest) putManifest(ctx context.Context, desc v1.Descriptor, raw []byte) error {
+	ref := d.repo.Digest(desc.Digest.String())
+	if err := d.pusher.Put(ctx, ref, rawManifest{raw: raw, mt: desc.MediaType}); err != nil {
+		return d.err("push manifest to", ref, err)
+	}
+	return nil
+}
+
+func (d *registryDest) hasBlob(context.Context, v1.Descriptor) (bool, error) {
+	return false, nil // Upload asks the registry first
+}
+
+func (d *registryDest) putBlob(ctx context.Context, desc v1.Descriptor, open func() (io.ReadCloser, error)) (bool, error) {
+	l := &streamLayer{desc: desc, open: open}
+	if err := d.pusher.Upload(ctx, d.repo, l); err != nil {
+		return false, d.err("push blob to", d.repo.Digest(desc.Digest.String()), err)
+	}
+	return l.opened, nil
+}
+
+func (d *registryDest) tag(ctx context.Context, desc v1.Descriptor, raw []byte, tag, _ string, _ map[string]string) error {
+	if tag == "" {
+		return nil
+	}
+	if raw == nil {
+		got, err := d.puller.Get(ctx, d.repo.Digest(desc.Digest.String()))
+		if err != nil {
+			return d.err("read manifest of", d.repo.Digest(desc.Digest.String()), err)
+		}
+		raw = got.Manifest
+	}
+	ref := d.repo.Tag(tag)
+	if err := d.pusher.Put(ctx, ref, rawManifest{raw: raw, mt: desc.MediaType}); err != nil {
+		return d.err("tag", ref, err)
+	}
+	return nil
+}
+
+func (d *registryDest) verify(ctx context.Context, desc v1.Descriptor) error {
+	ref := d.repo.Digest(desc.Digest.String())
+	got, err := d.puller.Head(ctx, ref)
+	if err != nil {
+		return d.err("check manifest at", ref, err)
+	}
+	if got.Digest != desc.Digest {
+		return fmt.Errorf("%s: the registry serves digest %s", ref, got.Digest)
+	}
+	return nil
+}
+
+// rawManifest pushes manifest bytes as they are.
+type rawManifest struct {
+	raw []byte
+	mt  types.MediaType
+}
+
+func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
+func (m rawManifest) MediaType() (types.MediaType, error) { return m.mt, nil }
+
+// streamLayer is a blob that go-containerregistry uploads from the
+// source's stream; opened records whether it had to.
+type streamLayer struct {
+	desc   v1.Descriptor
+	open   func() (io.ReadCloser, error)
+	opened bool
+}
+
+func (l *streamLayer) Digest() (v1.Hash, error)            { return l.desc.Digest, nil }
+func (l *streamLayer) DiffID() (v1.Hash, error)            { return l.desc.Digest, nil }
+func (l *streamLayer) Size() (int64, error)                { return l.desc.Size, nil }
+func (l *streamLayer) MediaType() (types.MediaType, error) { return l.desc.MediaType, nil }
+func (l *streamLayer) Uncompressed() (io.ReadCloser, error) {
+	return nil, errors.New("a copied blob is never decompressed")
+}
+func (l *streamLayer) Compressed() (io.ReadCloser, error) {
+	l.opened = true
+	return l.open()
+}
+
+// layoutDest is an OCI layout directory. Blobs and manifests are files
+// renamed into place once complete; index.json is kept in memory and
+// written by flush (a rerun that finds a manifest adds its entry again).
+type layoutDest struct {
+	dir     string
+	mu      sync.Mutex
+	entries []v1.Descriptor
+	dirty   bool
+}
+
+func openLayoutDest(dir string) (*layoutDest, error) {
+	if err := initLayout(dir); err != nil {
+		return nil, fmt.Errorf("layout %s: %w", dir, err)
+	}
+	l := &layoutDest{dir: dir}
+	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err == nil {
+		var idx v1.IndexManifest
+		if err := json.Unmarshal(raw, &idx); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "index.json"), err)
+		}
+		l.entries = idx.Manifests
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *layoutDest) blobPath(d v1.Hash) string { return filepath.Join(l.dir, "blobs", d.Algorithm, d.Hex) }
+
+func (l *layoutDest) hasManifest(ctx context.Context, desc v1.Descriptor) (bool, error) {
+	return l.hasBlob(ctx, desc)
+}
+
+func (l *layoutDest) putManifest(ctx context.Context, desc v1.Descriptor, raw []byte) error {
+	return writeBlobBytes(ctx, l.dir, raw)
+}
+
+func (l *layoutDest) hasBlob(_ context.Context, desc v1.Descriptor) (bool, error) {
+	st, err := os.Stat(l.blobPath(desc.Digest))
+	if err == nil {
+		return st.Size() == desc.Size, nil
+	}
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	return false, err
+}
+
+func (l *layoutDest) putBlob(ctx context.Context, desc v1.Descriptor, open func() (io.ReadCloser, error)) (bool, error) {
+	return true, writeBlob(ctx, l.dir, desc.Digest, desc.Size, open)
+}
+
+func (l *layoutDest) tag(_ context.Context, desc v1.Descriptor, _ []byte, _, layoutName string, annotations map[string]string) error {
+	if layoutName == "" {
+		return nil
+	}
+	e := v1.Descriptor{MediaType: desc.MediaType, Digest: desc.Digest, Size: desc.Size,
+		Annotations: map[string]string{refNameAnnotation: layoutName}}
+	for k, v := range annotations {
+		e.Annotations[k] = v
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, old := range l.entries {
+		if old.Annotations[refNameAnnotation] == layoutName {
+			l.entries[i] = e
+			l.dirty = true
+			return nil
+		}
+	}
+	l.entries = append(l.entries, e)
+	l.dirty = true
+	return nil
+}
+
+func (l *layoutDest) verify(_ context.Context, desc v1.Descriptor) error {
+	raw, err := os.ReadFile(l.blobPath(desc.Digest))
+	if err != nil {
+		return err
+	}
+	if got := sha256Of(raw); got != desc.Digest {
+		return fmt.Errorf("layout %s holds %s with digest %s", l.dir, desc.Digest, got)
+	}
+	return nil
+}
+
+func (l *layoutDest) flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.dirty {
+		return nil
+	}
+	// Sorted by name: the same images give the same index.json whatever
+	// order concurrent copies finished in.
+	sort.SliceStable(l.entries, func(i, j int) bool {
+		return l.entries[i].Annotations[refNameAnnotation] < l.entries[j].Annotations[refNameAnnotation]
+	})
+	idx := v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: l.entries}
+	raw, err := json.Marshal(idx)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(l.dir, "index.json"), raw); err != nil {
+		return err
+	}
+	l.dirty = false
+	return nil
+}
+
+// layoutSource reads an OCI layout by digest, its index.json read once.
+type layoutSource struct {
+	dir  string
+	once sync.Once
+	idx  v1.IndexManifest
+	err  error
+}
+
+// LayoutEntries lists the entries of the OCI layout at dir.
+func LayoutEntries(dir string) ([]v1.Descriptor, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err != nil {
+		return nil, fmt.Errorf("layout %s: %w", dir, err)
+	}
+	var idx v1.IndexManifest
+	if err := json.Unmarshal(raw, &idx); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "index.json"), err)
+	}
+	return idx.Manifests, nil
+}
+
+func (s *layoutSource) open(entry string) (source, []byte, string, error) {
+	s.once.Do(func() {
+		var m []v1.Descriptor
+		m, s.err = LayoutEntries(s.dir)
+		s.idx.Manifests = m
+	})
+	if s.err != nil {
+		return nil, nil, "", s.err
+	}
+	for _, e := range s.idx.Manifests {
+		if e.Annotations[refNameAnnotation] != entry && (entry != "" || len(s.idx.Manifests) != 1) {
+			continue
+		}
+		raw, _, err := s.manifest(context.Background(), e.Digest.String())
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if got := sha256Of(raw); got != e.Digest {
+			return nil, nil, "", fmt.Errorf("layout %s: %s has digest %s", s.dir, e.Digest, got)
+		}
+		return s, raw, string(e.MediaType), nil
+	}
+	return nil, nil, "", fmt.Errorf("layout %s has no image named %q: %w", s.dir, entry, ErrNotFound)
+}
+
+func (s *layoutSource) manifest(_ context.Context, dgst string) ([]byte, string, error) {
+	h, err := v1.NewHash(dgst)
+	if err != nil {
+		return nil, "", err
+	}
+	f, err := os.Open(filepath.Join(s.dir, "blobs", h.Algorithm, h.Hex))
+	if err != nil {
+		return nil, "", fmt.Errorf("layout %s: manifest %s: %w", s.dir, dgst, err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, maxManifestSize+1))
+	return raw, "", err
+}
+
+func (s *layoutSource) blob(_ context.Context, desc v1.Descriptor) (io.ReadCloser, error) {
+	f, err := os.Open(filepath.Join(s.dir, "blobs", desc.Digest.Algorithm, desc.Digest.Hex))
+	if err != nil {
+		return nil, fmt.Errorf("layout %s: blob %s: %w", s.dir, desc.Digest, err)
+	}
+	return f, nil
+}
+
+func (s *layoutSource) repository() name.Reference { return nil }
+func (s *layoutSource) close() error               { return nil }
+
+// isNotFound is a registry's 404 (for a HEAD, which has no error body).
+func isNotFound(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) && te.StatusCode == http.StatusNotFound
+}

@@ -1,0 +1,200 @@
+package mirror
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/containers/image/v5/docker/reference"
+	"sigs.k8s.io/yaml"
+
+	"github.com/opmkit/opm/internal/atomicfile"
+)
+
+// ManifestOptions name what WriteManifests writes.
+type ManifestOptions struct {
+	// Name is the metadata.name of the mirror sets, the CatalogSource and
+	// the ClusterCatalog (default: from the catalog's repository and tag).
+	Name string
+	// ICSP also writes an ImageContentSourcePolicy (OpenShift before 4.13).
+	ICSP bool
+	// Namespace of the CatalogSource (default openshift-marketplace).
+	Namespace string
+}
+
+// WriteManifests writes, for the images of rep that arrived, what a
+// cluster needs to pull them from the mirror: an ImageDigestMirrorSet (for
+// images pulled by digest), an ImageTagMirrorSet (for images pulled by
+// tag), optionally an ImageContentSourcePolicy, a CatalogSource and a
+// ClusterCatalog for the mirrored catalog, and mapping.txt (source=target,
+// a line per image). It returns the files written.
+func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	byDigest, byTag := map[string]string{}, map[string]string{}
+	var mapping []string
+	var catalog *Result
+	for i := range rep.Images {
+		r := &rep.Images[i]
+		if r.Error != "" || r.Target == "" {
+			continue
+		}
+		mapping = append(mapping, r.Source+"="+r.Target)
+		if r.Role == RoleCatalog {
+			catalog = r
+			continue
+		}
+		src, err := reference.ParseNormalizedNamed(r.Source)
+		if err != nil {
+			return nil, err
+		}
+		mirrorRepo := r.Target[:strings.LastIndex(r.Target, "@")]
+		if _, ok := src.(reference.Digested); ok {
+			byDigest[src.Name()] = mirrorRepo
+		} else {
+			byTag[src.Name()] = mirrorRepo
+		}
+	}
+	name := o.Name
+	if name == "" {
+		name = "opm-mirror"
+		if catalog != nil {
+			name = objectName(catalog.Source)
+		}
+	}
+	var files []string
+	write := func(file string, obj any) error {
+		raw, err := yaml.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(dir, file)
+		if err := atomicfile.WriteFile(path, raw); err != nil {
+			return err
+		}
+		files = append(files, path)
+		return nil
+	}
+	if len(byDigest) > 0 {
+		if err := write("imagedigestmirrorset.yaml", mirrorSet("ImageDigestMirrorSet", "imageDigestMirrors", name, byDigest)); err != nil {
+			return files, err
+		}
+		if o.ICSP {
+			if err := write("imagecontentsourcepolicy.yaml", icsp(name, byDigest)); err != nil {
+				return files, err
+			}
+		}
+	}
+	if len(byTag) > 0 {
+		if err := write("imagetagmirrorset.yaml", mirrorSet("ImageTagMirrorSet", "imageTagMirrors", name, byTag)); err != nil {
+			return files, err
+		}
+	}
+	if catalog != nil {
+		ns := o.Namespace
+		if ns == "" {
+			ns = "openshift-marketplace"
+		}
+		if err := write("catalogsource-"+name+".yaml", catalogSource(name, ns, catalog.Target)); err != nil {
+			return files, err
+		}
+		if err := write("clustercatalog-"+name+".yaml", clusterCatalog(name, catalog.Target)); err != nil {
+			return files, err
+		}
+	}
+	sort.Strings(mapping)
+	path := filepath.Join(dir, "mapping.txt")
+	if err := atomicfile.WriteFile(path, []byte(strings.Join(mapping, "\n")+"\n")); err != nil {
+		return files, err
+	}
+	return append(files, path), nil
+}
+
+type object = map[string]any
+
+func mirrorSet(kind, field, name string, m map[string]string) object {
+	var list []object
+	for _, src := range sortedKeys(m) {
+		list = append(list, object{"source": src, "mirrors": []string{m[src]}})
+	}
+	return object{
+		"apiVersion": "config.openshift.io/v1",
+		"kind":       kind,
+		"metadata":   object{"name": name},
+		"spec":       object{field: list},
+	}
+}
+
+func icsp(name string, m map[string]string) object {
+	var list []object
+	for _, src := range sortedKeys(m) {
+		list = append(list, object{"source": src, "mirrors": []string{m[src]}})
+	}
+	return object{
+		"apiVersion": "operator.openshift.io/v1alpha1",
+		"kind":       "ImageContentSourcePolicy",
+		"metadata":   object{"name": name},
+		"spec":       object{"repositoryDigestMirrors": list},
+	}
+}
+
+func catalogSource(name, ns, img string) object {
+	return object{
+		"apiVersion": "operators.coreos.com/v1alpha1",
+		"kind":       "CatalogSource",
+		"metadata":   object{"name": name, "namespace": ns},
+		"spec": object{
+			"sourceType":  "grpc",
+			"image":       img,
+			"displayName": name,
+			"publisher":   "opm alpha mirror",
+		},
+	}
+}
+
+func clusterCatalog(name, img string) object {
+	return object{
+		"apiVersion": "olm.operatorframework.io/v1",
+		"kind":       "ClusterCatalog",
+		"metadata":   object{"name": name},
+		"spec": object{
+			"source": object{"type": "Image", "image": object{"ref": img}},
+		},
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var notNameChars = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// objectName makes a Kubernetes object name (a DNS-1123 label, as a
+// CatalogSource's name must be) of the catalog's repository and tag:
+// quay.io/org/operator-index:v4.17 becomes operator-index-v4-17.
+func objectName(source string) string {
+	s := source
+	if i := strings.Index(s, "@"); i >= 0 {
+		s = s[:i]
+	}
+	if i := strings.LastIndex(s, "/"); i >= 0 {
+		s = s[i+1:]
+	}
+	s = notNameChars.ReplaceAllString(strings.ToLower(s), "-")
+	s = strings.Trim(s, "-")
+	if len(s) > 63 {
+		s = strings.TrimRight(s[:63], "-")
+	}
+	if s == "" {
+		return "opm-mirror"
+	}
+	return s
+}
