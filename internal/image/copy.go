@@ -328,6 +328,13 @@ func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Desc
 				return err
 			}
 			seen[ad.Digest] = true
+			if ad.MediaType.IsIndex() { // the referrers tag: what it lists came with it
+				if im, err := v1.ParseIndexManifest(bytes.NewReader(got.Manifest)); err == nil {
+					for _, m := range im.Manifests {
+						seen[m.Digest] = true
+					}
+				}
+			}
 			r.res.Referrers = append(r.res.Referrers, t)
 		}
 		idx, err := remote.Referrers(repo.Digest(d.String()), append(s.opts, remote.WithContext(ctx))...)
