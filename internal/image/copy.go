@@ -293,6 +293,11 @@ func (r *copyRun) progress(n int64) {
 func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Descriptor, layoutName string) error {
 	repo := s.ep.ref.Context()
 	tags, err := s.puller.List(ctx, repo)
+	if isNotFound(err) {
+		// A repository holding only untagged manifests is unknown to
+		// distribution's tag listing.
+		tags, err = nil, nil
+	}
 	if err != nil {
 		return registryError("list tags of", endpoint{ref: s.ep.ref}, s.cred, err)
 	}

@@ -238,13 +238,16 @@ func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress
 	}
 	copyOpts := image.CopyOptions{Referrers: o.Signatures, Progress: progress}
 	var dst image.Ref
+	var repo string
 	if o.ToDir != "" {
 		dst = image.Ref{Transport: image.TransportOCI, Path: o.ToDir, Tag: layoutName(it.Source)}
 		if it.Role == RoleCatalog {
 			copyOpts.Annotations = map[string]string{AnnotationRole: RoleCatalog}
 		}
 	} else {
-		repo, tag, _, err := Target(o.To, it.Source)
+		var tag string
+		var err error
+		repo, tag, _, err = Target(o.To, it.Source)
 		if err != nil {
 			return fail(err)
 		}
@@ -266,11 +269,7 @@ func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress
 	if o.ToDir != "" {
 		r.Target = "oci:" + o.ToDir + ":" + dst.Tag
 	} else {
-		r.Target = strings.TrimPrefix(dst.Name, "docker://")
-		if i := strings.LastIndex(r.Target, ":"); r.Tag != "" && i > strings.LastIndex(r.Target, "/") {
-			r.Target = r.Target[:i]
-		}
-		r.Target += "@" + r.Digest
+		r.Target = repo + "@" + r.Digest
 	}
 	return r
 }
