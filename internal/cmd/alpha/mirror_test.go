@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/opmkit/opm/internal/catalogtest"
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/registrytest"
@@ -285,4 +286,120 @@ func readFile(t *testing.T, path string) string {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(data)
+}
+
+// smallCatalogWith writes a one-bundle file-based catalog whose bundle is
+// bundleImage and whose related images are related, pushes it to ref and
+// returns its directory.
+func smallCatalogWith(t *testing.T, ref, bundleImage string, related ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	var rel []string
+	for i, r := range related {
+		rel = append(rel, fmt.Sprintf(`{"name":"r%d","image":%q}`, i, r))
+	}
+	doc := fmt.Sprintf(`{"schema":"olm.package","name":"p","defaultChannel":"stable"}
+{"schema":"olm.channel","package":"p","name":"stable","entries":[{"name":"p.v1.0.0"}]}
+{"schema":"olm.bundle","package":"p","name":"p.v1.0.0","image":%q,"properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}],"relatedImages":[%s]}
+`, bundleImage, strings.Join(rel, ","))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "p"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "catalog.json"), []byte(doc), 0o644))
+	catalogtest.PushCatalog(t, dir, ref)
+	return dir
+}
+
+// TestMirrorReportsWhatFails (issue 29): an image that cannot be pulled is
+// reported with the bundle that needs it and the others still arrive
+// (exit 1); --fail-fast stops early; the signature policy holds for every
+// image, not only the catalog.
+func TestMirrorReportsWhatFails(t *testing.T) {
+	t.Parallel()
+	src := registrytest.Start(t)
+	dst := registrytest.Start(t)
+	o := cmdtest.New(t)
+	bundle := pushRandom(t, src.Addr, "example.com/p/bundle", false)
+	good := pushRandom(t, src.Addr, "example.com/p/operator", true)
+	missing := src.Addr + "/p/gone@sha256:" + strings.Repeat("ab", 32)
+	smallCatalogWith(t, src.Ref("olm/cat:1"), bundle, good, missing)
+
+	r := o.Run("alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to", dst.Addr+"/m", "--manifests-dir", filepath.Join(t.TempDir(), "m"))
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, missing)
+	assert.Contains(t, r.ErrOut, "needed by p/p.v1.0.0 (related r1)")
+	assert.Contains(t, r.ErrOut, "mirrored 3 of 4 images")
+	_, err := remoteDigestOf(dst.Addr + "/m/p/operator@" + digestOf(good))
+	assert.NoError(t, err, "the other images arrived")
+
+	r = o.Run("alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to-dir", filepath.Join(t.TempDir(), "d"), "--fail-fast", "--concurrency", "1", "-o", "json")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	var rep struct{ Failed int }
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &rep))
+	assert.GreaterOrEqual(t, rep.Failed, 1)
+
+	// A policy that trusts the catalog's repository alone.
+	policy := filepath.Join(t.TempDir(), "policy.json")
+	require.NoError(t, os.WriteFile(policy, []byte(`{"default":[{"type":"reject"}],"transports":{"docker":{"`+src.Addr+`/olm":[{"type":"insecureAcceptAnything"}]}}}`), 0o644))
+	r = o.Run("alpha", "mirror", "--use-http", "--signature-policy", policy, src.Ref("olm/cat:1"), "--to", dst.Addr+"/p", "--manifests-dir", filepath.Join(t.TempDir(), "m"))
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "mirrored 1 of 4 images", "only the catalog is trusted")
+	assert.Contains(t, r.ErrOut, "refused by the signature policy")
+}
+
+// TestMirrorLocalCatalog: a catalog image in an OCI layout goes under
+// --catalog-name, and the objects written name it by digest.
+func TestMirrorLocalCatalog(t *testing.T) {
+	t.Parallel()
+	src := registrytest.Start(t)
+	dst := registrytest.Start(t)
+	o := cmdtest.New(t)
+	bundle := pushRandom(t, src.Addr, "example.com/p/bundle", false)
+	layout := filepath.Join(t.TempDir(), "layout")
+	smallCatalogWith(t, "oci:"+layout+":filtered", bundle)
+	manifests := filepath.Join(t.TempDir(), "m")
+	r := o.Run("alpha", "mirror", "--use-http", "oci:"+layout+":filtered", "--to", dst.Addr+"/olm", "--catalog-name", "my/catalog:v1",
+		"--manifests-dir", manifests, "--name", "mine", "--icsp")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "catalog: "+dst.Addr+"/olm/my/catalog@sha256:")
+	_, err := remoteDigestOf(dst.Addr + "/olm/my/catalog:v1")
+	assert.NoError(t, err, "the catalog is tagged as --catalog-name says")
+	assert.Equal(t, []string{"catalogsource-mine.yaml", "clustercatalog-mine.yaml", "imagecontentsourcepolicy.yaml", "imagedigestmirrorset.yaml", "mapping.txt"}, readDir(t, manifests))
+	cc := readFile(t, filepath.Join(manifests, "clustercatalog-mine.yaml"))
+	assert.Contains(t, cc, "kind: ClusterCatalog")
+	assert.Contains(t, cc, "ref: "+dst.Addr+"/olm/my/catalog@sha256:")
+}
+
+func TestMirrorUsage(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--to", "r.example"}, "give the catalog image"},
+		{[]string{"x.example/c:1"}, "give --to REGISTRY[/PREFIX] or --to-dir DIR"},
+		{[]string{"x.example/c:1", "--to", "r.example", "--to-dir", "d"}, "not both"},
+		{[]string{"--from-dir", "d"}, "--from-dir needs --to"},
+		{[]string{"x.example/c:1", "--from-dir", "d", "--to", "r.example"}, "not both"},
+		{[]string{"x.example/c:1", "--to", "https://r.example"}, "without a scheme"},
+		{[]string{"x.example/c:1", "--to", "r.example", "--concurrency", "0"}, "at least 1"},
+	} {
+		r := o.Run(append([]string{"alpha", "mirror"}, c.args...)...)
+		assert.Equal(t, exit.UpstreamUsage, r.Code, "%v: %s", c.args, r.ErrOut)
+		assert.Contains(t, r.ErrOut, c.want, "%v", c.args)
+	}
+	r := o.Run("alpha", "mirror", "--from-dir", "/nonexistent/dir", "--to", "r.example")
+	assert.NotEqual(t, exit.OK, r.Code)
+	assert.Contains(t, r.ErrOut, "was it written by opm alpha mirror --to-dir?")
+}
+
+func remoteDigestOf(ref string) (v1.Hash, error) {
+	r, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	d, err := remote.Head(r)
+	if err != nil {
+		return v1.Hash{}, err
+	}
+	return d.Digest, nil
 }

@@ -30,6 +30,7 @@ var pullers = map[string][]string{
 	"alpha list bundles":        {"{index}"},
 	"alpha filter":              {"{index}", "--keep-packages", "example-operator"},
 	"alpha list images":         {"{index}"},
+	"alpha mirror":              {"{index}", "--to-dir", "{dir}/mirror"},
 	"alpha list channels":       {"{index}"},
 	"alpha list packages":       {"{index}"},
 	"alpha render-graph":        {"{index}"},
