@@ -130,7 +130,7 @@ mirror:
 	out, _, err := Filter(load(t, graphCatalog), cfg)
 	require.NoError(t, err)
 	mustValid(t, out)
-	assert.Equal(t, []string{"p.v1.3.0", "q.v1"}, names(out), "without full: the default channel's head")
+	assert.Equal(t, []string{"p.v1.3.0", "q.v1"}, names(out), "without full: every channel's head (1.3.0 heads both of p's)")
 
 	ranged := strings.Replace(headsOnly, "    - name: p\n", "    - name: p\n      minVersion: 1.1.0\n      maxVersion: 1.2.0\n", 1)
 	cfg, err = ParseConfig("isc.yaml", []byte(ranged), "")
