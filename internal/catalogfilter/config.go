@@ -1,7 +1,6 @@
 package catalogfilter
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -15,8 +14,11 @@ type Config struct {
 	// or ImageSetConfiguration (oc-mirror's operator stanza).
 	Kind string
 	// Packages are kept; others go. Empty keeps every package (oc-mirror's
-	// full catalog).
+	// catalog without packages).
 	Packages []Package
+	// HeadsOnly, with no Packages, keeps only the head of every channel of
+	// every package (oc-mirror's catalog without packages or full: true).
+	HeadsOnly bool
 }
 
 // Package says what to keep of one package.
@@ -30,8 +32,8 @@ type Package struct {
 	// has no range of its own.
 	Range string
 	// HeadsOnly keeps, of a channel without a range, only its head
-	// (oc-mirror without full: true); with no Channels, only the default
-	// channel is kept.
+	// (oc-mirror without full: true); with no Channels and no Range, the
+	// head of every channel.
 	HeadsOnly bool
 }
 
@@ -122,7 +124,7 @@ func parseFilter(file string, data []byte) (*Config, error) {
 				return nil, fmt.Errorf("%s: packages[%d].channels[%d].name: missing", file, i, j)
 			}
 			if ch.VersionRange != "" {
-				if _, err := semver.ParseRange(ch.VersionRange); err != nil {
+				if err := checkRange(ch.VersionRange); err != nil {
 					return nil, fmt.Errorf("%s: packages[%d].channels[%d].versionRange %q: %w", file, i, j, ch.VersionRange, err)
 				}
 			}
@@ -166,6 +168,12 @@ func parseImageSet(file string, data []byte, source string) (*Config, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: packages[%d] (%s): %w", file, i, p.Name, err)
 		}
+		// oc-mirror refuses both mixes below: a range with full: true
+		// (full keeps every bundle, a range only some) and a range on the
+		// package and on one of its channels (which one would bound it?).
+		if rng != "" && cat.Full {
+			return nil, fmt.Errorf("%s: packages[%d] (%s): minVersion/maxVersion with full: true: full keeps every bundle; drop full: true to keep a range", file, i, p.Name)
+		}
 		pk := Package{Name: p.Name, DefaultChannel: p.DefaultChannel, Range: rng, HeadsOnly: !cat.Full}
 		for j, ch := range p.Channels {
 			if ch.Name == "" {
@@ -175,14 +183,32 @@ func parseImageSet(file string, data []byte, source string) (*Config, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: packages[%d].channels[%d] (%s): %w", file, i, j, ch.Name, err)
 			}
+			switch {
+			case r != "" && cat.Full:
+				return nil, fmt.Errorf("%s: packages[%d].channels[%d] (%s): minVersion/maxVersion with full: true: full keeps every bundle; drop full: true to keep a range", file, i, j, ch.Name)
+			case r != "" && rng != "":
+				return nil, fmt.Errorf("%s: packages[%d] (%s): minVersion/maxVersion on the package and on its channel %s: give the range on the package or on its channels, not both", file, i, p.Name, ch.Name)
+			}
 			pk.Channels = append(pk.Channels, Channel{Name: ch.Name, Range: r})
 		}
 		cfg.Packages = append(cfg.Packages, pk)
 	}
-	if len(cfg.Packages) == 0 && !cat.Full {
-		return nil, errors.New(file + ": the catalog lists no package and is not full: nothing would be kept (list packages, or set full: true)")
-	}
+	cfg.HeadsOnly = len(cfg.Packages) == 0 && !cat.Full
 	return cfg, nil
+}
+
+// checkRange parses a versionRange as a blang/semver range. Files written
+// for operator-registry may hold Masterminds constraints: a hyphen range
+// parses here but means something else, so it is refused.
+func checkRange(rng string) error {
+	const how = "opm reads blang/semver ranges such as '>=1.0.0 <2.0.0' (a space for and, || for or)"
+	if strings.Contains(rng, " - ") {
+		return fmt.Errorf("a hyphen range is not read: %s", how)
+	}
+	if _, err := semver.ParseRange(rng); err != nil {
+		return fmt.Errorf("%w: %s", err, how)
+	}
+	return nil
 }
 
 // minMax is oc-mirror's minVersion/maxVersion as a range (both ends in).

@@ -70,7 +70,7 @@ func Filter(c *fbc.Catalog, cfg *Config) (*fbc.Catalog, *Report, error) {
 			continue
 		}
 		if pf == nil {
-			pf = &Package{Name: p.Name}
+			pf = &Package{Name: p.Name, HeadsOnly: cfg.HeadsOnly}
 		}
 		pkg, chans, bundles, err := filterPackage(c, p, pf, rep)
 		if err != nil {
@@ -146,10 +146,10 @@ func filterPackage(c *fbc.Catalog, p fbc.Package, pf *Package, rep *Report) (fbc
 	}
 	type pick struct {
 		name, rng string
+		named     bool // the configuration names the channel
 	}
 	var picks []pick
-	switch {
-	case len(pf.Channels) > 0:
+	if len(pf.Channels) > 0 {
 		for _, ch := range pf.Channels {
 			if _, ok := byName[ch.Name]; !ok {
 				return p, nil, nil, fmt.Errorf("package %s has no channel %s (its channels: %s)", p.Name, ch.Name, strings.Join(names, ", "))
@@ -158,13 +158,11 @@ func filterPackage(c *fbc.Catalog, p fbc.Package, pf *Package, rep *Report) (fbc
 			if rng == "" {
 				rng = pf.Range
 			}
-			picks = append(picks, pick{ch.Name, rng})
+			picks = append(picks, pick{ch.Name, rng, true})
 		}
-	case pf.HeadsOnly && pf.Range == "":
-		picks = append(picks, pick{name: def})
-	default:
+	} else {
 		for _, n := range names {
-			picks = append(picks, pick{n, pf.Range})
+			picks = append(picks, pick{n, pf.Range, false})
 		}
 	}
 	why := map[string]string{} // bundle -> why it went, when it did
@@ -180,6 +178,12 @@ func filterPackage(c *fbc.Catalog, p fbc.Package, pf *Package, rep *Report) (fbc
 			return p, nil, nil, fmt.Errorf("package %s: %w", p.Name, err)
 		}
 		if len(ch.Entries) == 0 {
+			// A channel the file names and its range empties is most
+			// likely a wrong range (operator-registry fails too); one a
+			// package-wide range empties just has no such versions.
+			if pk.named {
+				return p, nil, nil, fmt.Errorf("package %s: channel %s keeps no bundle: none is in %s: widen the range, or leave the channel out", p.Name, pk.name, pk.rng)
+			}
 			continue
 		}
 		chans = append(chans, ch)
@@ -222,6 +226,14 @@ func filterPackage(c *fbc.Catalog, p fbc.Package, pf *Package, rep *Report) (fbc
 func filterChannel(ch fbc.Channel, rng string, headOnly bool, versions map[string]semver.Version, rep *Report, why map[string]string) (fbc.Channel, error) {
 	out := ch
 	out.Entries = nil
+	listed := map[string]bool{}
+	for _, e := range ch.Entries {
+		// Kept, both copies would be written: an invalid channel.
+		if listed[e.Name] {
+			return out, fmt.Errorf("channel %s lists %s twice in the source: fix the source", ch.Name, e.Name)
+		}
+		listed[e.Name] = true
+	}
 	keep := map[string]bool{}
 	switch {
 	case rng != "":
@@ -239,6 +251,9 @@ func filterChannel(ch fbc.Channel, rng string, headOnly bool, versions map[strin
 		}
 	case headOnly:
 		heads := graph.Heads(&ch)
+		if len(heads) == 0 {
+			return out, fmt.Errorf("channel %s has no head in the source: every entry is replaced or skipped (a cycle)", ch.Name)
+		}
 		if len(heads) != 1 {
 			return out, fmt.Errorf("channel %s has %d heads in the source (%s): name the versions to keep", ch.Name, len(heads), strings.Join(heads, ", "))
 		}
@@ -257,6 +272,11 @@ func filterChannel(ch fbc.Channel, rng string, headOnly bool, versions map[strin
 		sub := subset(ch, keep)
 		heads := graph.Heads(&sub)
 		if len(heads) <= 1 {
+			if cyc := cycle(ch, keep); len(cyc) > 0 {
+				// A cycle of the source, kept, would be written as is:
+				// say where it is rather than fail validation afterwards.
+				return out, fmt.Errorf("channel %s has an upgrade cycle in the source (%s): fix the source, or keep versions outside the cycle", ch.Name, strings.Join(cyc, " → "))
+			}
 			out.Entries = sub.Entries
 			return out, nil
 		}
@@ -274,10 +294,66 @@ func filterChannel(ch fbc.Channel, rng string, headOnly bool, versions map[strin
 			rep.Extra = append(rep.Extra, Extra{Package: ch.Package, Channel: ch.Name, Bundle: up,
 				Why: fmt.Sprintf("upgrades %s, kept, toward the channel's head: without it the channel would have %d heads", h, len(heads))})
 		}
+		if !added && rng == "" && !headOnly {
+			return out, fmt.Errorf("channel %s has %d heads in the source (%s): name the versions to keep", ch.Name, len(heads), strings.Join(heads, ", "))
+		}
 		if !added {
 			return out, fmt.Errorf("channel %s would keep %d heads (%s) and no entry of the source upgrades them to one: widen the range", ch.Name, len(heads), strings.Join(heads, ", "))
 		}
 	}
+}
+
+// cycle is one cycle among the entries of ch in keep (its first entry
+// repeated at the end), following replaces and skips; nil when none.
+func cycle(ch fbc.Channel, keep map[string]bool) []string {
+	next := map[string][]string{}
+	for _, e := range ch.Entries {
+		if !keep[e.Name] {
+			continue
+		}
+		for _, to := range append([]string{e.Replaces}, e.Skips...) {
+			if keep[to] {
+				next[e.Name] = append(next[e.Name], to)
+			}
+		}
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var path []string
+	var found []string
+	var walk func(n string) bool
+	walk = func(n string) bool {
+		state[n] = onPath
+		path = append(path, n)
+		for _, m := range next[n] {
+			switch state[m] {
+			case onPath:
+				for i := range path {
+					if path[i] == m {
+						found = append(append([]string{}, path[i:]...), m)
+						return true
+					}
+				}
+			case unseen:
+				if walk(m) {
+					return true
+				}
+			}
+		}
+		path = path[:len(path)-1]
+		state[n] = done
+		return false
+	}
+	for _, e := range ch.Entries {
+		if keep[e.Name] && state[e.Name] == unseen && walk(e.Name) {
+			return found
+		}
+	}
+	return nil
 }
 
 // subset is ch with only the entries in keep, in ch's order.

@@ -130,7 +130,7 @@ mirror:
 	out, _, err := Filter(load(t, graphCatalog), cfg)
 	require.NoError(t, err)
 	mustValid(t, out)
-	assert.Equal(t, []string{"p.v1.3.0", "q.v1"}, names(out), "without full: the default channel's head")
+	assert.Equal(t, []string{"p.v1.3.0", "q.v1"}, names(out), "without full: every channel's head (1.3.0 heads both of p's)")
 
 	ranged := strings.Replace(headsOnly, "    - name: p\n", "    - name: p\n      minVersion: 1.1.0\n      maxVersion: 1.2.0\n", 1)
 	cfg, err = ParseConfig("isc.yaml", []byte(ranged), "")
@@ -209,4 +209,22 @@ func TestFilterRandomRangesOnRealCatalogs(t *testing.T) {
 	}
 	t.Logf("%d filtered catalogs from %d reference catalogs validated and only removed", runs, len(files))
 	assert.Greater(t, runs, len(files)*4)
+}
+
+// TestFilterBrokenSource: a source channel that branches, or that has no
+// head at all, is named as the source's fault whatever keeps it whole or
+// by its head.
+func TestFilterBrokenSource(t *testing.T) {
+	t.Parallel()
+	branches := one("1.0.0 1.1.0<1.0.0 1.2.0<1.0.0")
+	_, _, err := Filter(fixture(t, branches), &Config{Packages: []Package{{Name: "foo"}}})
+	assert.ErrorContains(t, err, "package foo: channel ch has 2 heads in the source (foo.v1.2.0, foo.v1.1.0): name the versions to keep")
+	_, _, err = Filter(fixture(t, branches), &Config{HeadsOnly: true})
+	assert.ErrorContains(t, err, "package foo: channel ch has 2 heads in the source")
+
+	noHead := one("1.0.0<1.1.0 1.1.0<1.0.0")
+	_, _, err = Filter(fixture(t, noHead), &Config{HeadsOnly: true})
+	assert.ErrorContains(t, err, "package foo: channel ch has no head in the source: every entry is replaced or skipped (a cycle)")
+	_, _, err = Filter(fixture(t, noHead), &Config{Packages: []Package{{Name: "foo"}}})
+	assert.ErrorContains(t, err, "package foo: channel ch has an upgrade cycle in the source (foo.v1.0.0 → foo.v1.1.0 → foo.v1.0.0)")
 }

@@ -69,3 +69,55 @@ func mustRead(t *testing.T, p string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestFilterCommandAnchorRules (issue 29): the command as the anchors'
+// cases fixed it: an ImageSetConfiguration without packages keeps every
+// channel's head, one mixing full: true and a range is refused as bad
+// input, and a source channel with a cycle is named as the source's fault,
+// not the filter's, with nothing written.
+func TestFilterCommandAnchorRules(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "catalog")
+	require.NoError(t, os.MkdirAll(src, 0o755))
+	bundle := func(v string) string {
+		return `{"schema":"olm.bundle","name":"p.v` + v + `","package":"p","image":"example.com/p:` + v + `","properties":[{"type":"olm.package","value":{"packageName":"p","version":"` + v + `"}}]}` + "\n"
+	}
+	catalog := `{"schema":"olm.package","name":"p","defaultChannel":"stable"}
+{"schema":"olm.channel","name":"stable","package":"p","entries":[{"name":"p.v1.0.0"},{"name":"p.v1.1.0","replaces":"p.v1.0.0"}]}
+{"schema":"olm.channel","name":"fast","package":"p","entries":[{"name":"p.v1.1.0"},{"name":"p.v1.2.0","replaces":"p.v1.1.0"}]}
+` + bundle("1.0.0") + bundle("1.1.0") + bundle("1.2.0")
+	require.NoError(t, os.WriteFile(filepath.Join(src, "catalog.json"), []byte(catalog), 0o644))
+
+	isc := filepath.Join(dir, "isc.yaml")
+	require.NoError(t, os.WriteFile(isc, []byte("apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  operators:\n  - catalog: example.com/index:v1\n"), 0o644))
+	r := o.Run("alpha", "filter", src, "--config", isc)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	c := &fbc.Catalog{}
+	require.NoError(t, c.LoadFile("out.json", []byte(r.Out)))
+	heads := map[string][]string{}
+	for _, ch := range c.Channels {
+		for _, e := range ch.Entries {
+			heads[ch.Name] = append(heads[ch.Name], e.Name)
+		}
+	}
+	assert.Equal(t, map[string][]string{"stable": {"p.v1.1.0"}, "fast": {"p.v1.2.0"}}, heads, "the head of every channel")
+
+	require.NoError(t, os.WriteFile(isc, []byte(mustRead(t, isc)+"    full: true\n    packages:\n    - name: p\n      minVersion: 1.1.0\n"), 0o644))
+	r = o.Run("alpha", "filter", src, "--config", isc)
+	// Bad input; status 1 on opm alpha's paths, as upstream opm's.
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "isc.yaml: packages[0] (p): minVersion/maxVersion with full: true")
+
+	cyclic := strings.Replace(catalog, `{"name":"p.v1.0.0"},{"name":"p.v1.1.0","replaces":"p.v1.0.0"}`, `{"name":"p.v1.0.0","skips":["p.v1.1.0"]},{"name":"p.v1.1.0","replaces":"p.v1.0.0"}`, 1)
+	require.NotEqual(t, catalog, cyclic)
+	require.NoError(t, os.WriteFile(filepath.Join(src, "catalog.json"), []byte(cyclic), 0o644))
+	out := filepath.Join(dir, "out")
+	r = o.Run("alpha", "filter", src, "--keep-packages", "p", "--output-dir", out)
+	assert.Equal(t, exit.Failed, r.Code)
+	assert.Contains(t, r.ErrOut, "package p: channel stable has an upgrade cycle in the source (p.v1.0.0 → p.v1.1.0 → p.v1.0.0)")
+	assert.Contains(t, r.ErrOut, "nothing was written")
+	assert.NotContains(t, r.ErrOut, "a bug in the filter")
+	assert.NoDirExists(t, out)
+}
