@@ -98,7 +98,7 @@ func (cp *Copier) Copy(ctx context.Context, src, dst Ref, o CopyOptions) (CopyRe
 	if err != nil {
 		return res, err
 	}
-	defer s.close()
+	defer func() { _ = s.close() }()
 	d, err := cp.dest(ctx, dst)
 	if err != nil {
 		return res, err
@@ -165,7 +165,7 @@ func (cp *Copier) dest(ctx context.Context, r Ref) (destination, error) {
 		cp.pushers[repo] = d
 		return d, nil
 	}
-	return nil, fmt.Errorf("%s: opm copies to a registry or an oci: layout, not to %s:", r, r.Transport)
+	return nil, fmt.Errorf("%s: opm copies to a registry or an oci: layout, not to a %s destination", r, r.Transport)
 }
 
 // copyRun is one Copy's walk over manifests and blobs.
@@ -576,7 +576,9 @@ func openLayoutDest(dir string) (*layoutDest, error) {
 	return l, nil
 }
 
-func (l *layoutDest) blobPath(d v1.Hash) string { return filepath.Join(l.dir, "blobs", d.Algorithm, d.Hex) }
+func (l *layoutDest) blobPath(d v1.Hash) string {
+	return filepath.Join(l.dir, "blobs", d.Algorithm, d.Hex)
+}
 
 func (l *layoutDest) hasManifest(ctx context.Context, desc v1.Descriptor) (bool, error) {
 	return l.hasBlob(ctx, desc)

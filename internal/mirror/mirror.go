@@ -50,8 +50,8 @@ type Item struct {
 	Source string `json:"source"`
 	// From is where the bytes are read, when not Source (a local catalog
 	// image, a mirror directory's entry).
-	From string `json:"-"`
-	Role string `json:"role"`
+	From string              `json:"-"`
+	Role string              `json:"role"`
 	Uses []catalogimages.Use `json:"uses,omitempty"`
 }
 
