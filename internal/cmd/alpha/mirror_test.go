@@ -102,6 +102,19 @@ func pushRandom(t *testing.T, src, orig string, multi bool) string {
 	return repo.String() + "@" + d.String()
 }
 
+// corpusCatalog pushes to ref a file-based catalog image of six corpus
+// bundles (etcd 0.9.0-0.9.4, pelorus-operator 0.0.1-0.0.3) whose images
+// are all in src.
+func corpusCatalog(t *testing.T, o *cmdtest.Runner, src *registrytest.Registry, ref string) {
+	t.Helper()
+	etcd := corpusBundlesAt(t, o, src.Addr, "etcd", "0.9.0", "0.9.2", "0.9.4")
+	pelorus := corpusBundlesAt(t, o, src.Addr, "pelorus-operator", "0.0.1", "0.0.2", "0.0.3")
+	base := pushRandom(t, src.Addr, "example.com/base/opm:1", false)
+	r := o.Run("index", "add", "--use-http", "-b", strings.Join(append(etcd, pelorus...), ","), "-i", base,
+		"-t", ref, "--catalog-format", "fbc")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+}
+
 // stallingProxy passes requests to a registry until it has passed
 // stallAfter manifest PUTs; later requests wait until release.
 type stallingProxy struct {
@@ -131,12 +144,7 @@ func TestMirrorKilledMidwayResumes(t *testing.T) {
 	src := registrytest.Start(t)
 	dst := registrytest.Start(t)
 	o := cmdtest.New(t)
-	etcd := corpusBundlesAt(t, o, src.Addr, "etcd", "0.9.0", "0.9.2", "0.9.4")
-	pelorus := corpusBundlesAt(t, o, src.Addr, "pelorus-operator", "0.0.1", "0.0.2", "0.0.3")
-	base := pushRandom(t, src.Addr, "example.com/base/opm:1", false)
-	r := o.Run("index", "add", "--use-http", "-b", strings.Join(append(etcd, pelorus...), ","), "-i", base,
-		"-t", src.Ref("olm/index:1"), "--catalog-format", "fbc")
-	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	corpusCatalog(t, o, src, src.Ref("olm/index:1"))
 	cfg := filepath.Join(t.TempDir(), "filter.yaml")
 	require.NoError(t, os.WriteFile(cfg, []byte(`apiVersion: olm.operatorframework.io/v1alpha1
 kind: FilterConfiguration
@@ -147,7 +155,7 @@ packages:
     versionRange: ">=0.9.2"
 - name: pelorus-operator
 `), 0o644))
-	r = o.Run("index", "filter", "--use-http", "--config", cfg, "-f", src.Ref("olm/index:1"), "-t", src.Ref("olm/index:small"), "--catalog-format", "fbc")
+	r := o.Run("index", "filter", "--use-http", "--config", cfg, "-f", src.Ref("olm/index:1"), "-t", src.Ref("olm/index:small"), "--catalog-format", "fbc")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	r = o.Run("alpha", "list", "images", "--use-http", "-o", "json", src.Ref("olm/index:small"))
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)

@@ -1,0 +1,93 @@
+package alpha_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	"github.com/opmkit/opm/internal/registrytest"
+)
+
+// TestMirroringDocWalk walks docs/mirroring.md as written: its files
+// (```yaml blocks starting "# file: NAME") are written, and every line of
+// its ```sh blocks runs in order (opm lines as opm, ls and oc apply as
+// checks that what they read exists), with $CATALOG, $SMALL and $MIRROR
+// two local registries.
+func TestMirroringDocWalk(t *testing.T) {
+	t.Parallel()
+	src := registrytest.Start(t)
+	dst := registrytest.Start(t)
+	o := cmdtest.New(t)
+	catalog := src.Ref("olm/operators:v1")
+	corpusCatalog(t, o, src, catalog)
+	vars := strings.NewReplacer("$CATALOG", catalog, "$SMALL", src.Ref("olm/operators:v1-small"), "$MIRROR", dst.Addr)
+
+	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "mirroring.md"))
+	require.NoError(t, err)
+	work := t.TempDir()
+	o.Dir = work
+	o.Env["OPM_USE_HTTP"] = "true"
+	ran := 0
+	var last cmdtest.Result
+	for _, block := range fencedBlocks(string(raw)) {
+		switch block.lang {
+		case "yaml":
+			first, rest, _ := strings.Cut(block.text, "\n")
+			if file, ok := strings.CutPrefix(first, "# file: "); ok {
+				require.NoError(t, os.WriteFile(filepath.Join(work, file), []byte(rest), 0o644))
+			}
+		case "sh":
+			for _, line := range strings.Split(block.text, "\n") {
+				line, _, _ = strings.Cut(line, "#")
+				fields := strings.Fields(vars.Replace(line))
+				switch {
+				case len(fields) == 0:
+				case fields[0] == "opm":
+					last = o.Run(fields[1:]...)
+					require.Equal(t, exit.OK, last.Code, "docs/mirroring.md: %s\n%s", line, last.ErrOut)
+					ran++
+				case fields[0] == "ls", fields[0] == "oc" && len(fields) == 4 && fields[1] == "apply" && fields[2] == "-f":
+					_, err := os.Stat(filepath.Join(work, fields[len(fields)-1]))
+					require.NoError(t, err, "docs/mirroring.md: %s", line)
+				default:
+					t.Fatalf("docs/mirroring.md: a line this walk cannot run: %q (run it here or change the doc)", line)
+				}
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, ran, 7, "the opm lines of the page")
+	assert.Contains(t, last.ErrOut, "0 copied", "the last run finds the mirror complete")
+	for _, f := range []string{"imagedigestmirrorset.yaml", "imagetagmirrorset.yaml", "catalogsource-operators-v1-small.yaml", "clustercatalog-operators-v1-small.yaml", "mapping.txt"} {
+		_, err := os.Stat(filepath.Join(work, "manifests", f))
+		assert.NoError(t, err, "docs/mirroring.md promises %s", f)
+	}
+}
+
+type fenced struct{ lang, text string }
+
+// fencedBlocks returns the ``` blocks of a Markdown text.
+func fencedBlocks(md string) []fenced {
+	var out []fenced
+	var cur *fenced
+	var lines []string
+	for _, line := range strings.Split(md, "\n") {
+		switch {
+		case cur == nil && strings.HasPrefix(line, "```"):
+			cur = &fenced{lang: strings.TrimPrefix(line, "```")}
+			lines = nil
+		case cur != nil && strings.HasPrefix(line, "```"):
+			cur.text = strings.Join(lines, "\n")
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			lines = append(lines, line)
+		}
+	}
+	return out
+}
