@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -562,6 +563,7 @@ func openLayoutDest(dir string) (*layoutDest, error) {
 	if err := initLayout(dir); err != nil {
 		return nil, fmt.Errorf("layout %s: %w", dir, err)
 	}
+	removeStaleTemps(filepath.Join(dir, "blobs", "sha256"))
 	l := &layoutDest{dir: dir}
 	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
 	if err == nil {
@@ -574,6 +576,24 @@ func openLayoutDest(dir string) (*layoutDest, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// removeStaleTemps deletes the partial blobs a killed copy left: temporary
+// files nobody has written to for ten minutes (a live copy writes its own
+// continuously).
+func removeStaleTemps(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".tmp-") {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 10*time.Minute {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
 }
 
 func (l *layoutDest) blobPath(d v1.Hash) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -144,12 +145,22 @@ func TestCopyThroughLayout(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "mirror")
 	entry := "quay.io/team/app:v1"
+	// What a killed copy leaves: an old partial blob (removed) and a fresh
+	// one (maybe another copy's; kept).
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755))
+	stale, fresh := filepath.Join(dir, "blobs", "sha256", ".tmp-aaaa-1"), filepath.Join(dir, "blobs", "sha256", ".tmp-bbbb-2")
+	require.NoError(t, os.WriteFile(stale, []byte("partial"), 0o644))
+	require.NoError(t, os.WriteFile(fresh, []byte("partial"), 0o644))
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(stale, old, old))
 	cp := c.NewCopier()
 	res, err := cp.Copy(ctx, mustRef(t, f.src.Ref("team/app:v1")), Ref{Transport: TransportOCI, Path: dir, Tag: entry},
 		CopyOptions{Referrers: true, Annotations: map[string]string{"example.role": "x"}})
 	require.NoError(t, err)
 	require.NoError(t, cp.Close())
 	assert.ElementsMatch(t, []string{f.sigTag, "sha256-" + f.digest.Hex}, res.Referrers)
+	assert.NoFileExists(t, stale)
+	assert.FileExists(t, fresh)
 	entries, err := LayoutEntries(dir)
 	require.NoError(t, err)
 	names := map[string]v1.Descriptor{}
