@@ -70,6 +70,10 @@ type Copier struct {
 	layouts map[string]*layoutDest
 	pushers map[string]*registryDest
 	sources map[string]*layoutSource
+	// homes remembers a repository of each destination registry that
+	// holds a blob, so another repository there mounts it instead of
+	// receiving it again (images of one vendor share base layers).
+	homes sync.Map // registry host + " " + digest -> name.Repository
 }
 
 // NewCopier returns a Copier using c's registries configuration,
@@ -163,6 +167,7 @@ func (cp *Copier) dest(ctx context.Context, r Ref) (destination, error) {
 		if err != nil {
 			return nil, err
 		}
+		d.homes = &cp.homes
 		cp.pushers[repo] = d
 		return d, nil
 	}
@@ -432,6 +437,7 @@ type registryDest struct {
 	pusher *remote.Pusher
 	puller *remote.Puller
 	repo   name.Repository
+	homes  *sync.Map
 }
 
 func (c *Client) registryDest(ctx context.Context, r Ref) (*registryDest, error) {
@@ -484,8 +490,18 @@ func (d *registryDest) hasBlob(context.Context, v1.Descriptor) (bool, error) {
 
 func (d *registryDest) putBlob(ctx context.Context, desc v1.Descriptor, open func() (io.ReadCloser, error)) (bool, error) {
 	l := &streamLayer{desc: desc, open: open}
-	if err := d.pusher.Upload(ctx, d.repo, l); err != nil {
+	var up v1.Layer = l
+	key := d.repo.RegistryStr() + " " + desc.Digest.String()
+	if d.homes != nil {
+		if home, ok := d.homes.Load(key); ok && home.(name.Repository).Name() != d.repo.Name() {
+			up = &remote.MountableLayer{Layer: l, Reference: home.(name.Repository).Digest(desc.Digest.String())}
+		}
+	}
+	if err := d.pusher.Upload(ctx, d.repo, up); err != nil {
 		return false, d.err("push blob to", d.repo.Digest(desc.Digest.String()), err)
+	}
+	if d.homes != nil {
+		d.homes.LoadOrStore(key, d.repo)
 	}
 	return l.opened, nil
 }

@@ -253,3 +253,25 @@ func mustChild(t *testing.T, idx v1.ImageIndex) v1.Hash {
 	require.NoError(t, err)
 	return im.Manifests[0].Digest
 }
+
+// TestCopyMountsWithinDestination: a blob one copy put in a repository of
+// the destination is mounted into another, not sent again.
+func TestCopyMountsWithinDestination(t *testing.T) {
+	t.Parallel()
+	f := newCopyFixture(t)
+	c := mustClient(t, Options{UseHTTP: true})
+	cp := c.NewCopier()
+	ctx := context.Background()
+	first, err := cp.Copy(ctx, mustRef(t, f.src.Ref("team/app:v1")), mustRef(t, f.dst.Ref("one/app")), CopyOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, 9, first.BlobsCopied)
+	second, err := cp.Copy(ctx, mustRef(t, f.src.Ref("team/app:v1")), mustRef(t, f.dst.Ref("two/app")), CopyOptions{Tag: "v1"})
+	require.NoError(t, err)
+	assert.Zero(t, second.BlobsCopied, "mounted from one/app: %+v", second)
+	assert.Equal(t, 9, second.BlobsPresent)
+	got, err := remoteDigest(t, f.dst.Ref("two/app:v1"))
+	require.NoError(t, err)
+	assert.Equal(t, f.digest, got)
+	out := run(t, "skopeo", "copy", "--all", "--src-tls-verify=false", "docker://"+f.dst.Ref("two/app:v1"), "oci:"+filepath.Join(t.TempDir(), "check")+":v1")
+	assert.NotEmpty(t, out, "skopeo reads every blob of the mounted copy")
+}
