@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 )
 
 // DefaultMaxInput is the default bound of ReadAll's callers' size flags
@@ -80,4 +81,24 @@ func readChunks(r io.Reader, limit int64) ([]byte, error) {
 		chunks[i] = nil // collectable as soon as copied
 	}
 	return out, nil
+}
+
+// ReadFile is ReadAll of the file at path. Past limit its error names the
+// --max-input-size flag that raises it.
+func ReadFile(ctx context.Context, path string, limit int64) ([]byte, error) {
+	in, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	data, err := ReadAll(ctx, in, limit)
+	return data, FlagHint(err)
+}
+
+// FlagHint adds to an ErrInputTooLarge error how to get past the bound.
+func FlagHint(err error) error {
+	if errors.Is(err, ErrInputTooLarge) {
+		return fmt.Errorf("%w (--max-input-size; raise it, or 0 for no limit)", err)
+	}
+	return err
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -91,5 +93,23 @@ func TestReadAllWithinTheBound(t *testing.T) {
 	}
 	if _, err := ReadAll(context.Background(), strings.NewReader("abcd"), 3); !errors.Is(err, ErrInputTooLarge) {
 		t.Errorf("4 bytes with a bound of 3: got %v", err)
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := ReadFile(context.Background(), p, 10); err != nil || string(data) != "0123456789" {
+		t.Fatalf("within the bound: %q, %v", data, err)
+	}
+	_, err := ReadFile(context.Background(), p, 9)
+	if !errors.Is(err, ErrInputTooLarge) || !strings.Contains(err.Error(), "--max-input-size") {
+		t.Fatalf("past the bound: %v, want ErrInputTooLarge naming --max-input-size", err)
+	}
+	if _, err := ReadFile(context.Background(), p+".missing", 0); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a missing file: %v", err)
 	}
 }

@@ -5,9 +5,7 @@ package rendermapping
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/opmkit/opm/internal/catalogrepo"
 	"github.com/opmkit/opm/internal/cmd/exit"
@@ -64,7 +62,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	var images []string
 	for _, m := range repo.Mappings {
 		source := repo.TemplatePath(m)
-		data, err := readTemplate(ctx, source, opts.MaxInput)
+		data, err := iostreams.ReadFile(ctx, source, opts.MaxInput)
 		if err != nil {
 			return exit.With(exit.Failed, fmt.Errorf("read template %s: %w", source, err))
 		}
@@ -113,19 +111,4 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		fmt.Fprintf(f.IO.ErrOut, "wrote %s (%d bundles, %s)\n", printable.Name(r.File), r.Bundles, what)
 	}
 	return nil
-}
-
-// readTemplate reads a template file within max bytes, stopping when ctx
-// ends (a FIFO would block otherwise).
-func readTemplate(ctx context.Context, file string, max int64) ([]byte, error) {
-	in, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
-	data, err := iostreams.ReadAll(ctx, in, max)
-	if errors.Is(err, iostreams.ErrInputTooLarge) {
-		return nil, fmt.Errorf("%w (--max-input-size; raise it, or 0 for no limit)", err)
-	}
-	return data, err
 }

@@ -234,11 +234,11 @@ func readInput(ctx context.Context, f *factory.Factory, file string, max int64) 
 	if file == "" || file == "-" {
 		data, err := iostreams.ReadAll(ctx, f.IO.In, max)
 		if err != nil {
-			return nil, "stdin", fmt.Errorf("read the template from stdin: %w", tooLarge(err))
+			return nil, "stdin", fmt.Errorf("read the template from stdin: %w", iostreams.FlagHint(err))
 		}
 		return data, "stdin", nil
 	}
-	in, err := os.Open(file)
+	data, err := iostreams.ReadFile(ctx, file, max)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
@@ -246,18 +246,5 @@ func readInput(ctx context.Context, f *factory.Factory, file string, max int64) 
 		}
 		return nil, file, fmt.Errorf("read template %s: %w", file, err)
 	}
-	defer in.Close()
-	data, err := iostreams.ReadAll(ctx, in, max)
-	if err != nil {
-		return nil, file, fmt.Errorf("read template %s: %w", file, tooLarge(err))
-	}
 	return data, file, nil
-}
-
-// tooLarge says how to get past --max-input-size.
-func tooLarge(err error) error {
-	if errors.Is(err, iostreams.ErrInputTooLarge) {
-		return fmt.Errorf("%w (--max-input-size; raise it, or 0 for no limit)", err)
-	}
-	return err
 }
