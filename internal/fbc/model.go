@@ -7,6 +7,7 @@ package fbc
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"sort"
 )
 
@@ -205,6 +206,21 @@ func (c *Catalog) PackageNames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// CheckPackage is nil when the catalog has an olm.package blob named name
+// (or name is "", which asks for no package in particular): the check of
+// a --package flag.
+func (c *Catalog) CheckPackage(name string) error {
+	if name == "" {
+		return nil
+	}
+	for _, p := range c.Packages {
+		if p.Name == name {
+			return nil
+		}
+	}
+	return fmt.Errorf("package %q not found", name)
 }
 
 // Package returns the catalog's blobs of one package.

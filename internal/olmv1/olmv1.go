@@ -91,14 +91,8 @@ var rules = []string{
 // Judge returns a verdict for every bundle of c (of opts.Package), by
 // package then bundle name.
 func Judge(ctx context.Context, c *fbc.Catalog, opts Options) ([]Verdict, error) {
-	if opts.Package != "" {
-		found := false
-		for _, p := range c.Packages {
-			found = found || p.Name == opts.Package
-		}
-		if !found {
-			return nil, fmt.Errorf("package %q not found", opts.Package)
-		}
+	if err := c.CheckPackage(opts.Package); err != nil {
+		return nil, err
 	}
 	channels := map[[2]string][]string{}
 	for _, ch := range c.Channels {

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/opmkit/opm/internal/fbc"
@@ -106,17 +105,7 @@ func ListBundles(c *fbc.Catalog, pkg string) ([]index.BundleRow, error) {
 	return out, nil
 }
 
-func checkPackage(c *fbc.Catalog, pkg string) error {
-	if pkg == "" {
-		return nil
-	}
-	for _, p := range c.Packages {
-		if p.Name == pkg {
-			return nil
-		}
-	}
-	return fmt.Errorf("package %q not found", pkg)
-}
+func checkPackage(c *fbc.Catalog, pkg string) error { return c.CheckPackage(pkg) }
 
 // bundlesByName maps package and bundle name to the first such bundle.
 func bundlesByName(c *fbc.Catalog) map[[2]string]*fbc.Bundle {

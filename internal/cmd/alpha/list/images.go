@@ -1,8 +1,6 @@
 package list
 
 import (
-	"fmt"
-
 	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/output"
@@ -10,14 +8,8 @@ import (
 )
 
 func writeImages(f *factory.Factory, opts *Options, c *fbc.Catalog) error {
-	if opts.Package != "" {
-		found := false
-		for _, p := range c.Packages {
-			found = found || p.Name == opts.Package
-		}
-		if !found {
-			return fmt.Errorf("package %q not found", opts.Package)
-		}
+	if err := c.CheckPackage(opts.Package); err != nil {
+		return err
 	}
 	images := catalogimages.List(c, opts.Package)
 	if opts.Output == output.JSON {
