@@ -116,13 +116,7 @@ func Filter(c *fbc.Catalog, cfg *Config) (*fbc.Catalog, *Report, error) {
 		}
 		out.Others = append(out.Others, m)
 	}
-	sort.SliceStable(rep.Removed, func(i, j int) bool {
-		a, b := rep.Removed[i], rep.Removed[j]
-		if a.Package != b.Package {
-			return a.Package < b.Package
-		}
-		return a.Bundle < b.Bundle
-	})
+	sortRemoved(rep.Removed)
 	return out, rep, nil
 }
 
