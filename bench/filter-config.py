@@ -8,7 +8,8 @@ Writes OUTDIR/filter.yaml (a FilterConfiguration) and OUTDIR/imageset.yaml
 of the catalog (about half), each from the middle version of its default
 channel upwards: the FilterConfiguration as a versionRange on the default
 channel, the ImageSetConfiguration as minVersion/maxVersion on the package
-(every channel, full: true). The versions come from the database the
+(every channel, full: true); and OUTDIR/few.yaml, the FilterConfiguration
+of ten of those packages spread over the catalog. The versions come from the database the
 catalog directory was migrated from, so no catalog JSON is read here.
 
 Packages named after OUTDIR are left out (filter-scale.sh names those the
@@ -55,6 +56,11 @@ def main():
     with open(f"{out}/filter.yaml", "w") as f:
         f.write("apiVersion: olm.operatorframework.io/v1alpha1\nkind: FilterConfiguration\npackages:\n")
         for name, default, lo, _ in chosen:
+            f.write(f"- name: {name}\n  channels:\n  - name: {default}\n    versionRange: '>={lo}'\n")
+    # The common case of a mirror: a few packages out of a large catalog.
+    with open(f"{out}/few.yaml", "w") as f:
+        f.write("apiVersion: olm.operatorframework.io/v1alpha1\nkind: FilterConfiguration\npackages:\n")
+        for name, default, lo, _ in chosen[:: max(1, len(chosen) // 10)][:10]:
             f.write(f"- name: {name}\n  channels:\n  - name: {default}\n    versionRange: '>={lo}'\n")
     with open(f"{out}/imageset.yaml", "w") as f:
         f.write("apiVersion: mirror.openshift.io/v1alpha2\nkind: ImageSetConfiguration\nmirror:\n  operators:\n")

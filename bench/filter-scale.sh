@@ -6,7 +6,9 @@
 # bench/filter-config.py then writes two configurations that keep every
 # other package (about half) from the middle version of its default channel
 # up: a FilterConfiguration (a versionRange on the default channel) and an
-# ImageSetConfiguration (minVersion/maxVersion on the package, full: true).
+# ImageSetConfiguration (minVersion/maxVersion on the package, full: true);
+# and a FilterConfiguration of ten of those packages (few.yaml: a mirror's
+# usual case).
 #
 # Each run is one whole opm process under /usr/bin/time; it prints the
 # median of REPEAT runs of wall time, CPU (user + system) and peak RSS:
@@ -14,7 +16,9 @@
 #   filter DIR --config filter.yaml -o json  (to /dev/null)
 #   filter DIR --config filter.yaml --output-dir D
 #   filter DIR --config imageset.yaml -o json
-# and the filter's cost over render's, per bundle of the catalog.
+#   filter DIR --config few.yaml -o json
+# and the filter's cost over render's, per bundle of the catalog, and what
+# it kept.
 #
 # Usage: bench/filter-scale.sh     (SIZES="5000 22000" REPEAT=3; OPM=path, default: make build)
 #   KEEP=DIR  keep the generated databases and catalog directories in DIR
@@ -104,18 +108,19 @@ for n in $SIZES; do
   cat=$KEEP/cat$n
   echo
   echo "$n bundles: $(sqlite3 "$KEEP/db$n.db" 'select count(*) from operatorbundle') in the database, $(ls "$cat" | wc -l) packages, catalog directory $(du -sm "$cat" | cut -f1) MB; $(cat "$work/cfg$n/summary"); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-  printf '  %-42s %9s %9s %9s  %s\n' "" "wall" "CPU" "peak RSS" "over render: CPU/bundle, RSS"
+  printf '  %-42s %9s %9s %9s  %s\n' "" "wall" "CPU" "peak RSS" "over render: CPU a bundle, RSS"
   measure "render DIR -o json" "$OPM" render "$cat" -o json
   echo
   base_cpu=$med_cpu base_rss=$med_rss
-  over() { printf '  %+7.0f µs %+6d MB (%.2fx CPU, %.2fx RSS)\n' "$(echo "($med_cpu - $base_cpu) * 1000000 / $n" | bc -l)" "$((med_rss - base_rss))" \
-    "$(echo "$med_cpu / $base_cpu" | bc -l)" "$(echo "$med_rss / $base_rss" | bc -l)"; }
+  over() { printf '  %+7.0f µs %+6d MB (%.2fx CPU, %.2fx RSS)  kept %s\n' "$(echo "($med_cpu - $base_cpu) * 1000000 / $n" | bc -l)" "$((med_rss - base_rss))" \
+    "$(echo "$med_cpu / $base_cpu" | bc -l)" "$(echo "$med_rss / $base_rss" | bc -l)" "$(sed -n 's/^kept \([0-9]*\) packages, [0-9]* channels, \([0-9]*\) bundles.*/\1 pkgs, \2 bundles/p' "$work/err")"; }
   measure "filter --config filter.yaml -o json" "$OPM" alpha filter "$cat" --config "$work/cfg$n/filter.yaml" -o json
   over
   measure "filter --config filter.yaml --output-dir" "$OPM" alpha filter "$cat" --config "$work/cfg$n/filter.yaml" --output-dir "$work/outdir"
   over
   measure "filter --config imageset.yaml -o json" "$OPM" alpha filter "$cat" --config "$work/cfg$n/imageset.yaml" -o json
   over
-  echo "  kept: $(sed -n 's/^kept //p' "$work/err")"
+  measure "filter --config few.yaml -o json" "$OPM" alpha filter "$cat" --config "$work/cfg$n/few.yaml" -o json
+  over
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
