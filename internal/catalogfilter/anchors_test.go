@@ -468,6 +468,19 @@ func TestAnchorCases(t *testing.T) {
 				require.NoError(t, err)
 			}
 			out, rep, err := Filter(src, cfg)
+			// The commands filter through a Selection (the catalog read in
+			// parts): the same verdict.
+			sel := NewSelection(cfg)
+			require.NoError(t, sel.Add(src))
+			selOut, selRep, selErr := sel.Filter()
+			if err != nil {
+				require.Error(t, selErr, "%s through a Selection", tc.id)
+				assert.Equal(t, err.Error(), selErr.Error(), "%s through a Selection", tc.id)
+			} else {
+				require.NoError(t, selErr, "%s through a Selection", tc.id)
+				assert.Equal(t, kept(out), kept(selOut), "%s through a Selection", tc.id)
+				assert.Equal(t, rep, selRep, "%s through a Selection", tc.id)
+			}
 			if tc.err != "" {
 				require.Error(t, err, "%s: %s", tc.id, tc.what)
 				assert.Contains(t, err.Error(), tc.err)

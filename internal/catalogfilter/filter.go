@@ -59,20 +59,30 @@ func Filter(c *fbc.Catalog, cfg *Config) (*fbc.Catalog, *Report, error) {
 	rep := &Report{Removed: []Removal{}, Extra: []Extra{}}
 	keptBundles := map[[2]string]bool{}
 	keptChannels := map[[2]string]bool{}
+	// Each package's bundles and channels, found once: looking for them
+	// package by package made the filter quadratic in the catalog's size.
+	bundlesOf := map[string][]*fbc.Bundle{}
+	for i := range c.Bundles {
+		b := &c.Bundles[i]
+		bundlesOf[b.Package] = append(bundlesOf[b.Package], b)
+	}
+	channelsOf := map[string][]*fbc.Channel{}
+	for i := range c.Channels {
+		ch := &c.Channels[i]
+		channelsOf[ch.Package] = append(channelsOf[ch.Package], ch)
+	}
 	for _, p := range c.Packages {
 		pf := want[p.Name]
 		if len(cfg.Packages) > 0 && pf == nil {
-			for _, b := range c.Bundles {
-				if b.Package == p.Name {
-					rep.Removed = append(rep.Removed, Removal{Package: p.Name, Bundle: b.Name, Why: "package not selected"})
-				}
+			for _, b := range bundlesOf[p.Name] {
+				rep.Removed = append(rep.Removed, Removal{Package: p.Name, Bundle: b.Name, Why: "package not selected"})
 			}
 			continue
 		}
 		if pf == nil {
 			pf = &Package{Name: p.Name, HeadsOnly: cfg.HeadsOnly}
 		}
-		pkg, chans, bundles, err := filterPackage(c, p, pf, rep)
+		pkg, chans, bundles, err := filterPackage(p, bundlesOf[p.Name], channelsOf[p.Name], pf, rep)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -106,26 +116,17 @@ func Filter(c *fbc.Catalog, cfg *Config) (*fbc.Catalog, *Report, error) {
 		}
 		out.Others = append(out.Others, m)
 	}
-	sort.SliceStable(rep.Removed, func(i, j int) bool {
-		a, b := rep.Removed[i], rep.Removed[j]
-		if a.Package != b.Package {
-			return a.Package < b.Package
-		}
-		return a.Bundle < b.Bundle
-	})
+	sortRemoved(rep.Removed)
 	return out, rep, nil
 }
 
-// filterPackage keeps what pf asks of package p: its blob (default channel
-// checked), its channels and the names of the bundles they keep.
-func filterPackage(c *fbc.Catalog, p fbc.Package, pf *Package, rep *Report) (fbc.Package, []fbc.Channel, map[string]bool, error) {
+// filterPackage keeps what pf asks of package p (whose bundles and
+// channels are given): its blob (default channel checked), its channels
+// and the names of the bundles they keep.
+func filterPackage(p fbc.Package, pkgBundles []*fbc.Bundle, pkgChannels []*fbc.Channel, pf *Package, rep *Report) (fbc.Package, []fbc.Channel, map[string]bool, error) {
 	versions := map[string]semver.Version{}
 	inPkg := map[string]bool{}
-	for i := range c.Bundles {
-		b := &c.Bundles[i]
-		if b.Package != p.Name {
-			continue
-		}
+	for _, b := range pkgBundles {
 		inPkg[b.Name] = true
 		if v, err := graph.Version(b); err == nil {
 			versions[b.Name] = v
@@ -133,11 +134,9 @@ func filterPackage(c *fbc.Catalog, p fbc.Package, pf *Package, rep *Report) (fbc
 	}
 	byName := map[string]fbc.Channel{}
 	var names []string
-	for _, ch := range c.Channels {
-		if ch.Package == p.Name {
-			byName[ch.Name] = ch
-			names = append(names, ch.Name)
-		}
+	for _, ch := range pkgChannels {
+		byName[ch.Name] = *ch
+		names = append(names, ch.Name)
 	}
 	sort.Strings(names)
 	def := p.DefaultChannel

@@ -228,3 +228,45 @@ func TestFilterBrokenSource(t *testing.T) {
 	_, _, err = Filter(fixture(t, noHead), &Config{Packages: []Package{{Name: "foo"}}})
 	assert.ErrorContains(t, err, "package foo: channel ch has an upgrade cycle in the source (foo.v1.0.0 → foo.v1.1.0 → foo.v1.0.0)")
 }
+
+// TestSelectionMatchesFilter: a catalog handed to a Selection in parts,
+// a package spread over several, filters as the whole catalog does, and
+// reports the bundles of the packages it did not hold.
+func TestSelectionMatchesFilter(t *testing.T) {
+	t.Parallel()
+	whole := load(t, graphCatalog)
+	for _, cfg := range []*Config{
+		{Packages: []Package{{Name: "p", Channels: []Channel{{Name: "stable", Range: ">=1.0.0 <1.2.0"}}}}},
+		{Packages: []Package{{Name: "q"}}},
+		{Kind: "ImageSetConfiguration"}, // no package named: everything
+	} {
+		want, wantRep, err := Filter(whole, cfg)
+		require.NoError(t, err)
+		sel := NewSelection(cfg)
+		// One blob a part, in the source's order: p's blobs are spread
+		// over ten parts, q's over three.
+		// (Blank lines before each keep its position in the file.)
+		for i, line := range strings.SplitAfter(graphCatalog, "\n") {
+			if line != "" {
+				require.NoError(t, sel.Add(load(t, strings.Repeat("\n", i)+line)))
+			}
+		}
+		got, rep, err := sel.Filter()
+		require.NoError(t, err)
+		assert.Equal(t, names(want), names(got))
+		assert.Equal(t, want.Channels, got.Channels)
+		assert.Equal(t, want.Packages, got.Packages)
+		assert.Equal(t, len(want.Others), len(got.Others))
+		assert.Equal(t, wantRep, rep)
+	}
+	// Naming p, q's blobs are not held; its bundle is reported.
+	sel := NewSelection(&Config{Packages: []Package{{Name: "p"}}})
+	require.NoError(t, sel.Add(whole))
+	assert.Len(t, sel.c.Bundles, 5, "only p's bundles are held")
+	_, rep, err := sel.Filter()
+	require.NoError(t, err)
+	assert.Contains(t, rep.Removed, Removal{Package: "q", Bundle: "q.v1", Why: "package not selected"})
+
+	_, _, err = NewSelection(&Config{Packages: []Package{{Name: "gone"}}}).Filter()
+	assert.ErrorContains(t, err, "package gone is not in the catalog")
+}

@@ -107,11 +107,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			cfg.Packages = append(cfg.Packages, catalogfilter.Package{Name: p})
 		}
 	}
-	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Source, catalogsource.Catalogs...)
-	if err != nil {
+	// Read part by part, holding only the packages cfg names: filtering a
+	// few packages out of a large catalog then holds those, not the
+	// catalog (22,000 bundles took 2 GB whole).
+	sel := catalogfilter.NewSelection(cfg)
+	if _, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).OpenEach(ctx, opts.Source, sel.Add, catalogsource.Catalogs...); err != nil {
 		return indexio.Interrupted(ctx, exit.With(exit.Usage, fmt.Errorf("read %s: %w", opts.Source, err)))
 	}
-	out, rep, err := catalogfilter.Filter(c.Catalog, cfg)
+	out, rep, err := sel.Filter()
 	if err != nil {
 		return exit.With(exit.Failed, fmt.Errorf("filter %s: %w\nnothing was written", opts.Source, err))
 	}

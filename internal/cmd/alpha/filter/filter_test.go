@@ -63,6 +63,48 @@ packages:
 	assert.Contains(t, r.ErrOut, "give --config FILE or --keep-packages")
 }
 
+// TestFilterCatalogDirInParts: a catalog directory is read a top-level
+// directory at a time, holding only the packages named; a package spread
+// over several directories filters as when it is in one file.
+func TestFilterCatalogDirInParts(t *testing.T) {
+	t.Parallel()
+	blobs := map[string]string{
+		"pkg": `{"schema":"olm.package","name":"p","defaultChannel":"stable"}`,
+		"ch":  `{"schema":"olm.channel","name":"stable","package":"p","entries":[{"name":"p.v1"},{"name":"p.v2","replaces":"p.v1"},{"name":"p.v3","replaces":"p.v2"}]}`,
+		"b1":  `{"schema":"olm.bundle","name":"p.v1","package":"p","image":"r/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}`,
+		"b2":  `{"schema":"olm.bundle","name":"p.v2","package":"p","image":"r/p:2","properties":[{"type":"olm.package","value":{"packageName":"p","version":"2.0.0"}}]}`,
+		"b3":  `{"schema":"olm.bundle","name":"p.v3","package":"p","image":"r/p:3","properties":[{"type":"olm.package","value":{"packageName":"p","version":"3.0.0"}}]}`,
+		"dep": `{"schema":"olm.deprecations","package":"p","entries":[{"reference":{"schema":"olm.bundle","name":"p.v1"},"message":"old"}]}`,
+		"q":   `{"schema":"olm.package","name":"q","defaultChannel":"stable"}` + "\n" + `{"schema":"olm.channel","name":"stable","package":"q","entries":[{"name":"q.v1"}]}` + "\n" + `{"schema":"olm.bundle","name":"q.v1","package":"q","image":"r/q:1","properties":[{"type":"olm.package","value":{"packageName":"q","version":"1.0.0"}}]}`,
+	}
+	write := func(dir string, files map[string][]string) {
+		for name, keys := range files {
+			var lines []string
+			for _, k := range keys {
+				lines = append(lines, blobs[k])
+			}
+			require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+		}
+	}
+	whole, parts := t.TempDir(), t.TempDir()
+	write(whole, map[string][]string{"p/catalog.json": {"pkg", "ch", "b1", "b2", "b3", "dep"}, "q/catalog.json": {"q"}})
+	write(parts, map[string][]string{"a/catalog.json": {"b3", "ch"}, "b/catalog.json": {"b1", "q"}, "c/x/catalog.json": {"dep", "b2"}, "root.json": {"pkg"}})
+	cfg := filepath.Join(t.TempDir(), "filter.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("apiVersion: olm.operatorframework.io/v1alpha1\nkind: FilterConfiguration\npackages:\n- name: p\n  channels:\n  - name: stable\n    versionRange: '>=2.0.0'\n"), 0o644))
+	o := cmdtest.New(t)
+	want := o.Run("alpha", "filter", whole, "--config", cfg, "--explain")
+	require.Equal(t, exit.OK, want.Code, want.ErrOut)
+	assert.Contains(t, want.ErrOut, "removed q/q.v1: package not selected\n")
+	assert.Contains(t, want.ErrOut, "removed p/p.v1: outside >=2.0.0 in channel stable\n")
+	assert.Contains(t, want.ErrOut, "kept 1 packages, 1 channels, 2 bundles (2 removed, 0 kept outside a range)\n")
+	assert.NotContains(t, want.Out, "deprecations", "the deprecation of p.v1 went with it")
+	got := o.Run("alpha", "filter", parts, "--config", cfg, "--explain")
+	require.Equal(t, exit.OK, got.Code, got.ErrOut)
+	assert.Equal(t, want.Out, got.Out)
+	assert.Equal(t, want.ErrOut, got.ErrOut)
+}
+
 func mustRead(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -89,15 +90,29 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 
 // filterDB replaces the packages of db by what the filter keeps of them.
 func filterDB(ctx context.Context, db *index.DB, cfg *catalogfilter.Config) (*catalogfilter.Report, error) {
-	c, _, err := fbc.RenderIndexFile(ctx, db.Path(), fbc.RenderOptions{})
+	// A package at a time, holding only the packages cfg names (not the
+	// whole database rendered), and the names of all, to replace them.
+	sel := catalogfilter.NewSelection(cfg)
+	seen := map[string]bool{}
+	var names []string
+	err := fbc.EachIndexFile(ctx, db.Path(), fbc.RenderOptions{}, func(part *fbc.Catalog, _ []string) error {
+		for _, n := range part.PackageNames() {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+		return sel.Add(part)
+	})
 	if err != nil {
 		return nil, err
 	}
-	out, rep, err := catalogfilter.Filter(c, cfg)
+	out, rep, err := sel.Filter()
 	if err != nil {
 		return nil, err
 	}
-	if names := c.PackageNames(); len(names) > 0 {
+	sort.Strings(names)
+	if len(names) > 0 {
 		if _, err := db.RemovePackages(ctx, names); err != nil {
 			return nil, err
 		}
