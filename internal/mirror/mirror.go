@@ -120,7 +120,7 @@ func Plan(catalogRef string, c *fbc.Catalog) []Item {
 
 // Target maps a source pull spec to its place under to (REGISTRY[/PREFIX]):
 // the repository path without the source's registry, then the tag the
-// source names, if any, and the digest, if any.
+// source names (latest for a bare name), if any, and the digest, if any.
 func Target(to, source string) (repo, tag, digest string, err error) {
 	named, err := reference.ParseNormalizedNamed(source)
 	if err != nil {
@@ -132,6 +132,8 @@ func Target(to, source string) (repo, tag, digest string, err error) {
 	}
 	if d, ok := named.(reference.Digested); ok {
 		digest = d.Digest().String()
+	} else if tag == "" {
+		tag = "latest" // what a pull of the bare name asks for
 	}
 	return repo, tag, digest, nil
 }
