@@ -122,7 +122,7 @@ func (cp *Copier) Copy(ctx context.Context, src, dst Ref, o CopyOptions) (CopyRe
 	}
 	if o.Referrers {
 		if rs, ok := s.(*registrySource); ok {
-			if err := run.referrers(ctx, rs, desc, dst.Tag); err != nil {
+			if err := run.referrers(ctx, rs, desc, raw, dst.Tag); err != nil {
 				return res, fmt.Errorf("copy what is attached to %s: %w", src, err)
 			}
 		}
@@ -296,7 +296,7 @@ func (r *copyRun) progress(n int64) {
 // referrers copies the artifacts attached to desc at the source: tags of
 // the cosign and referrers-fallback schemes for the image and each of its
 // platforms, and what the registry's referrers API lists.
-func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Descriptor, layoutName string) error {
+func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Descriptor, raw []byte, layoutName string) error {
 	repo := s.ep.ref.Context()
 	tags, err := s.puller.List(ctx, repo)
 	if isNotFound(err) {
@@ -309,10 +309,6 @@ func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Desc
 	}
 	digests := []v1.Hash{desc.Digest}
 	if desc.MediaType.IsIndex() {
-		raw, _, err := s.manifest(ctx, desc.Digest.String())
-		if err != nil {
-			return err
-		}
 		if idx, err := v1.ParseIndexManifest(bytes.NewReader(raw)); err == nil {
 			for _, m := range idx.Manifests {
 				digests = append(digests, m.Digest)
@@ -348,7 +344,7 @@ func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Desc
 			}
 			r.res.Referrers = append(r.res.Referrers, t)
 		}
-		idx, err := remote.Referrers(repo.Digest(d.String()), append(s.opts, remote.WithContext(ctx))...)
+		idx, err := remote.Referrers(repo.Digest(d.String()), append(s.opts, remote.WithContext(ctx), remote.Reuse(s.puller))...)
 		if err != nil {
 			continue // a registry without the API, or nothing attached
 		}
