@@ -14,12 +14,16 @@
 #   opm-c1   the same with --concurrency 1 (one image at a time, as the others)
 #   skopeo   skopeo copy --all ... docker://A/x@sha256:... docker://B/skopeo/x:bench, per image
 #   crane    crane copy --insecure A/x@sha256:... B/crane/x:bench, per image
+#   crane-j1 the same with --jobs 1 (one blob at a time, as opm copies the
+#            blobs of one image; crane's default is GOMAXPROCS)
 # Every process runs under /usr/bin/time: wall seconds (for skopeo and crane
 # the whole sequence), CPU seconds (summed over the processes), peak RSS (for
-# skopeo and crane the largest single process). After each run every image is
+# skopeo and crane the largest single process); and the CPU seconds the two
+# registries spent meanwhile (from /proc). After each run every image is
 # checked at B by digest. It prints the median, minimum and maximum of each.
 #
 # Usage: bench/mirror.sh   (REPEAT=N, SCALE=F to multiply layer sizes,
+#                           TOOLS="opm crane" for some of the rows,
 #                           OPM=BINARY, CRANE=BINARY, SKOPEO=BINARY)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -140,6 +144,7 @@ run_each() { # run_each NAME: every image, one process after the other
     skopeo) timed "$tmp/one" "$SKOPEO" copy -q --all --insecure-policy --src-tls-verify=false --dest-tls-verify=false \
       "docker://${refs[$i]}" "docker://$B/skopeo/${paths[$i]}:bench" ;;
     crane) timed "$tmp/one" "$CRANE" copy --insecure "${refs[$i]}" "$B/crane/${paths[$i]}:bench" 2>/dev/null ;;
+    crane-j1) timed "$tmp/one" "$CRANE" copy --insecure --jobs 1 "${refs[$i]}" "$B/crane-j1/${paths[$i]}:bench" 2>/dev/null ;;
     esac
   done
   end=$(date +%s.%N)
@@ -150,18 +155,27 @@ run_each() { # run_each NAME: every image, one process after the other
   echo "$(awk -v s="$start" -v e="$end" 'BEGIN {printf "%.2f", e-s}') $rss $cpu" >>"$tmp/res-$1"
 }
 
-tools=(opm opm-c1 skopeo crane)
+# cpu_ticks PID: user+system CPU of a process so far, in clock ticks.
+cpu_ticks() { awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$1/stat"; }
+hz=$(getconf CLK_TCK)
+
+read -r -a tools <<<"${TOOLS:-opm opm-c1 skopeo crane crane-j1}"
 for r in $(seq "$REPEAT"); do
   for k in "${!tools[@]}"; do
     t=${tools[$(((k + r - 1) % ${#tools[@]}))]}
     empty_target
+    a0=$(cpu_ticks "${pids[A]}") b0=$(cpu_ticks "${pids[B]}")
     case $t in
     opm) run_opm opm 4 ;;
     opm-c1) run_opm opm-c1 1 ;;
-    *) run_each "$t" ;;
+    skopeo | crane | crane-j1) run_each "$t" ;;
+    *) echo "bench: unknown tool $t in TOOLS" >&2; exit 2 ;;
     esac
+    reg=$(awk -v a0="$a0" -v a1="$(cpu_ticks "${pids[A]}")" -v b0="$b0" -v b1="$(cpu_ticks "${pids[B]}")" -v hz="$hz" \
+      'BEGIN {printf "%.2f", (a1-a0+b1-b0)/hz}')
+    sed -i '$s/$/ '"$reg"'/' "$tmp/res-$t"
     check_target "$t"
-    echo "  run $r $t: $(tail -1 "$tmp/res-$t" | awk '{printf "%s s, peak RSS %.0f MB, CPU %s s", $1, $2/1024, $3}')"
+    echo "  run $r $t: $(tail -1 "$tmp/res-$t" | awk '{printf "%s s, peak RSS %.0f MB, CPU %s s, registries CPU %s s", $1, $2/1024, $3, $4}') (load $(cut -d' ' -f1 /proc/loadavg))"
   done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -170,12 +184,13 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 stats() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{a[NR]=$1} END {printf "%s %s %s\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
 echo
 echo "$n images, $mb MB, median (min-max) of $REPEAT runs into an empty target:"
-printf '%-8s  %-22s  %-16s  %-18s  %s\n' tool seconds MB/s "peak RSS MB" "CPU s"
+printf '%-8s  %-22s  %-16s  %-14s  %-6s  %s\n' tool seconds MB/s "peak RSS MB" "CPU s" "registries CPU s"
 for t in "${tools[@]}"; do
   read -r wm wlo whi < <(stats "$tmp/res-$t" 1)
   read -r rm rlo rhi < <(stats "$tmp/res-$t" 2)
   read -r cm _ _ < <(stats "$tmp/res-$t" 3)
-  printf '%-8s  %-22s  %-16s  %-18s  %s\n' "$t" "$wm ($wlo-$whi)" \
+  read -r gm _ _ < <(stats "$tmp/res-$t" 4)
+  printf '%-8s  %-22s  %-16s  %-14s  %-6s  %s\n' "$t" "$wm ($wlo-$whi)" \
     "$(awk -v b="$total" -v m="$wm" -v lo="$wlo" -v hi="$whi" 'BEGIN {printf "%.0f (%.0f-%.0f)", b/1e6/m, b/1e6/hi, b/1e6/lo}')" \
-    "$(awk -v m="$rm" -v lo="$rlo" -v hi="$rhi" 'BEGIN {printf "%.0f (%.0f-%.0f)", m/1024, lo/1024, hi/1024}')" "$cm"
+    "$(awk -v m="$rm" -v lo="$rlo" -v hi="$rhi" 'BEGIN {printf "%.0f (%.0f-%.0f)", m/1024, lo/1024, hi/1024}')" "$cm" "$gm"
 done
