@@ -14,8 +14,10 @@
 #   opm-c1   the same with --concurrency 1 (one image at a time, as the others)
 #   skopeo   skopeo copy --all ... docker://A/x@sha256:... docker://B/skopeo/x:bench, per image
 #   crane    crane copy --insecure A/x@sha256:... B/crane/x:bench, per image
-#   crane-j1 the same with --jobs 1 (one blob at a time, as opm copies the
+#   crane-j1 crane copy --jobs 1 (one blob at a time, as opm copies the
 #            blobs of one image; crane's default is GOMAXPROCS)
+#   opm-nosig  (only with TOOLS=) opm with --signatures=false: no lookups of
+#            cosign tags and referrers
 # Every process runs under /usr/bin/time: wall seconds (for skopeo and crane
 # the whole sequence), CPU seconds (summed over the processes), peak RSS (for
 # skopeo and crane the largest single process); and the CPU seconds the two
@@ -123,16 +125,17 @@ timed() {
   awk '{printf "%s %s %.2f\n", $1, $2, $3+$4}' "$tmp/time" >>"$out"
 }
 
-run_opm() { # run_opm NAME CONCURRENCY
-  local rep=$tmp/$1.json
+run_opm() { # run_opm NAME CONCURRENCY [FLAG...]
+  local rep=$tmp/$1.json name=$1 conc=$2
+  shift 2
   : >"$tmp/one"
-  timed "$tmp/one" "$OPM" alpha mirror "$A/bench/catalog:1" --to "$B/$1" --use-http \
-    --concurrency "$2" --manifests-dir "$tmp/manifests-$1" -o json >"$rep" 2>"$tmp/$1.err" ||
-    { echo "bench: opm alpha mirror failed:" >&2; tail -5 "$tmp/$1.err" >&2; exit 1; }
+  timed "$tmp/one" "$OPM" alpha mirror "$A/bench/catalog:1" --to "$B/$name" --use-http \
+    --concurrency "$conc" "$@" --manifests-dir "$tmp/manifests-$name" -o json >"$rep" 2>"$tmp/$name.err" ||
+    { echo "bench: opm alpha mirror failed:" >&2; tail -5 "$tmp/$name.err" >&2; exit 1; }
   [ "$(jq '.failed' "$rep")" = 0 ] && [ "$(jq '.images | length' "$rep")" = "$n" ] ||
     { echo "bench: opm mirrored $(jq '.images | length' "$rep") images, $(jq .failed "$rep") failed" >&2; exit 1; }
-  [ "$(wc -l <"$tmp/manifests-$1/mapping.txt")" = "$n" ] || { echo "bench: mapping.txt does not list $n images" >&2; exit 1; }
-  cat "$tmp/one" >>"$tmp/res-$1"
+  [ "$(wc -l <"$tmp/manifests-$name/mapping.txt")" = "$n" ] || { echo "bench: mapping.txt does not list $n images" >&2; exit 1; }
+  cat "$tmp/one" >>"$tmp/res-$name"
 }
 
 run_each() { # run_each NAME: every image, one process after the other
@@ -168,6 +171,7 @@ for r in $(seq "$REPEAT"); do
     case $t in
     opm) run_opm opm 4 ;;
     opm-c1) run_opm opm-c1 1 ;;
+    opm-nosig) run_opm opm-nosig 4 --signatures=false ;;
     skopeo | crane | crane-j1) run_each "$t" ;;
     *) echo "bench: unknown tool $t in TOOLS" >&2; exit 2 ;;
     esac
