@@ -188,13 +188,13 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 stats() { awk -v c="$2" '{print $c}' "$1" | sort -g | awk '{a[NR]=$1} END {printf "%s %s %s\n", a[int((NR+1)/2)], a[1], a[NR]}'; }
 echo
 echo "$n images, $mb MB, median (min-max) of $REPEAT runs into an empty target:"
-printf '%-8s  %-22s  %-16s  %-14s  %-6s  %s\n' tool seconds MB/s "peak RSS MB" "CPU s" "registries CPU s"
+printf '%-9s %-22s  %-16s  %-14s  %-6s  %s\n' tool seconds MB/s "peak RSS MB" "CPU s" "registries CPU s"
 for t in "${tools[@]}"; do
   read -r wm wlo whi < <(stats "$tmp/res-$t" 1)
   read -r rm rlo rhi < <(stats "$tmp/res-$t" 2)
   read -r cm _ _ < <(stats "$tmp/res-$t" 3)
   read -r gm _ _ < <(stats "$tmp/res-$t" 4)
-  printf '%-8s  %-22s  %-16s  %-14s  %-6s  %s\n' "$t" "$wm ($wlo-$whi)" \
+  printf '%-9s %-22s  %-16s  %-14s  %-6s  %s\n' "$t" "$wm ($wlo-$whi)" \
     "$(awk -v b="$total" -v m="$wm" -v lo="$wlo" -v hi="$whi" 'BEGIN {printf "%.0f (%.0f-%.0f)", b/1e6/m, b/1e6/hi, b/1e6/lo}')" \
     "$(awk -v m="$rm" -v lo="$rlo" -v hi="$rhi" 'BEGIN {printf "%.0f (%.0f-%.0f)", m/1024, lo/1024, hi/1024}')" "$cm" "$gm"
 done
