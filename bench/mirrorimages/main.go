@@ -135,8 +135,8 @@ func (g *gen) run() error {
 func (g *gen) operand(i int, pkg string) (pushed, error) {
 	repo := fmt.Sprintf("bench/%s-operand-%02d", pkg, i)
 	oci := i%2 == 0
-	switch {
-	case i%5 == 1 || i%5 == 3: // 16 of 40, eight of two platforms and eight of three
+	switch i % 5 {
+	case 1, 3: // 16 of 40, eight of two platforms and eight of three
 		nplat := 2 + i/5%2
 		var adds []mutate.IndexAddendum
 		for _, arch := range platforms[:nplat] {
@@ -146,7 +146,7 @@ func (g *gen) operand(i int, pkg string) (pushed, error) {
 			}
 			adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: arch}}})
 		}
-		var idx v1.ImageIndex = mutate.AppendManifests(empty.Index, adds...)
+		idx := mutate.AppendManifests(empty.Index, adds...)
 		if !oci {
 			idx = mutate.IndexMediaType(idx, types.DockerManifestList)
 		}
@@ -155,7 +155,7 @@ func (g *gen) operand(i int, pkg string) (pushed, error) {
 			return pushed{}, err
 		}
 		return g.pushIndex(repo, idx)
-	case i%5 == 0: // 8 of 40
+	case 0: // 8 of 40
 		img, err := g.image(oci, "amd64", g.size(3*mb, 10*mb), 2+g.rnd.Uint64()%4, g.size(20*mb, 50*mb))
 		if err != nil {
 			return pushed{}, err
@@ -245,7 +245,7 @@ func (g *gen) image(oci bool, arch string, base int64, small uint64, large int64
 		}
 		layers = append(layers, l)
 	}
-	var img v1.Image = empty.Image
+	img := empty.Image
 	if oci {
 		img = mutate.MediaType(mutate.ConfigMediaType(img, types.OCIConfigJSON), types.OCIManifestSchema1)
 	}
