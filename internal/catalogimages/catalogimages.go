@@ -41,51 +41,89 @@ type Image struct {
 
 // List returns the images of c (of package pkg, when not ""), by pull spec.
 func List(c *fbc.Catalog, pkg string) []Image {
-	byKey := map[string]*Image{}
-	var keys []string
-	add := func(ref string, u Use) {
-		ref = strings.TrimSpace(ref)
-		if ref == "" {
-			return
-		}
-		key, digest := ref, Digest(ref)
-		if digest != "" {
-			key = digest
-		}
-		im := byKey[key]
-		if im == nil {
-			im = &Image{Image: ref, Digest: digest}
-			byKey[key] = im
-			keys = append(keys, key)
-		} else if ref != im.Image && !slices.Contains(im.Also, ref) {
-			im.Also = append(im.Also, ref)
-		}
-		im.Uses = append(im.Uses, u)
-	}
-	bundles := append([]fbc.Bundle(nil), c.Bundles...)
-	sort.SliceStable(bundles, func(i, j int) bool {
-		if bundles[i].Package != bundles[j].Package {
-			return bundles[i].Package < bundles[j].Package
-		}
-		return bundles[i].Name < bundles[j].Name
-	})
-	for _, b := range bundles {
-		if pkg != "" && b.Package != pkg {
+	l := NewLister(pkg)
+	l.Add(c)
+	return l.Images()
+}
+
+// Lister collects the images of a catalog handed to it in parts (a
+// catalog read part by part holds one part at a time, not the catalog):
+// the result is List's of the whole, whatever the parts, as long as no
+// bundle is split between two.
+type Lister struct {
+	pkg   string
+	byKey map[string]*listed
+}
+
+// listed is an image with the pull spec of each use, in the order added.
+type listed struct {
+	digest string
+	uses   []Use
+	specs  []string
+}
+
+// NewLister lists the images of package pkg ("" for every package).
+func NewLister(pkg string) *Lister { return &Lister{pkg: pkg, byKey: map[string]*listed{}} }
+
+// Add lists the images of c's bundles.
+func (l *Lister) Add(c *fbc.Catalog) {
+	for _, b := range c.Bundles {
+		if l.pkg != "" && b.Package != l.pkg {
 			continue
 		}
-		add(b.Image, Use{Package: b.Package, Bundle: b.Name, As: "bundle"})
+		l.add(b.Image, Use{Package: b.Package, Bundle: b.Name, As: "bundle"})
 		for _, r := range b.RelatedImages {
 			if r.Image == b.Image {
 				continue // a bundle lists itself among its related images
 			}
-			add(r.Image, Use{Package: b.Package, Bundle: b.Name, As: "related", Name: r.Name})
+			l.add(r.Image, Use{Package: b.Package, Bundle: b.Name, As: "related", Name: r.Name})
 		}
 	}
-	out := make([]Image, 0, len(keys))
-	for _, k := range keys {
-		im := byKey[k]
-		sort.Strings(im.Also)
-		out = append(out, *im)
+}
+
+func (l *Lister) add(ref string, u Use) {
+	ref = strings.TrimSpace(ref)
+	if ref == "" {
+		return
+	}
+	key, digest := ref, Digest(ref)
+	if digest != "" {
+		key = digest
+	}
+	im := l.byKey[key]
+	if im == nil {
+		im = &listed{digest: digest}
+		l.byKey[key] = im
+	}
+	im.uses = append(im.uses, u)
+	im.specs = append(im.specs, ref)
+}
+
+// Images returns what was listed: each image with its uses by package and
+// bundle, named by the pull spec of its first use, sorted by that name.
+func (l *Lister) Images() []Image {
+	out := make([]Image, 0, len(l.byKey))
+	for _, im := range l.byKey {
+		order := make([]int, len(im.uses))
+		for i := range order {
+			order[i] = i
+		}
+		sort.SliceStable(order, func(a, b int) bool {
+			ua, ub := im.uses[order[a]], im.uses[order[b]]
+			if ua.Package != ub.Package {
+				return ua.Package < ub.Package
+			}
+			return ua.Bundle < ub.Bundle
+		})
+		img := Image{Image: im.specs[order[0]], Digest: im.digest}
+		for _, i := range order {
+			img.Uses = append(img.Uses, im.uses[i])
+			if spec := im.specs[i]; spec != img.Image && !slices.Contains(img.Also, spec) {
+				img.Also = append(img.Also, spec)
+			}
+		}
+		sort.Strings(img.Also)
+		out = append(out, img)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Image < out[j].Image })
 	return out

@@ -22,7 +22,6 @@ import (
 
 	"github.com/opmkit/opm/internal/atomicfile"
 	"github.com/opmkit/opm/internal/catalogimages"
-	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
 )
 
@@ -104,12 +103,12 @@ type Options struct {
 	Counters *Counters
 }
 
-// Plan lists what mirroring catalog (read from the image catalogRef)
-// copies: the catalog image, then every image its bundles need, each once
-// per pull spec.
-func Plan(catalogRef string, c *fbc.Catalog) []Item {
+// Plan lists what mirroring the catalog image catalogRef copies: the
+// catalog, then every image its bundles need (images: catalogimages' list
+// of it), each once per pull spec.
+func Plan(catalogRef string, images []catalogimages.Image) []Item {
 	items := []Item{{Source: catalogRef, Role: RoleCatalog}}
-	for _, im := range catalogimages.List(c, "") {
+	for _, im := range images {
 		items = append(items, Item{Source: im.Image, Role: RoleImage, Uses: im.Uses})
 		for _, also := range im.Also {
 			items = append(items, Item{Source: also, Role: RoleImage, Uses: im.Uses})

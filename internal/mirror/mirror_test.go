@@ -39,7 +39,7 @@ func TestObjectName(t *testing.T) {
 		"registry.redhat.io/redhat/redhat-operator-index:v4.17": "redhat-operator-index-v4-17",
 		"localhost/catalog:latest":                              "catalog-latest",
 		"quay.io/x/Index@" + dig:                                "index",
-		"quay.io/x/" + strings.Repeat("a", 80) + ":v1":           strings.Repeat("a", 63),
+		"quay.io/x/" + strings.Repeat("a", 80) + ":v1":          strings.Repeat("a", 63),
 	} {
 		assert.Equal(t, want, objectName(source), source)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -118,11 +119,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return exit.With(exit.Usage, err)
 		}
 	} else {
-		c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Catalog, catalogsource.DatabaseImage, catalogsource.CatalogImage)
-		if err != nil {
+		// Read part by part: the images of a large catalog, not the catalog.
+		l := catalogimages.NewLister("")
+		add := func(c *fbc.Catalog) error { l.Add(c); return nil }
+		if _, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).OpenEach(ctx, opts.Catalog, add, catalogsource.DatabaseImage, catalogsource.CatalogImage); err != nil {
 			return indexio.Interrupted(ctx, exit.With(exit.Usage, fmt.Errorf("read catalog %s: %w", opts.Catalog, err)))
 		}
-		items = mirror.Plan(opts.Catalog, c.Catalog)
+		items = mirror.Plan(opts.Catalog, l.Images())
 		if ref, err := image.ParseReference(opts.Catalog); err == nil && ref.Transport != image.TransportRegistry {
 			items[0].From, items[0].Source = opts.Catalog, "localhost/"+opts.CatalogName
 		}
