@@ -179,6 +179,7 @@ type copyRun struct {
 	src source
 	dst destination
 	o   CopyOptions
+	mu  sync.Mutex // guards res while an image's blobs are copied at once
 	res *CopyResult
 }
 
@@ -232,10 +233,8 @@ func (r *copyRun) manifest(ctx context.Context, desc v1.Descriptor, raw []byte, 
 		if err != nil {
 			return fmt.Errorf("parse manifest %s: %w", desc.Digest, err)
 		}
-		for _, b := range append([]v1.Descriptor{m.Config}, m.Layers...) {
-			if err := r.blob(ctx, b); err != nil {
-				return err
-			}
+		if err := r.blobs(ctx, append([]v1.Descriptor{m.Config}, m.Layers...)); err != nil {
+			return err
 		}
 	case mt.IsSchema1():
 		return fmt.Errorf("manifest %s is docker schema 1, which opm does not copy; re-push the image with a current tool", desc.Digest)
@@ -253,6 +252,51 @@ func isArtifactManifest(mt types.MediaType) bool {
 	return mt == "application/vnd.oci.artifact.manifest.v1+json"
 }
 
+// blobJobs is how many blobs of one image are copied at once: a large
+// image is not one stream at a time, and a few streams keep memory small.
+const blobJobs = 3
+
+// blobs copies an image's config and layers, blobJobs at a time; the
+// first failure stops the others.
+func (r *copyRun) blobs(ctx context.Context, descs []v1.Descriptor) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, blobJobs)
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for _, d := range descs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := r.blob(ctx, d); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
+
+func (r *copyRun) count(f func(*CopyResult)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f(r.res)
+}
+
 func (r *copyRun) blob(ctx context.Context, desc v1.Descriptor) error {
 	if desc.Digest.Algorithm != "sha256" {
 		return fmt.Errorf("blob %s: opm copies sha256 blobs only", desc.Digest)
@@ -263,7 +307,7 @@ func (r *copyRun) blob(ctx context.Context, desc v1.Descriptor) error {
 	if ok, err := r.dst.hasBlob(ctx, desc); err != nil {
 		return err
 	} else if ok {
-		r.res.BlobsPresent++
+		r.count(func(res *CopyResult) { res.BlobsPresent++ })
 		return nil
 	}
 	open := func() (io.ReadCloser, error) {
@@ -278,16 +322,18 @@ func (r *copyRun) blob(ctx context.Context, desc v1.Descriptor) error {
 	if err != nil {
 		return fmt.Errorf("copy blob %s: %w", desc.Digest, err)
 	}
-	if copied {
-		r.res.BlobsCopied++
-	} else {
-		r.res.BlobsPresent++
-	}
+	r.count(func(res *CopyResult) {
+		if copied {
+			res.BlobsCopied++
+		} else {
+			res.BlobsPresent++
+		}
+	})
 	return nil
 }
 
 func (r *copyRun) progress(n int64) {
-	r.res.Bytes += n
+	r.count(func(res *CopyResult) { res.Bytes += n })
 	if r.o.Progress != nil {
 		r.o.Progress(n)
 	}
