@@ -211,7 +211,9 @@ packages:
 			resumed++
 		}
 	}
-	assert.GreaterOrEqual(t, resumed, 3, "what the killed run copied is not copied again")
+	// The killed run finished the catalog and one bundle (4 manifest PUTs:
+	// each by digest and by tag); the fifth may land after the kill.
+	assert.GreaterOrEqual(t, resumed, 2, "what the killed run copied is not copied again")
 
 	// Every image is at the target by digest, as skopeo and crane see it.
 	mapping, err := os.ReadFile(filepath.Join(manifests, "mapping.txt"))
