@@ -246,16 +246,14 @@ func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress
 			copyOpts.Annotations = map[string]string{AnnotationRole: RoleCatalog}
 		}
 	} else {
-		var tag string
 		var err error
-		repo, tag, _, err = Target(o.To, it.Source)
-		if err != nil {
+		if repo, r.Tag, _, err = Target(o.To, it.Source); err != nil {
 			return fail(err)
 		}
 		if dst, err = image.ParseReference(repo); err != nil {
 			return fail(fmt.Errorf("target %s: %w", repo, err))
 		}
-		r.Tag, copyOpts.Tag = tag, tag
+		copyOpts.Tag = r.Tag
 	}
 	res, err := cp.Copy(ctx, src, dst, copyOpts)
 	r.Digest = res.Digest.String()

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/catalogtest"
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
@@ -224,14 +225,14 @@ packages:
 	for _, line := range lines {
 		source, mirrored, ok := strings.Cut(line, "=")
 		require.True(t, ok, line)
-		want := strings.TrimPrefix(mirrored[strings.LastIndex(mirrored, "@")+1:], "")
+		want := catalogimages.Digest(mirrored)
 		direct := dst.Addr + strings.TrimPrefix(mirrored, strings.Split(to, "/")[0])
 		got, err := exec.Command(crane, "digest", "--insecure", direct).CombinedOutput()
 		require.NoError(t, err, "%s: %s", direct, got)
 		assert.Equal(t, want, strings.TrimSpace(string(got)), source)
 		raw, err := exec.Command("skopeo", "inspect", "--raw", "--tls-verify=false", "docker://"+direct).CombinedOutput()
 		require.NoError(t, err, "%s: %s", direct, raw)
-		if d := digestOf(source); d != "" {
+		if d := catalogimages.Digest(source); d != "" {
 			assert.Equal(t, d, want, "pinned images keep their digest")
 		}
 	}
@@ -262,19 +263,12 @@ packages:
 	assert.Equal(t, digestsOf(string(mapping)), digestsOf(far))
 }
 
-func digestOf(ref string) string {
-	if i := strings.LastIndex(ref, "@"); i >= 0 {
-		return ref[i+1:]
-	}
-	return ""
-}
-
 // digestsOf is the sorted source=digest pairs of a mapping.txt.
 func digestsOf(mapping string) []string {
 	var out []string
 	for _, line := range strings.Split(strings.TrimSpace(mapping), "\n") {
 		source, target, _ := strings.Cut(line, "=")
-		out = append(out, source+"="+digestOf(target))
+		out = append(out, source+"="+catalogimages.Digest(target))
 	}
 	sort.Strings(out)
 	return out
@@ -337,7 +331,7 @@ func TestMirrorReportsWhatFails(t *testing.T) {
 	assert.Contains(t, r.ErrOut, missing)
 	assert.Contains(t, r.ErrOut, "needed by p/p.v1.0.0 (related r1)")
 	assert.Contains(t, r.ErrOut, "mirrored 3 of 4 images")
-	_, err := remoteDigestOf(dst.Addr + "/m/p/operator@" + digestOf(good))
+	_, err := remoteDigestOf(dst.Addr + "/m/p/operator@" + catalogimages.Digest(good))
 	assert.NoError(t, err, "the other images arrived")
 
 	r = o.Run("alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to-dir", filepath.Join(t.TempDir(), "d"), "--fail-fast", "--concurrency", "1", "-o", "json")
