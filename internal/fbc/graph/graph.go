@@ -152,40 +152,52 @@ func Reachable(ch *fbc.Channel, head string, versions map[string]semver.Version)
 // ReachableFrom is Reachable from several heads (a channel that has more
 // than one): the entries from which an upgrade path leads to any of them.
 func ReachableFrom(ch *fbc.Channel, heads []string, versions map[string]semver.Version) map[string]bool {
-	byName := make(map[string]*fbc.ChannelEntry, len(ch.Entries))
-	for i := range ch.Entries {
-		if _, ok := byName[ch.Entries[i].Name]; !ok {
-			byName[ch.Entries[i].Name] = &ch.Entries[i]
-		}
-	}
+	return walkBack(heads, []*ChannelGraph{newChannelGraph(ch, versions)})
+}
+
+// walkBack is the set of bundles from which a chain of edges of chans
+// leads to one of starts (starts included): from each bundle reached, what
+// its entries replace, skip or cover by skipRange. A skipRange's runs are
+// walked over the bundles not reached yet only, so each bundle is visited
+// once however many ranges cover it.
+func walkBack(starts []string, chans []*ChannelGraph) map[string]bool {
 	out := map[string]bool{}
-	stack := append([]string(nil), heads...)
+	free := make([]*unvisited, len(chans))
+	for k, g := range chans {
+		free[k] = newUnvisited(len(g.ord.names))
+	}
+	var stack []string
+	visit := func(n string) {
+		if n == "" || out[n] {
+			return
+		}
+		out[n] = true
+		for k, g := range chans {
+			if p, ok := g.ord.pos[n]; ok {
+				free[k].take(p)
+			}
+		}
+		stack = append(stack, n)
+	}
+	for _, s := range starts {
+		visit(s)
+	}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		if out[n] {
-			continue
-		}
-		out[n] = true
-		e := byName[n]
-		if e == nil {
-			continue
-		}
-		push := func(to string) {
-			if to != "" && !out[to] {
-				stack = append(stack, to)
+		for k, g := range chans {
+			i, ok := g.byName[n]
+			if !ok {
+				continue
 			}
-		}
-		push(e.Replaces)
-		for _, s := range e.Skips {
-			push(s)
-		}
-		if e.SkipRange != "" {
-			if r, err := semver.ParseRange(e.SkipRange); err == nil {
-				for _, o := range ch.Entries {
-					if v, ok := versions[o.Name]; ok && o.Name != n && r(v) {
-						push(o.Name)
-					}
+			e := g.Entries[i]
+			visit(e.Replaces)
+			for _, s := range e.Skips {
+				visit(s)
+			}
+			for _, s := range g.covers[i] {
+				for q := free[k].find(s.lo); q < s.hi; q = free[k].find(q + 1) {
+					visit(g.ord.names[q])
 				}
 			}
 		}

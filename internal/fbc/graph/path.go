@@ -383,37 +383,7 @@ func edgeText(st Step) string {
 // reaching is the set of bundles from which some chain of edges of chans
 // leads to target (target included).
 func (p *Package) reaching(target string, chans []*ChannelGraph) map[string]bool {
-	out := map[string]bool{target: true}
-	stack := []string{target}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		for _, g := range chans {
-			i, ok := g.byName[n]
-			if !ok {
-				continue
-			}
-			e := g.Entries[i]
-			push := func(s string) {
-				if s != "" && !out[s] {
-					out[s] = true
-					stack = append(stack, s)
-				}
-			}
-			push(e.Replaces)
-			for _, s := range e.Skips {
-				push(s)
-			}
-			if r := g.ranges[i]; r != nil {
-				for _, o := range g.Entries {
-					if v, ok := p.Versions[o.Name]; ok && o.Name != n && r(v) {
-						push(o.Name)
-					}
-				}
-			}
-		}
-	}
-	return out
+	return walkBack([]string{target}, chans)
 }
 
 // versionReaches says whether a bare version has a skipRange edge into

@@ -59,6 +59,16 @@ type ChannelGraph struct {
 	into   map[string][]int
 	ranged []int
 	rank   map[string]int
+	// ord is the entries that have a version, by version; covers the runs
+	// of ord each entry's skipRange covers (its own entry left out);
+	// v0best, by position in ord, the entry on the chain nearest the head
+	// whose skipRange covers it (-1 when none): a skipRange is kept as
+	// runs, never as an edge per covered bundle.
+	ord    *versionOrder
+	covers [][]span
+	v0best []int32
+	v1best []int32
+	heads  []string
 	// Warnings name skipRanges that do not parse (they give no edge).
 	Warnings []string
 }
@@ -111,6 +121,9 @@ func NewPackage(c *fbc.Catalog, pkg string) (*Package, error) {
 			p.deprecated[d.Name] = true
 		}
 	}
+	for _, g := range p.Channels {
+		p.v1Painting(g)
+	}
 	return p, nil
 }
 
@@ -154,12 +167,104 @@ func newChannelGraph(ch *fbc.Channel, versions map[string]semver.Version) *Chann
 			g.ranged = append(g.ranged, i)
 		}
 	}
+	names := make([]string, len(g.Entries))
+	for i, e := range g.Entries {
+		names[i] = e.Name
+	}
+	g.ord = newVersionOrder(names, versions)
+	g.covers = make([][]span, len(g.Entries))
+	for _, i := range g.ranged {
+		sp := g.ord.covered(g.ranges[i], g.Entries[i].SkipRange)
+		if p, ok := g.ord.pos[g.Entries[i].Name]; ok {
+			sp = without(sp, p)
+		}
+		g.covers[i] = sp
+	}
+	g.heads = Heads(&fbc.Channel{Name: g.Name, Package: g.Package, Entries: g.Entries})
 	g.order()
 	for i, n := range g.chain {
 		g.rank[n] = i
 	}
+	// OLM v0 takes, of the skipRanges covering a bundle, the entry nearest
+	// the head: paint each position with the first such entry to reach it.
+	var onChain []int
+	for _, i := range g.ranged {
+		if _, ok := g.rank[g.Entries[i].Name]; ok {
+			onChain = append(onChain, i)
+		}
+	}
+	sort.Slice(onChain, func(a, b int) bool { return g.rank[g.Entries[onChain[a]].Name] < g.rank[g.Entries[onChain[b]].Name] })
+	g.v0best = g.paint(onChain)
 	return g
 }
+
+// paint gives each position of ord the first of entries (in that order)
+// whose skipRange covers it, -1 when none does; each position is painted
+// once, so the cost is the entries' runs plus the positions.
+func (g *ChannelGraph) paint(entries []int) []int32 {
+	best := make([]int32, len(g.ord.names))
+	for i := range best {
+		best[i] = -1
+	}
+	u := newUnvisited(len(best))
+	for _, i := range entries {
+		for _, s := range g.covers[i] {
+			for q := u.find(s.lo); q < s.hi; q = u.find(q + 1) {
+				best[q] = int32(i)
+				u.take(q)
+			}
+		}
+	}
+	return best
+}
+
+// position is from's place in ord when the channel holds from by name (so
+// what covers it is known by position); false otherwise.
+func (g *ChannelGraph) position(from Bundle) (int, bool) {
+	if from.Name == "" || !from.HasVersion {
+		return 0, false
+	}
+	p, ok := g.ord.pos[from.Name]
+	if !ok || g.ord.vers[p].Compare(from.Version) != 0 {
+		return 0, false
+	}
+	return p, true
+}
+
+// Covered lists the entries the skipRange of entry name covers (the entry
+// itself left out), lowest version first; nil without a usable skipRange.
+// Each call costs the length of the answer: callers that need every
+// skipRange of a channel read CoveredRuns instead.
+func (g *ChannelGraph) Covered(name string) []string {
+	i, ok := g.byName[name]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, s := range g.covers[i] {
+		out = append(out, g.ord.names[s.lo:s.hi]...)
+	}
+	return out
+}
+
+// CoveredRuns lists what the skipRange of entry name covers as runs of
+// VersionOrder: each [Lo, Hi) pair of positions is a run of bundles the
+// range admits. nil without a usable skipRange.
+func (g *ChannelGraph) CoveredRuns(name string) [][2]int {
+	i, ok := g.byName[name]
+	if !ok {
+		return nil
+	}
+	var out [][2]int
+	for _, s := range g.covers[i] {
+		out = append(out, [2]int{s.lo, s.hi})
+	}
+	return out
+}
+
+// VersionOrder lists the channel's entries that have a version, lowest
+// first: the order CoveredRuns counts in.
+func (g *ChannelGraph) VersionOrder() []string { return g.ord.names }
 
 // order walks the replaces chain down from the head, as OLM v0's resolver
 // sorts a channel: a channel it cannot sort (no head, several, a cycle)
@@ -225,9 +330,7 @@ func orderErrorf(format string, args ...any) error {
 
 // Heads lists the entries no other entry of the channel replaces or
 // skips: one in a sound channel.
-func (g *ChannelGraph) Heads() []string {
-	return Heads(&fbc.Channel{Name: g.Name, Package: g.Package, Entries: g.Entries})
-}
+func (g *ChannelGraph) Heads() []string { return g.heads }
 
 // Has says whether the channel has an entry of that name.
 func (g *ChannelGraph) Has(name string) bool {
@@ -334,6 +437,23 @@ func (g *ChannelGraph) candidates(from Bundle) []int {
 	return slices.Compact(out)
 }
 
+// nextCandidates are the entries that may be the next step from from:
+// those that replace or skip it and, of the skipRanges covering it, the
+// best by the painting given; every ranged entry when from's position is
+// not known.
+func (g *ChannelGraph) nextCandidates(from Bundle, best []int32) []int {
+	p, ok := g.position(from)
+	if !ok {
+		return g.candidates(from)
+	}
+	out := append([]int(nil), g.into[from.Name]...)
+	if b := best[p]; b >= 0 {
+		out = append(out, int(b))
+	}
+	sort.Ints(out)
+	return slices.Compact(out)
+}
+
 // Edges lists every step the channel's entries allow out of from, by
 // entry order.
 func (g *ChannelGraph) Edges(from Bundle) []Step {
@@ -359,7 +479,7 @@ func (g *ChannelGraph) NextV0(from Bundle) (Step, bool, error) {
 	}
 	var best Step
 	bestRank := -1
-	for _, i := range g.candidates(from) {
+	for _, i := range g.nextCandidates(from, g.v0best) {
 		r, onChain := g.rank[g.Entries[i].Name]
 		if !onChain || (bestRank >= 0 && r >= bestRank) {
 			continue
@@ -417,7 +537,11 @@ func (p *Package) NextV1(from Bundle, channels []*ChannelGraph) (Step, bool) {
 	var best Step
 	found := false
 	for _, g := range channels {
-		for _, st := range g.Edges(from) {
+		for _, i := range g.nextCandidates(from, p.v1Painting(g)) {
+			st, ok := g.edge(i, from)
+			if !ok {
+				continue
+			}
 			// One bundle offered by several channels is shown from the
 			// default channel when that is one of them.
 			sameInDefault := found && st.To == best.To && st.Channel == p.DefaultChannel
@@ -427,6 +551,18 @@ func (p *Package) NextV1(from Bundle, channels []*ChannelGraph) (Step, bool) {
 		}
 	}
 	return best, found
+}
+
+// v1Painting gives each bundle of g the skipRange entry OLM v1 prefers
+// among those covering it (see v1Better); NewPackage computes it once
+// deprecations are known, so a Package is read-only afterwards.
+func (p *Package) v1Painting(g *ChannelGraph) []int32 {
+	if g.v1best == nil {
+		order := append([]int(nil), g.ranged...)
+		sort.SliceStable(order, func(a, b int) bool { return p.v1Better(g.Entries[order[a]].Name, g.Entries[order[b]].Name) })
+		g.v1best = g.paint(order)
+	}
+	return g.v1best
 }
 
 // v1Better orders OLM v1's candidates: not deprecated first, then the
