@@ -40,11 +40,13 @@ func TestListAndGraphOfCatalogDir(t *testing.T) {
 
 	r = o.Run("alpha", "render-graph", deprecatedDir)
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
-	assert.Contains(t, r.Out, "style p fill:#989695\nstyle p-old fill:#DCD0FF\nclass p-stable-p.v1.0.1,p-stable-p.v1.1.0 deprecated\n")
+	// Ids are generated: p1 the package, c2 channel old, n5 and n6 the
+	// deprecated bundles of stable.
+	assert.Contains(t, r.Out, "style p1 fill:#989695\nstyle c2 fill:#DCD0FF\nclass n5,n6 deprecated\n")
 	assert.NotContains(t, r.Out, "linkStyle", "skipped edges are drawn only with --draw-v0-semantics")
 	r = o.Run("alpha", "render-graph", deprecatedDir, "--draw-v0-semantics")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
-	assert.Contains(t, r.Out, "class p-stable-p.v1.0.1 deprecatedskipped\nlinkStyle 2 ")
+	assert.Contains(t, r.Out, "class n6 deprecatedskipped\nlinkStyle 2 ")
 
 	// A bundle is not an index, as upstream.
 	r = o.Run("alpha", "list", "packages", validBundle)
@@ -110,8 +112,9 @@ func TestRenderGraphFormats(t *testing.T) {
 	}
 	assert.Equal(t, []string{"demo.v2.0.0", "demo.v1.2.0", "demo.v1.1.0", "demo.v1.0.2", "demo.v1.0.1", "demo.v1.0.0"}, names)
 	assert.Contains(t, ch.Edges, graph.DocEdge{From: "demo.v1.0.2", To: "demo.v1.1.0", Kind: graph.EdgeSkips})
-	assert.Contains(t, ch.Edges, graph.DocEdge{From: "demo.v1.0.2", To: "demo.v1.2.0", Kind: graph.EdgeSkipRange, SkipRange: ">=1.0.0 <1.2.0"})
-	assert.Len(t, ch.Edges, 5+1+4, "5 replaces, 1 skips, a skipRange over 4 bundles")
+	assert.Len(t, ch.Edges, 5+1, "5 replaces, 1 skips; the skipRange is in ranges")
+	assert.Equal(t, []graph.DocRange{{To: "demo.v1.2.0", SkipRange: ">=1.0.0 <1.2.0", Count: 4,
+		Covers: []graph.DocSpan{{High: "demo.v1.1.0", Low: "demo.v1.0.0", Count: 4}}}}, ch.Ranges)
 
 	// --minimum-edge leaves out edges from below it, as in the mermaid.
 	r = o.Run("alpha", "render-graph", demo, "--channel", "stable", "--minimum-edge", "demo.v1.1.0", "-o", "json")
@@ -120,9 +123,10 @@ func TestRenderGraphFormats(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
 	assert.Equal(t, []graph.DocEdge{
 		{From: "demo.v1.1.0", To: "demo.v1.2.0", Kind: graph.EdgeReplaces},
-		{From: "demo.v1.1.0", To: "demo.v1.2.0", Kind: graph.EdgeSkipRange, SkipRange: ">=1.0.0 <1.2.0"},
 		{From: "demo.v1.2.0", To: "demo.v2.0.0", Kind: graph.EdgeReplaces},
 	}, doc.Packages[0].Channels[0].Edges)
+	assert.Equal(t, []graph.DocRange{{To: "demo.v1.2.0", SkipRange: ">=1.0.0 <1.2.0", Count: 1,
+		Covers: []graph.DocSpan{{High: "demo.v1.1.0", Low: "demo.v1.1.0", Count: 1}}}}, doc.Packages[0].Channels[0].Ranges)
 
 	// --maximum-edge leaves out the bundles above it, in every format.
 	r = o.Run("alpha", "render-graph", demo, "--channel", "stable", "--maximum-edge", "demo.v1.1.0", "-o", "json")
@@ -134,7 +138,7 @@ func TestRenderGraphFormats(t *testing.T) {
 	r = o.Run("alpha", "render-graph", demo, "--channel", "stable", "--maximum-edge", "demo.v1.1.0")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.NotContains(t, r.Out, "demo.v1.2.0")
-	assert.Contains(t, r.Out, `demo-stable-demo.v1.0.2["demo.v1.0.2"]-- skip --> demo-stable-demo.v1.1.0["demo.v1.1.0"]`)
+	assert.Regexp(t, `n\d+\["demo.v1.0.2"\]-- skip --> n\d+\["demo.v1.1.0"\]`, r.Out)
 	r = o.Run("alpha", "render-graph", demo, "--maximum-edge", "nope", "-o", "dot")
 	assert.Equal(t, exit.Failed, r.Code)
 	assert.Contains(t, r.ErrOut, `unknown maximum edge name: "nope"`)
@@ -143,10 +147,12 @@ func TestRenderGraphFormats(t *testing.T) {
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	for _, line := range []string{
 		"digraph \"upgrade graph\" {\n",
-		"  subgraph \"cluster_demo/fast\" {\n    label=\"demo / fast\";\n",
-		`    "demo/fast/demo.v2.1.0" [label="demo.v2.1.0\n2.1.0", peripheries=2, style=filled, fillcolor="#E8960F"];` + "\n",
-		`  "demo/fast/demo.v1.2.0" -> "demo/fast/demo.v2.0.0";` + "\n",
-		`  "demo/fast/demo.v1.2.0" -> "demo/fast/demo.v2.1.0" [style=dotted, label=">=1.2.0 <2.1.0"];` + "\n",
+		"  subgraph cluster1 {\n    label=\"demo / fast\";\n",
+		`    n2 [label="demo.v2.1.0\n2.1.0", peripheries=2, style=filled, fillcolor="#E8960F"];` + "\n",
+		`    n4 [label="demo.v1.2.0\n1.2.0"];` + "\n",
+		`    n5 [shape=note, style=dotted, label="demo.v2.0.0, demo.v1.2.0 (2 bundles)"];` + "\n",
+		`  n4 -> n3;` + "\n",
+		`  n5 -> n2 [style=dotted, label=">=1.2.0 <2.1.0"];` + "\n",
 	} {
 		assert.Contains(t, r.Out, line)
 	}
@@ -155,7 +161,7 @@ func TestRenderGraphFormats(t *testing.T) {
 	r = o.Run("alpha", "render-graph", demo, "--channel", "fast")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.True(t, strings.HasPrefix(r.Out, "graph LR\n"), r.Out)
-	assert.Contains(t, r.Out, `subgraph demo-fast["fast"]`)
+	assert.Contains(t, r.Out, `subgraph c2["fast"]`)
 	assert.NotContains(t, r.Out, "stable")
 
 	r = o.Run("alpha", "render-graph", demo, "-o", "png")

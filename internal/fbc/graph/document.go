@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"sort"
@@ -26,14 +27,36 @@ type DocPackage struct {
 }
 
 // DocChannel is one channel: its heads, its bundles (highest version
-// first) and its edges. A skipRange gives one edge from every other
-// bundle of the channel whose version it covers.
+// first, bundles without a version last) and its edges. Ranges lists each
+// skipRange once, with the runs of Bundles it covers; Edges holds an edge
+// from every bundle a skipRange covers as well, unless the document was
+// built with GraphOptions.CompactRanges (an edge per covered bundle is n²
+// on a channel whose every entry skips all before it).
 type DocChannel struct {
 	Name       string      `json:"name"`
 	Deprecated bool        `json:"deprecated"`
 	Heads      []string    `json:"heads"`
 	Bundles    []DocBundle `json:"bundles"`
 	Edges      []DocEdge   `json:"edges"`
+	Ranges     []DocRange  `json:"ranges,omitempty"`
+}
+
+// DocRange is the skipRange of entry To: OLM may upgrade to To from every
+// bundle of the runs Covers (To itself never).
+type DocRange struct {
+	To        string    `json:"to"`
+	SkipRange string    `json:"skipRange"`
+	Covers    []DocSpan `json:"covers"`
+	// Count is how many bundles the runs hold.
+	Count int `json:"count"`
+}
+
+// DocSpan is a run of a channel's Bundles: High, Low and every bundle
+// listed between them.
+type DocSpan struct {
+	High  string `json:"high"`
+	Low   string `json:"low"`
+	Count int    `json:"count"`
 }
 
 // DocBundle is a bundle of a channel. Skipped: an entry of the channel
@@ -65,6 +88,10 @@ type GraphOptions struct {
 	// MaximumEdge is a bundle name: bundles above its version, and their
 	// edges, are left out.
 	MaximumEdge string
+	// CompactRanges leaves skipRange edges out of DocChannel.Edges: each
+	// skipRange is then only in DocChannel.Ranges, and the document grows
+	// with the catalog, not with the square of a channel.
+	CompactRanges bool
 }
 
 // NewDocument reads the upgrade graphs of c into a Document: packages by
@@ -120,7 +147,7 @@ func NewDocument(c *fbc.Catalog, opts GraphOptions) (*Document, []string, error)
 				depBundle[d.Name] = true
 			}
 		}
-		dc, warns := NewDocChannel(&fbc.Channel{Name: ch.Name, Package: ch.Package, Entries: entries}, versions, depBundle)
+		dc, warns := newDocChannel(&fbc.Channel{Name: ch.Name, Package: ch.Package, Entries: entries}, versions, depBundle, !opts.CompactRanges)
 		dc.Deprecated = depCh[ch.Name]
 		warnings = append(warnings, warns...)
 		dp.Channels = append(dp.Channels, dc)
@@ -134,9 +161,21 @@ func NewDocument(c *fbc.Catalog, opts GraphOptions) (*Document, []string, error)
 	return doc, warnings, nil
 }
 
-// NewDocChannel reads one channel as a Document holds it; deprecated names
-// the deprecated bundles. The warnings name skipRanges that do not parse.
+// NewDocChannel reads one channel as a Document holds it, skipRange
+// edges expanded into Edges (as before Ranges existed; see
+// NewDocChannelRanges); deprecated names the deprecated bundles. The
+// warnings name skipRanges that do not parse.
 func NewDocChannel(ch *fbc.Channel, versions map[string]semver.Version, deprecated map[string]bool) (DocChannel, []string) {
+	return newDocChannel(ch, versions, deprecated, true)
+}
+
+// NewDocChannelRanges is NewDocChannel with each skipRange only in
+// Ranges, not expanded into Edges: its size grows with the channel.
+func NewDocChannelRanges(ch *fbc.Channel, versions map[string]semver.Version, deprecated map[string]bool) (DocChannel, []string) {
+	return newDocChannel(ch, versions, deprecated, false)
+}
+
+func newDocChannel(ch *fbc.Channel, versions map[string]semver.Version, deprecated map[string]bool, expand bool) (DocChannel, []string) {
 	g := newChannelGraph(ch, versions)
 	dc := DocChannel{Name: ch.Name, Heads: g.Heads()}
 	for _, e := range g.Entries {
@@ -147,9 +186,53 @@ func NewDocChannel(ch *fbc.Channel, versions map[string]semver.Version, deprecat
 		dc.Bundles = append(dc.Bundles, b)
 	}
 	sort.SliceStable(dc.Bundles, func(i, j int) bool {
-		return versions[dc.Bundles[i].Name].GT(versions[dc.Bundles[j].Name])
+		a, b := dc.Bundles[i], dc.Bundles[j]
+		if (a.Version == "") != (b.Version == "") {
+			return b.Version == ""
+		}
+		return versions[a.Name].GT(versions[b.Name])
 	})
-	dc.Edges = g.AllEdges()
+	for _, e := range g.Entries {
+		if e.Replaces != "" {
+			dc.Edges = append(dc.Edges, DocEdge{From: e.Replaces, To: e.Name, Kind: EdgeReplaces})
+		}
+		for _, s := range e.Skips {
+			dc.Edges = append(dc.Edges, DocEdge{From: s, To: e.Name, Kind: EdgeSkips})
+		}
+		if expand {
+			for _, from := range g.Covered(e.Name) {
+				dc.Edges = append(dc.Edges, DocEdge{From: from, To: e.Name, Kind: EdgeSkipRange, SkipRange: e.SkipRange})
+			}
+		}
+	}
+	// Runs over Bundles: the versioned ones, lowest first, are the
+	// reverse of Bundles' head.
+	var asc []string
+	for i := len(dc.Bundles) - 1; i >= 0; i-- {
+		if dc.Bundles[i].Version != "" {
+			asc = append(asc, dc.Bundles[i].Name)
+		}
+	}
+	ord := newVersionOrder(asc, versions)
+	for i, e := range g.Entries {
+		if g.ranges[i] == nil {
+			continue
+		}
+		runs := ord.covered(g.ranges[i], e.SkipRange)
+		if p, ok := ord.pos[e.Name]; ok {
+			runs = without(runs, p)
+		}
+		if len(runs) == 0 {
+			continue
+		}
+		r := DocRange{To: e.Name, SkipRange: e.SkipRange}
+		for k := len(runs) - 1; k >= 0; k-- {
+			s := runs[k]
+			r.Covers = append(r.Covers, DocSpan{High: ord.names[s.hi-1], Low: ord.names[s.lo], Count: s.hi - s.lo})
+			r.Count += s.hi - s.lo
+		}
+		dc.Ranges = append(dc.Ranges, r)
+	}
 	return dc, g.Warnings
 }
 
@@ -160,24 +243,20 @@ func ChannelEdges(ch *fbc.Channel, versions map[string]semver.Version) []DocEdge
 }
 
 // AllEdges lists every edge of the channel: by target entry in entry
-// order, then replaces, skips and skipRange edges (those by source entry
-// order).
+// order, then replaces, skips and skipRange edges (those lowest version
+// first). A skipRange gives an edge per covered bundle: a caller that
+// must stay linear in the channel reads Covered or CoveredRuns.
 func (g *ChannelGraph) AllEdges() []DocEdge {
 	var out []DocEdge
-	for i, e := range g.Entries {
+	for _, e := range g.Entries {
 		if e.Replaces != "" {
 			out = append(out, DocEdge{From: e.Replaces, To: e.Name, Kind: EdgeReplaces})
 		}
 		for _, s := range e.Skips {
 			out = append(out, DocEdge{From: s, To: e.Name, Kind: EdgeSkips})
 		}
-		if g.ranges[i] == nil {
-			continue
-		}
-		for _, o := range g.Entries {
-			if v, ok := g.versions[o.Name]; ok && o.Name != e.Name && g.ranges[i](v) {
-				out = append(out, DocEdge{From: o.Name, To: e.Name, Kind: EdgeSkipRange, SkipRange: e.SkipRange})
-			}
+		for _, from := range g.Covered(e.Name) {
+			out = append(out, DocEdge{From: from, To: e.Name, Kind: EdgeSkipRange, SkipRange: e.SkipRange})
 		}
 	}
 	return out
@@ -186,14 +265,21 @@ func (g *ChannelGraph) AllEdges() []DocEdge {
 // WriteDot draws a Document as a Graphviz digraph: a cluster per package
 // and channel, bundles as boxes labelled with name and version, heads
 // with a double border, deprecated bundles filled orange, skipped ones
-// outlined red; replaces edges solid, skips dashed, skipRange edges
-// dotted and labelled with the range.
+// outlined red; replaces edges solid, skips dashed. A skipRange is one
+// dotted edge, labelled with the range, from a note naming the runs of
+// bundles it covers. Ids are generated (n1, n2, …; cluster1, …): names
+// appear only in quoted, escaped labels.
 func WriteDot(w io.Writer, doc *Document) error {
-	var b strings.Builder
+	b := bufio.NewWriter(w)
 	b.WriteString("digraph \"upgrade graph\" {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
+	ids := 0
+	next := func(prefix string) string {
+		ids++
+		return fmt.Sprintf("%s%d", prefix, ids)
+	}
 	for _, p := range doc.Packages {
 		for _, ch := range p.Channels {
-			id := func(name string) string { return dotID(p.Name + "/" + ch.Name + "/" + name) }
+			node := map[string]string{}
 			label := p.Name + " / " + ch.Name
 			if ch.Name == p.DefaultChannel {
 				label += " (default)"
@@ -201,14 +287,12 @@ func WriteDot(w io.Writer, doc *Document) error {
 			if ch.Deprecated || p.Deprecated {
 				label += " (deprecated)"
 			}
-			fmt.Fprintf(&b, "  subgraph %s {\n    label=%s;\n", dotID("cluster_"+p.Name+"/"+ch.Name), dotID(label))
+			fmt.Fprintf(b, "  subgraph %s {\n    label=%s;\n", next("cluster"), dotID(label))
 			heads := map[string]bool{}
 			for _, h := range ch.Heads {
 				heads[h] = true
 			}
-			known := map[string]bool{}
 			for _, bd := range ch.Bundles {
-				known[bd.Name] = true
 				var attrs []string
 				nl := bd.Name
 				if bd.Version != "" {
@@ -224,18 +308,34 @@ func WriteDot(w io.Writer, doc *Document) error {
 				if bd.Skipped {
 					attrs = append(attrs, "color=\"#FF0000\"")
 				}
-				fmt.Fprintf(&b, "    %s [%s];\n", id(bd.Name), strings.Join(attrs, ", "))
+				node[bd.Name] = next("n")
+				fmt.Fprintf(b, "    %s [%s];\n", node[bd.Name], strings.Join(attrs, ", "))
 			}
+			// Ranges, when the document has them, draw the skipRanges;
+			// their expanded edges are not drawn again.
+			ranged := ch.Ranges != nil
+			var edges []DocEdge
 			for _, e := range ch.Edges {
-				if !known[e.From] {
-					// A replaced or skipped bundle the channel does not
-					// hold: drawn plain, so the edge has an end.
-					known[e.From] = true
-					fmt.Fprintf(&b, "    %s [label=%s, style=dashed];\n", id(e.From), dotID(e.From))
+				if ranged && e.Kind == EdgeSkipRange {
+					continue
+				}
+				edges = append(edges, e)
+				for _, end := range []string{e.From, e.To} {
+					if _, ok := node[end]; !ok {
+						// A replaced or skipped bundle the channel does
+						// not hold: drawn plain, so the edge has an end.
+						node[end] = next("n")
+						fmt.Fprintf(b, "    %s [label=%s, style=dashed];\n", node[end], dotID(end))
+					}
 				}
 			}
+			rangeNode := make([]string, len(ch.Ranges))
+			for i, r := range ch.Ranges {
+				rangeNode[i] = next("n")
+				fmt.Fprintf(b, "    %s [shape=note, style=dotted, label=%s];\n", rangeNode[i], dotID(spanText(r)))
+			}
 			b.WriteString("  }\n")
-			for _, e := range ch.Edges {
+			for _, e := range edges {
 				var attrs []string
 				switch e.Kind {
 				case EdgeSkips:
@@ -243,22 +343,61 @@ func WriteDot(w io.Writer, doc *Document) error {
 				case EdgeSkipRange:
 					attrs = append(attrs, "style=dotted", "label="+dotID(e.SkipRange))
 				}
-				fmt.Fprintf(&b, "  %s -> %s", id(e.From), id(e.To))
+				fmt.Fprintf(b, "  %s -> %s", node[e.From], node[e.To])
 				if len(attrs) > 0 {
-					fmt.Fprintf(&b, " [%s]", strings.Join(attrs, ", "))
+					fmt.Fprintf(b, " [%s]", strings.Join(attrs, ", "))
 				}
 				b.WriteString(";\n")
+			}
+			for i, r := range ch.Ranges {
+				fmt.Fprintf(b, "  %s -> %s [style=dotted, label=%s];\n", rangeNode[i], node[r.To], dotID(r.SkipRange))
 			}
 		}
 	}
 	b.WriteString("}\n")
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.Flush()
+}
+
+// spanText names a range's runs: "a.v1 … a.v4 (4 bundles)", runs joined
+// by ", ", highest first.
+func spanText(r DocRange) string {
+	var parts []string
+	for _, s := range r.Covers {
+		switch s.Count {
+		case 1:
+			parts = append(parts, s.High)
+		case 2:
+			parts = append(parts, s.High+", "+s.Low)
+		default:
+			parts = append(parts, s.High+" … "+s.Low)
+		}
+	}
+	unit := "bundles"
+	if r.Count == 1 {
+		unit = "bundle"
+	}
+	return fmt.Sprintf("%s (%d %s)", strings.Join(parts, ", "), r.Count, unit)
 }
 
 // dotID quotes s as a DOT string: backslashes and quotes escaped, line
-// breaks as \n.
+// breaks as \n, other control characters as spaces.
 func dotID(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`)
-	return `"` + r.Replace(s) + `"`
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r < 0x20 || r == 0x7f:
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }

@@ -6,7 +6,24 @@ import (
 	"testing"
 
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/graph/mermaidform"
 )
+
+// sameDrawing fails unless got draws what want does (mermaidform).
+func sameDrawing(t *testing.T, got, want string) {
+	t.Helper()
+	g, err := mermaidform.Form(got)
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, got)
+	}
+	w, err := mermaidform.Form(want)
+	if err != nil {
+		t.Fatalf("%v in\n%s", err, want)
+	}
+	if g != w {
+		t.Errorf("drawing differs:\n%s\nwant\n%s\n(written:\n%s)", g, w, got)
+	}
+}
 
 const deprecatedCatalog = `{"schema":"olm.package","name":"p","defaultChannel":"stable"}
 {"schema":"olm.channel","name":"stable","package":"p","entries":[
@@ -67,9 +84,9 @@ style p-old fill:#DCD0FF
 		if _, err := WriteMermaid(&buf, c, MermaidOptions{V0Semantics: tc.v0}); err != nil {
 			t.Fatal(err)
 		}
-		if want := head + tc.tail; buf.String() != want {
-			t.Errorf("v0=%v: got\n%s\nwant\n%s", tc.v0, buf.String(), want)
-		}
+		// Upstream's drawing, read for what it draws (opm's ids are
+		// generated).
+		sameDrawing(t, buf.String(), head+tc.tail)
 	}
 
 	var buf bytes.Buffer

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"sort"
@@ -90,11 +91,19 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 
 	var warnings []string
 	pkgText := map[string]*strings.Builder{}
-	deprecatedPackage := ""
-	var deprecatedChannels []string
+	var deprecatedPackages, deprecatedChannels []string
 	classes := map[string][]string{}
 	var skippedLinks []string
 	link := 0
+	// Ids are generated (n1, n2, … for bundles and ranges, c1… for
+	// channels, p1… for packages): names appear only in escaped labels, so
+	// no name can add a statement.
+	ids := 0
+	newID := func(prefix string) string {
+		ids++
+		return fmt.Sprintf("%s%d", prefix, ids)
+	}
+	pkgID := map[string]string{}
 	for _, ch := range channels {
 		if opts.Channel != "" && ch.Name != opts.Channel {
 			continue
@@ -107,19 +116,34 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 		if b == nil {
 			b = &strings.Builder{}
 			pkgText[ch.Package] = b
+			pkgID[ch.Package] = newID("p")
+			if depPkg[ch.Package] {
+				deprecatedPackages = append(deprecatedPackages, pkgID[ch.Package])
+			}
 		}
-		chID := ch.Package + "-" + ch.Name
-		fmt.Fprintf(b, "    %%%% channel %q\n", ch.Name)
-		fmt.Fprintf(b, "    subgraph %s[%q]\n", chID, ch.Name)
-		if depPkg[ch.Package] {
-			deprecatedPackage = ch.Package
-		}
+		chID := newID("c")
+		fmt.Fprintf(b, "    %%%% channel \"%s\"\n", mermaidText(ch.Name))
+		fmt.Fprintf(b, "    subgraph %s[\"%s\"]\n", chID, mermaidText(ch.Name))
 		if depCh[ch.Name] {
 			deprecatedChannels = append(deprecatedChannels, chID)
+		}
+		node := map[string]string{}
+		ref := func(name string) string {
+			id, ok := node[name]
+			if !ok {
+				id = newID("n")
+				node[name] = id
+			}
+			return fmt.Sprintf("%s[\"%s\"]", id, mermaidText(name))
 		}
 
 		ordered := append([]fbc.ChannelEntry(nil), entries...)
 		sort.SliceStable(ordered, func(i, j int) bool { return versions[ordered[i].Name].GT(versions[ordered[j].Name]) })
+		names := make([]string, len(entries))
+		for i, e := range entries {
+			names[i] = e.Name
+		}
+		ord := newVersionOrder(names, versions)
 		// Walking down from the head, the first skip of a bundle marks it
 		// skipped; a later edge into a skipped bundle is a skipped link.
 		skipped := map[string]bool{}
@@ -135,8 +159,9 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 			}
 		}
 		for _, e := range ordered {
-			id := chID + "-" + e.Name
-			fmt.Fprintf(b, "      %s[%q]\n", id, e.Name)
+			to := ref(e.Name)
+			id := node[e.Name]
+			fmt.Fprintf(b, "      %s\n", to)
 			switch {
 			case depBundle[e.Name] && skipped[e.Name]:
 				classes["deprecatedskipped"] = append(classes["deprecatedskipped"], id)
@@ -146,7 +171,7 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 				classes["skipped"] = append(classes["skipped"], id)
 			}
 			for _, s := range e.Skips {
-				fmt.Fprintf(b, "      %s[%q]-- skip --> %s[%q]\n", chID+"-"+s, s, id, e.Name)
+				fmt.Fprintf(b, "      %s-- skip --> %s\n", ref(s), to)
 				mark(s, true)
 				link++
 			}
@@ -154,19 +179,18 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 				inRange, err := semver.ParseRange(e.SkipRange)
 				if err != nil {
 					warnings = append(warnings, fmt.Sprintf("ignoring invalid skipRange %q of %s/%s: %v", e.SkipRange, ch.Package, e.Name, err))
-				} else {
-					for _, o := range entries {
-						if !inRange(versions[o.Name]) {
-							continue
-						}
-						fmt.Fprintf(b, "      %s[%q]-- \"skipRange(%s)\" --> %s[%q]\n", chID+"-"+o.Name, o.Name, e.SkipRange, id, e.Name)
-						mark(e.Name, false)
-						link++
-					}
+				} else if runs := rangeRuns(ord, inRange, e); len(runs) > 0 {
+					// One node stands for every bundle the range covers
+					// (named by its runs, lowest first): an edge per
+					// covered bundle costs n² on a channel whose every
+					// entry skips all before it.
+					fmt.Fprintf(b, "      %s{{\"%s\"}}-- \"skipRange(%s)\" --> %s\n", newID("n"), mermaidText(runs), mermaidText(e.SkipRange), to)
+					mark(e.Name, false)
+					link++
 				}
 			}
 			if e.Replaces != "" {
-				fmt.Fprintf(b, "      %s[%q]-- replace --> %s[%q]\n", chID+"-"+e.Replaces, e.Replaces, id, e.Name)
+				fmt.Fprintf(b, "      %s-- replace --> %s\n", ref(e.Replaces), to)
 				mark(e.Name, false)
 				link++
 			}
@@ -174,39 +198,98 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 		b.WriteString("    end\n")
 	}
 
-	var out strings.Builder
-	out.WriteString("graph LR\n")
-	out.WriteString("  classDef deprecated fill:#E8960F\n")
-	out.WriteString("  classDef skipped stroke:#FF0000,stroke-width:4px\n")
-	out.WriteString("  classDef deprecatedskipped fill:#E8960F,stroke:#FF0000,stroke-width:4px\n")
+	bw := bufio.NewWriter(w)
+	bw.WriteString("graph LR\n")
+	bw.WriteString("  classDef deprecated fill:#E8960F\n")
+	bw.WriteString("  classDef skipped stroke:#FF0000,stroke-width:4px\n")
+	bw.WriteString("  classDef deprecatedskipped fill:#E8960F,stroke:#FF0000,stroke-width:4px\n")
 	pkgs := make([]string, 0, len(pkgText))
 	for p := range pkgText {
 		pkgs = append(pkgs, p)
 	}
 	sort.Strings(pkgs)
 	for _, p := range pkgs {
-		fmt.Fprintf(&out, "  %%%% package %q\n", p)
-		fmt.Fprintf(&out, "  subgraph %q\n", p)
-		out.WriteString(pkgText[p].String())
-		out.WriteString("  end\n")
+		fmt.Fprintf(bw, "  %%%% package \"%s\"\n", mermaidText(p))
+		fmt.Fprintf(bw, "  subgraph %s[\"%s\"]\n", pkgID[p], mermaidText(p))
+		bw.WriteString(pkgText[p].String())
+		bw.WriteString("  end\n")
 	}
-	if deprecatedPackage != "" {
-		fmt.Fprintf(&out, "style %s fill:#989695\n", deprecatedPackage)
+	sort.Strings(deprecatedPackages)
+	for _, id := range deprecatedPackages {
+		fmt.Fprintf(bw, "style %s fill:#989695\n", id)
 	}
 	for _, id := range deprecatedChannels {
-		fmt.Fprintf(&out, "style %s fill:#DCD0FF\n", id)
+		fmt.Fprintf(bw, "style %s fill:#DCD0FF\n", id)
 	}
 	for _, class := range []string{"deprecated", "deprecatedskipped", "skipped"} {
 		if ids := classes[class]; len(ids) > 0 {
-			sort.Strings(ids)
-			fmt.Fprintf(&out, "class %s %s\n", strings.Join(ids, ","), class)
+			fmt.Fprintf(bw, "class %s %s\n", strings.Join(ids, ","), class)
 		}
 	}
 	if len(skippedLinks) > 0 {
-		fmt.Fprintf(&out, "linkStyle %s stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;\n", strings.Join(skippedLinks, ","))
+		fmt.Fprintf(bw, "linkStyle %s stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;\n", strings.Join(skippedLinks, ","))
 	}
-	_, err = io.WriteString(w, out.String())
-	return warnings, err
+	return warnings, bw.Flush()
+}
+
+// rangeRuns names what the skipRange of e covers among the channel's
+// bundles (e itself left out) by runs of versions, lowest first: "a.v1 …
+// a.v4 (4 bundles)", runs joined by ", "; "" when it covers none.
+func rangeRuns(ord *versionOrder, r semver.Range, e fbc.ChannelEntry) string {
+	runs := ord.covered(r, e.SkipRange)
+	if p, ok := ord.pos[e.Name]; ok {
+		runs = without(runs, p)
+	}
+	var parts []string
+	total := 0
+	for _, s := range runs {
+		total += s.hi - s.lo
+		switch s.hi - s.lo {
+		case 1:
+			parts = append(parts, ord.names[s.lo])
+		case 2:
+			parts = append(parts, ord.names[s.lo]+", "+ord.names[s.lo+1])
+		default:
+			parts = append(parts, ord.names[s.lo]+" … "+ord.names[s.hi-1])
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	unit := "bundles"
+	if total == 1 {
+		unit = "bundle"
+	}
+	return fmt.Sprintf("%s (%d %s)", strings.Join(parts, ", "), total, unit)
+}
+
+// mermaidText escapes s for a quoted mermaid label or a comment: quotes,
+// #, <, >, & and backquotes as mermaid entity codes, line breaks and other
+// control characters as spaces, so a name can neither end its label nor
+// start a statement.
+func mermaidText(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '#':
+			b.WriteString("#35;")
+		case r == '"':
+			b.WriteString("#quot;")
+		case r == '<':
+			b.WriteString("#lt;")
+		case r == '>':
+			b.WriteString("#gt;")
+		case r == '&':
+			b.WriteString("#amp;")
+		case r == '`':
+			b.WriteString("#96;")
+		case r < 0x20 || r == 0x7f || r == 0x2028 || r == 0x2029 || r == 0x85:
+			b.WriteByte(' ')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // minimumEdge is the version of the --minimum-edge bundle and the package

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -46,7 +47,7 @@ func TestMermaidChannelOrder(t *testing.T) {
 		if !strings.Contains(out, "\n"+tc.link) {
 			t.Errorf("catalogOrder=%v: want %q in\n%s", tc.catalogOrder, tc.link, out)
 		}
-		if a, b := strings.Index(out, `subgraph "a"`), strings.Index(out, `subgraph "b"`); a < 0 || b < a {
+		if a, b := strings.Index(out, `["a"]`), strings.Index(out, `["b"]`); a < 0 || b < a {
 			t.Errorf("catalogOrder=%v: packages not in name order:\n%s", tc.catalogOrder, out)
 		}
 	}
@@ -70,6 +71,48 @@ func TestMermaidBadDeprecations(t *testing.T) {
 		}
 		if buf.Len() != 0 {
 			t.Errorf("%+v: wrote %q on error", o, buf.String())
+		}
+	}
+}
+
+// hostileNames is a package, channels and bundles whose names try to end
+// their label or comment and add a statement (a click handler, a style).
+const hostileNames = `{"schema":"olm.package","name":"p\"]\nclick p1 call alert(2)\n%%","defaultChannel":"stable\"]\nclick a call alert(1)\n%%"}
+{"schema":"olm.channel","package":"p\"]\nclick p1 call alert(2)\n%%","name":"stable\"]\nclick a call alert(1)\n%%","entries":[{"name":"b\"]\nclick n1 href \"javascript:alert(3)\"\n%%","replaces":"old#quot;]\nclick x"},{"name":"c<b>` + "`" + `","replaces":"b\"]\nclick n1 href \"javascript:alert(3)\"\n%%","skipRange":"<9.0.0"}]}
+{"schema":"olm.bundle","package":"p\"]\nclick p1 call alert(2)\n%%","name":"b\"]\nclick n1 href \"javascript:alert(3)\"\n%%","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}
+{"schema":"olm.bundle","package":"p\"]\nclick p1 call alert(2)\n%%","name":"c<b>` + "`" + `","properties":[{"type":"olm.package","value":{"packageName":"p","version":"2.0.0"}}]}
+{"schema":"olm.deprecations","package":"p\"]\nclick p1 call alert(2)\n%%","entries":[{"reference":{"schema":"olm.package"},"message":"x"},{"reference":{"schema":"olm.channel","name":"stable\"]\nclick a call alert(1)\n%%"},"message":"y"}]}
+`
+
+// TestMermaidNamesCannotAddStatements: names reach the drawing only inside
+// escaped labels; every line is one of the statements the writer makes,
+// each id generated, and no click, href or stray quote gets through.
+func TestMermaidNamesCannotAddStatements(t *testing.T) {
+	t.Parallel()
+	c := &fbc.Catalog{}
+	if err := c.LoadFile("catalog.json", []byte(hostileNames)); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := WriteMermaid(&buf, c, MermaidOptions{V0Semantics: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	label := `"[^"\n<>` + "`" + `]*"`
+	allowed := regexp.MustCompile(`^(graph LR|  classDef \w+ [\w:#,-]+| +%% (package|channel) ` + label + `|  +subgraph [pc]\d+\[` + label + `\]|  +end|` +
+		`      n\d+\[` + label + `\]|      n\d+(\[` + label + `\]|\{\{` + label + `\}\})-- (skip|replace|"skipRange\([^"\n]*\)") --> n\d+\[` + label + `\]|` +
+		`style [pc]\d+ fill:#\w+|class [n\d,]+ \w+|linkStyle [\d,]+ [\w:#,;.-]+)$`)
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if !allowed.MatchString(line) {
+			t.Errorf("line not one of the writer's statements: %q", line)
+		}
+	}
+	if strings.Contains(out, "click") && !strings.Contains(out, "#quot;]") {
+		t.Errorf("names not escaped:\n%s", out)
+	}
+	for _, want := range []string{`#quot;]`, `#lt;b#gt;#96;`, `#35;quot;`, `style p1 fill`, `style c2 fill`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
 		}
 	}
 }

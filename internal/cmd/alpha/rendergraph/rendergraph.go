@@ -55,7 +55,8 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 		Long: `Print, on stdout, a mermaid flowchart (graph LR) of every package of the index:
 a subgraph per package and channel, bundles from the highest version down,
 with their replaces, skips and skipRange edges, in the form upstream opm
-printed. Deprecated packages and channels are filled grey and lilac,
+printed, but with generated node ids (names only in escaped labels) and
+each skipRange as one edge from a node naming the bundles it covers. Deprecated packages and channels are filled grey and lilac,
 deprecated bundles orange (olm.deprecations). With --draw-v0-semantics,
 bundles OLM v0 skips over are outlined red and edges into them dashed.
 
@@ -63,10 +64,10 @@ bundles OLM v0 skips over are outlined red and edges into them dashed.
 bundles above the version of the bundle it names, as --minimum-edge leaves
 out the edges from below. -o json prints the same graph as
 a document (packages, channels with heads, bundles with versions,
-deprecated and skipped marks, and edges: replaces, skips, and one skipRange
-edge from every bundle of the channel the range covers); -o dot a Graphviz
-digraph of it (heads double-bordered, deprecated bundles orange, skipped
-ones red, skips dashed, skipRange edges dotted). -o svg draws the graph
+deprecated and skipped marks, replaces and skips edges, and each skipRange
+once with the runs of bundles it covers); -o dot a Graphviz digraph of it
+(heads double-bordered, deprecated bundles orange, skipped ones red, skips
+dashed, a skipRange one dotted edge from a note naming what it covers). -o svg draws the graph
 itself, with no other tool and no network: one standalone SVG document, a
 framed cluster per channel, newest bundles at the top, heads heavy-bordered,
 deprecated bundles orange, skipped ones outlined red dashed, replaces
@@ -143,7 +144,10 @@ func write(f *factory.Factory, c *fbc.Catalog, opts *Options) ([]string, error) 
 	if opts.Output == Mermaid {
 		return graph.WriteMermaid(f.IO.Out, c, graph.MermaidOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge, MaximumEdge: opts.MaximumEdge, V0Semantics: opts.V0Semantics})
 	}
-	doc, warnings, err := graph.NewDocument(c, graph.GraphOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge, MaximumEdge: opts.MaximumEdge})
+	// JSON and dot carry each skipRange once (Ranges); the pictures still
+	// read the expanded edges.
+	compact := opts.Output == Dot || opts.Output == output.JSON
+	doc, warnings, err := graph.NewDocument(c, graph.GraphOptions{Package: opts.Package, Channel: opts.Channel, MinimumEdge: opts.MinimumEdge, MaximumEdge: opts.MaximumEdge, CompactRanges: compact})
 	if err != nil {
 		return nil, err
 	}
