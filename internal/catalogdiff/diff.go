@@ -273,6 +273,7 @@ type side struct {
 
 // bundleSum is what a comparison needs of a bundle.
 type bundleSum struct {
+	pos     fbc.Position
 	image   string
 	props   map[propKey]int
 	related []string
@@ -318,8 +319,10 @@ func (c *Catalog) get(name string) *side {
 }
 
 // Add takes in a part of the catalog (one package or several; a package may
-// be spread over parts). The first blob of a name wins, as upstream reads
-// catalogs.
+// be spread over parts). A bundle or channel named twice in a package, in
+// one part or two, is an error naming both places: which of the two the
+// other side is compared with would decide the answer (opm validate
+// refuses such a catalog too).
 func (c *Catalog) Add(part *fbc.Catalog) error {
 	for _, p := range part.Packages {
 		s := c.get(p.Name)
@@ -330,17 +333,18 @@ func (c *Catalog) Add(part *fbc.Catalog) error {
 	for i := range part.Channels {
 		ch := part.Channels[i]
 		s := c.get(ch.Package)
-		if _, ok := s.channels[ch.Name]; !ok {
-			s.channels[ch.Name] = &ch
+		if first, ok := s.channels[ch.Name]; ok {
+			return fmt.Errorf("%s: channel %q of package %q is defined twice (first at %s): keep one olm.channel blob per channel", where(ch.Pos), ch.Name, ch.Package, where(first.Pos))
 		}
+		s.channels[ch.Name] = &ch
 	}
 	for i := range part.Bundles {
 		b := &part.Bundles[i]
 		s := c.get(b.Package)
-		if _, ok := s.bundles[b.Name]; ok {
-			continue
+		if first, ok := s.bundles[b.Name]; ok {
+			return fmt.Errorf("%s: bundle %q of package %q is defined twice (first at %s): keep one olm.bundle blob per bundle", where(b.Pos), b.Name, b.Package, where(first.pos))
 		}
-		sum := &bundleSum{image: b.Image, props: make(map[propKey]int, len(b.Properties))}
+		sum := &bundleSum{pos: b.Pos, image: b.Image, props: make(map[propKey]int, len(b.Properties))}
 		for _, p := range b.Properties {
 			sum.props[propKey{p.Type, sha256.Sum256(canonical(p.Value))}]++
 		}
@@ -442,6 +446,18 @@ func comparePackage(name string, o, n *side) *Package {
 }
 
 func (s *side) empty() bool { return !s.present }
+
+// where names a blob's place: file and line, or the catalog when it was
+// not read from a file.
+func where(p fbc.Position) string {
+	switch {
+	case p.File == "":
+		return "catalog"
+	case p.Line > 0:
+		return fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	return p.File
+}
 
 func bundleOf(name string, b *bundleSum, versions map[string]semver.Version) Bundle {
 	out := Bundle{Name: name, Image: b.image}
@@ -556,17 +572,7 @@ func diffChannel(name string, o, n *side) *Channel {
 			c.EntriesRemoved = append(c.EntriesRemoved, e)
 		}
 	}
-	oEdges, nEdges := edges(oc, o.versions), edges(nc, n.versions)
-	for _, k := range sortedEdgeKeys(nEdges) {
-		if _, ok := oEdges[k]; !ok {
-			c.EdgesAdded = append(c.EdgesAdded, nEdges[k])
-		}
-	}
-	for _, k := range sortedEdgeKeys(oEdges) {
-		if _, ok := nEdges[k]; !ok {
-			c.EdgesRemoved = append(c.EdgesRemoved, oEdges[k])
-		}
-	}
+	c.EdgesAdded, c.EdgesRemoved = diffEdges(oc, nc, o.versions, n.versions, oe, ne)
 	// Unreachability is only worth computing when the graph moved.
 	if len(c.EdgesAdded)+len(c.EdgesRemoved)+len(c.EntriesAdded)+len(c.EntriesRemoved) > 0 || c.Head != nil {
 		oReach := graph.ReachableFrom(oc, topHead(oc, o.versions), o.versions)
@@ -629,13 +635,122 @@ func entryNames(ch *fbc.Channel) []string {
 
 type edgeKey struct{ from, to, kind string }
 
-// edges lists a channel's upgrade edges, as the upgrade graph reads them
-// (a skipRange gives one edge to every other entry of the channel whose
-// version it covers).
-func edges(ch *fbc.Channel, versions map[string]semver.Version) map[edgeKey]Edge {
+// diffEdges lists the upgrade edges of nc that oc lacks and those it
+// lost, as the upgrade graph reads them: replaces and skips one by one; a
+// skipRange gives an edge from every other entry whose version it covers,
+// but is compared as a range: where an entry keeps its skipRange only the
+// entries added, removed or whose version moved can gain or lose an edge
+// from it, so those alone are tested (a channel whose every entry covers
+// all before it costs its length, not its square).
+func diffEdges(oc, nc *fbc.Channel, ov, nv map[string]semver.Version, oe, ne map[string]bool) (added, removed []Edge) {
+	og, ng := graph.NewChannelGraph(oc, ov), graph.NewChannelGraph(nc, nv)
+	oEdges, nEdges := plainEdges(og), plainEdges(ng)
+	// The entries whose skipRange edges may differ without their range
+	// differing: in one channel only, or with another version.
+	var moved []string
+	for name := range ne {
+		a, aok := ov[name]
+		b, bok := nv[name]
+		if !oe[name] || aok != bok || (aok && a.Compare(b) != 0) {
+			moved = append(moved, name)
+		}
+	}
+	for name := range oe {
+		if !ne[name] {
+			moved = append(moved, name)
+		}
+	}
+	sort.Strings(moved)
+	oHits, nHits := positions(og, moved), positions(ng, moved)
+	rangeEdge := func(m map[edgeKey]Edge, from, to, rng string) {
+		m[edgeKey{from, to, SkipRange}] = Edge{From: from, To: to, Kind: SkipRange, Range: rng}
+	}
+	for _, to := range rangedEntries(og, ng) {
+		or, nr := og.SkipRange(to), ng.SkipRange(to)
+		if or != nr || or == "" {
+			for _, from := range og.Covered(to) {
+				rangeEdge(oEdges, from, to, or)
+			}
+			for _, from := range ng.Covered(to) {
+				rangeEdge(nEdges, from, to, nr)
+			}
+			continue
+		}
+		for _, from := range append(hits(og, to, oHits), hits(ng, to, nHits)...) {
+			if og.CoversEntry(to, from) {
+				rangeEdge(oEdges, from, to, or)
+			}
+			if ng.CoversEntry(to, from) {
+				rangeEdge(nEdges, from, to, nr)
+			}
+		}
+	}
+	for _, k := range sortedEdgeKeys(nEdges) {
+		if _, ok := oEdges[k]; !ok {
+			added = append(added, nEdges[k])
+		}
+	}
+	for _, k := range sortedEdgeKeys(oEdges) {
+		if _, ok := nEdges[k]; !ok {
+			removed = append(removed, oEdges[k])
+		}
+	}
+	return added, removed
+}
+
+// plainEdges are a channel's replaces and skips edges.
+func plainEdges(g *graph.ChannelGraph) map[edgeKey]Edge {
 	out := map[edgeKey]Edge{}
-	for _, e := range graph.ChannelEdges(ch, versions) {
-		out[edgeKey{e.From, e.To, e.Kind}] = Edge{From: e.From, To: e.To, Kind: e.Kind, Range: e.SkipRange}
+	for _, e := range g.Entries {
+		if e.Replaces != "" {
+			out[edgeKey{e.Replaces, e.Name, Replaces}] = Edge{From: e.Replaces, To: e.Name, Kind: Replaces}
+		}
+		for _, s := range e.Skips {
+			out[edgeKey{s, e.Name, Skips}] = Edge{From: s, To: e.Name, Kind: Skips}
+		}
+	}
+	return out
+}
+
+// rangedEntries are the entries with a usable skipRange on either side.
+func rangedEntries(og, ng *graph.ChannelGraph) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range []*graph.ChannelGraph{og, ng} {
+		for _, e := range g.Entries {
+			if g.SkipRange(e.Name) != "" && !seen[e.Name] {
+				seen[e.Name] = true
+				out = append(out, e.Name)
+			}
+		}
+	}
+	return out
+}
+
+// positions are the places of names in g's version order, sorted.
+func positions(g *graph.ChannelGraph, names []string) []int {
+	var out []int
+	for _, n := range names {
+		if p, ok := g.Position(n); ok {
+			out = append(out, p)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// hits are the entries at the positions given that the skipRange of to
+// covers: a binary search per run of the range.
+func hits(g *graph.ChannelGraph, to string, pos []int) []string {
+	if len(pos) == 0 {
+		return nil
+	}
+	order := g.VersionOrder()
+	var out []string
+	for _, run := range g.CoveredRuns(to) {
+		for k := sort.SearchInts(pos, run[0]); k < len(pos) && pos[k] < run[1]; k++ {
+			out = append(out, order[pos[k]])
+		}
 	}
 	return out
 }

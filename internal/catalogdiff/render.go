@@ -228,7 +228,7 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 			er += len(c.EdgesRemoved)
 			un += len(c.Unreachable)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d/%d/%d | %d | %d/%d | %d | %d |\n", code(p.Name), p.Status,
+		fmt.Fprintf(&b, "| %s | %s | %d/%d/%d | %d | %d/%d | %d | %d |\n", cell(code(p.Name)), cell(string(p.Status)),
 			len(p.BundlesAdded), len(p.BundlesRemoved), len(p.BundlesChanged), heads, ea, er, un, len(p.DeprecationsAdded))
 	}
 	for _, p := range r.Packages {
@@ -291,11 +291,20 @@ func mdEdge(e Edge) string {
 	return fmt.Sprintf("%s → %s (%s)", code(e.From), code(e.To), kind)
 }
 
-// code is s as inline code, with a fence long enough for backticks in s.
+// cell is s made safe for a table cell: a | would end the cell, even
+// inside inline code (GitHub reads \| there as |), and a line break the
+// table.
+func cell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\r", " ", "\n", " ").Replace(s)
+}
+
+// code is s as inline code, with a fence long enough for backticks in s;
+// line breaks become spaces (inline code is one line).
 func code(s string) string {
 	if s == "" {
 		return ""
 	}
+	s = strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

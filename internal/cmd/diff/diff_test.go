@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -165,4 +166,68 @@ func TestDiffMixedSources(t *testing.T) {
 		require.Equal(t, exit.OK, r.Code, r.ErrOut)
 		assert.Equal(t, strings.Replace(want.Out, `"old": "`+db+`"`, `"old": "`+a+`"`, 1), r.Out, a)
 	}
+}
+
+// writeCatalog writes one catalog.json of blobs into a new directory.
+func writeCatalog(t *testing.T, blobs ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "p"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p", "catalog.json"), []byte(strings.Join(blobs, "\n")+"\n"), 0o644))
+	return dir
+}
+
+// TestDiffDuplicatesAreErrors: a bundle or channel defined twice on
+// either side is an error naming it and both places, never an answer
+// (a duplicate in NEW once made --fail-on removed answer equal, exit 0).
+func TestDiffDuplicatesAreErrors(t *testing.T) {
+	t.Parallel()
+	pkg := `{"schema":"olm.package","name":"p","defaultChannel":"s"}`
+	ch := `{"schema":"olm.channel","package":"p","name":"s","entries":[{"name":"p.v1"}]}`
+	b1 := `{"schema":"olm.bundle","package":"p","name":"p.v1","image":"r/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}`
+	b1other := `{"schema":"olm.bundle","package":"p","name":"p.v1","image":"r/p:other","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}`
+	good := writeCatalog(t, pkg, ch, b1)
+	dupBundle := writeCatalog(t, pkg, ch, b1, b1other)
+	dupChannel := writeCatalog(t, pkg, ch, ch, b1)
+	o := cmdtest.New(t)
+	for _, tc := range []struct {
+		old, new, what string
+	}{
+		{good, dupBundle, `bundle "p.v1" of package "p" is defined twice`},
+		{dupBundle, good, `bundle "p.v1" of package "p" is defined twice`},
+		{good, dupChannel, `channel "s" of package "p" is defined twice`},
+		{dupChannel, good, `channel "s" of package "p" is defined twice`},
+	} {
+		r := o.Run("diff", tc.old, tc.new, "--fail-on", "removed", "-o", "json")
+		assert.NotEqual(t, exit.OK, r.Code, r.Out)
+		assert.Contains(t, r.ErrOut, tc.what)
+		assert.Contains(t, r.ErrOut, "p/catalog.json:")
+		assert.NotContains(t, r.Out, `"equal": true`)
+	}
+	r := o.Run("diff", good, good, "--fail-on", "removed", "-o", "json")
+	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
+}
+
+// TestDiffMarkdownCells: a | or a line break in a package name stays in
+// its table cell.
+func TestDiffMarkdownCells(t *testing.T) {
+	t.Parallel()
+	name := "a|b\nc | d"
+	pkg := `{"schema":"olm.package","name":"a|b\nc | d","defaultChannel":"s"}`
+	ch := `{"schema":"olm.channel","package":"a|b\nc | d","name":"s","entries":[{"name":"x.v1"}]}`
+	b := `{"schema":"olm.bundle","package":"a|b\nc | d","name":"x.v1","image":"r/x:1","properties":[{"type":"olm.package","value":{"packageName":"x","version":"1.0.0"}}]}`
+	newC := writeCatalog(t, pkg, ch, b)
+	oldC := writeCatalog(t, `{"schema":"olm.package","name":"other","defaultChannel":"s"}`)
+	r := cmdtest.New(t).Run("diff", oldC, newC, "-o", "markdown")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	var row string
+	for _, line := range strings.Split(r.Out, "\n") {
+		if strings.HasPrefix(line, "| ") && strings.Contains(line, "added") {
+			row = line
+		}
+	}
+	require.NotEmpty(t, row, "no table row for the added package in\n%s", r.Out)
+	cells := regexp.MustCompile(`(^|[^\\])\|`).FindAllStringIndex(row, -1)
+	assert.Len(t, cells, 8, "a row of 7 cells has 8 unescaped |: %q", row)
+	assert.NotContains(t, r.Out, name)
 }

@@ -231,6 +231,44 @@ func (g *ChannelGraph) position(from Bundle) (int, bool) {
 	return p, true
 }
 
+// NewChannelGraph reads one channel's graph; versions are its bundles'
+// versions (for its skipRanges).
+func NewChannelGraph(ch *fbc.Channel, versions map[string]semver.Version) *ChannelGraph {
+	return newChannelGraph(ch, versions)
+}
+
+// CoversEntry says whether the skipRange of entry to covers entry from:
+// both entries of the channel, from not to itself, from with a version
+// the range admits.
+func (g *ChannelGraph) CoversEntry(to, from string) bool {
+	i, ok := g.byName[to]
+	if !ok || g.ranges[i] == nil || from == to {
+		return false
+	}
+	if _, ok := g.byName[from]; !ok {
+		return false
+	}
+	v, ok := g.versions[from]
+	return ok && g.ranges[i](v)
+}
+
+// SkipRange is the usable skipRange of entry name ("" when it has none or
+// it does not parse).
+func (g *ChannelGraph) SkipRange(name string) string {
+	i, ok := g.byName[name]
+	if !ok || g.ranges[i] == nil {
+		return ""
+	}
+	return g.Entries[i].SkipRange
+}
+
+// Position is name's place in VersionOrder; false when the channel has
+// no such entry with a version.
+func (g *ChannelGraph) Position(name string) (int, bool) {
+	p, ok := g.ord.pos[name]
+	return p, ok
+}
+
 // Covered lists the entries the skipRange of entry name covers (the entry
 // itself left out), lowest version first; nil without a usable skipRange.
 // Each call costs the length of the answer: callers that need every
