@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Graph commands over the n² channel of issue 40: one package, one channel
+# whose entry i replaces i-1 and has skipRange "<i.0.0" (every bundle
+# before it). Runs, per size, render-graph (mermaid, dot, json), diff
+# (against the same channel one release shorter), upgrade-path from the
+# oldest bundle and --from-range over all of them, each a whole process
+# timed with /usr/bin/time: wall and CPU (user+sys) seconds, peak RSS and
+# output size. On a loaded machine read the CPU column.
+# Usage: bench/graph-hostile.sh   (SIZES="500 1000 2000 4000 8000"; OPM=path
+# to skip the build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZES=${SIZES:-"500 1000 2000 4000 8000"}
+TAGS='containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub'
+[ -x /usr/bin/time ] || { echo "bench: /usr/bin/time not found (Debian: apt-get install -y time)" >&2; exit 2; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+OPM=${OPM:-}
+if [ -z "$OPM" ]; then
+  go build -tags "$TAGS" -o "$work/opm" ./cmd/opm
+  OPM=$work/opm
+fi
+
+# catalog N DIR: the n² channel of N bundles, h.v1.0.0 … h.vN.0.0.
+catalog() {
+  python3 - "$1" "$2" <<'PY'
+import json, os, sys
+n, out = int(sys.argv[1]), sys.argv[2]
+os.makedirs(os.path.join(out, "h"), exist_ok=True)
+entries = []
+with open(os.path.join(out, "h", "catalog.json"), "w") as f:
+    f.write(json.dumps({"schema": "olm.package", "name": "h", "defaultChannel": "stable"}) + "\n")
+    for i in range(1, n + 1):
+        e = {"name": "h.v%d.0.0" % i}
+        if i > 1:
+            e["replaces"] = "h.v%d.0.0" % (i - 1)
+            e["skipRange"] = "<%d.0.0" % i
+        entries.append(e)
+        f.write(json.dumps({"schema": "olm.bundle", "package": "h", "name": "h.v%d.0.0" % i, "image": "example.com/h:%d" % i,
+                            "properties": [{"type": "olm.package", "value": {"packageName": "h", "version": "%d.0.0" % i}}]}) + "\n")
+    f.write(json.dumps({"schema": "olm.channel", "package": "h", "name": "stable", "entries": entries}) + "\n")
+PY
+}
+
+# run LABEL ARGS...: one timed opm process; prints label, wall s, peak MB.
+run() {
+  local label=$1; shift
+  /usr/bin/time -f '%e %U %S %M' -o "$work/time" "$OPM" "$@" > "$work/out" 2>"$work/err" || true
+  read -r wall user sys rss < <(tail -1 "$work/time")
+  printf '%-28s %6d %8.2f s %8.2f s %8.1f MB %10d B\n' "$label" "$n" "$wall" "$(echo "$user+$sys" | bc -l)" "$(echo "$rss/1024" | bc -l)" "$(stat -c %s "$work/out")"
+}
+
+printf '%-28s %6s %10s %10s %11s %12s\n' command bundles wall CPU "peak RSS" output
+for n in $SIZES; do
+  catalog "$n" "$work/new$n"
+  catalog "$((n - 1))" "$work/old$n"
+  run "render-graph (mermaid)" alpha render-graph "$work/new$n"
+  run "render-graph -o dot" alpha render-graph "$work/new$n" -o dot
+  run "render-graph -o json" alpha render-graph "$work/new$n" -o json
+  run "diff (n-1 → n)" diff "$work/old$n" "$work/new$n" -o json
+  run "upgrade-path --from oldest" alpha upgrade-path "$work/new$n" --package h --from h.v1.0.0
+  run "upgrade-path --from-range" alpha upgrade-path "$work/new$n" --package h --from-range ">=0.0.0"
+  rm -rf "$work/new$n" "$work/old$n"
+done
