@@ -199,7 +199,7 @@ func TestDiffDuplicatesAreErrors(t *testing.T) {
 		{dupChannel, good, `channel "s" of package "p" is defined twice`},
 	} {
 		r := o.Run("diff", tc.old, tc.new, "--fail-on", "removed", "-o", "json")
-		assert.NotEqual(t, exit.OK, r.Code, r.Out)
+		assert.Equal(t, exit.Usage, r.Code, "a catalog that does not load is 2: %s", r.Out)
 		assert.Contains(t, r.ErrOut, tc.what)
 		assert.Contains(t, r.ErrOut, "p/catalog.json:")
 		assert.NotContains(t, r.Out, `"equal": true`)
