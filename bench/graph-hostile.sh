@@ -3,7 +3,8 @@
 # whose entry i replaces i-1 and has skipRange "<i.0.0" (every bundle
 # before it). Runs, per size, render-graph (mermaid, dot, json), diff
 # (against the same channel one release shorter), upgrade-path from the
-# oldest bundle and --from-range over all of them, each a whole process
+# oldest bundle and --from-range over all of them, alpha filter keeping the
+# upper half (a versionRange), each a whole process
 # timed with /usr/bin/time: wall and CPU (user+sys) seconds, peak RSS and
 # output size. On a loaded machine read the CPU column.
 # Usage: bench/graph-hostile.sh   (SIZES="500 1000 2000 4000 8000"; OPM=path
@@ -60,5 +61,7 @@ for n in $SIZES; do
   run "diff (n-1 → n)" diff "$work/old$n" "$work/new$n" -o json
   run "upgrade-path --from oldest" alpha upgrade-path "$work/new$n" --package h --from h.v1.0.0
   run "upgrade-path --from-range" alpha upgrade-path "$work/new$n" --package h --from-range ">=0.0.0"
+  printf 'apiVersion: olm.operatorframework.io/v1alpha1\nkind: FilterConfiguration\npackages:\n- name: h\n  channels:\n  - name: stable\n    versionRange: ">=%d.0.0"\n' "$((n / 2))" > "$work/filter.yaml"
+  run "alpha filter (upper half)" alpha filter "$work/new$n" --config "$work/filter.yaml" -o json
   rm -rf "$work/new$n" "$work/old$n"
 done

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"sort"
@@ -270,7 +269,7 @@ func (g *ChannelGraph) AllEdges() []DocEdge {
 // bundles it covers. Ids are generated (n1, n2, …; cluster1, …): names
 // appear only in quoted, escaped labels.
 func WriteDot(w io.Writer, doc *Document) error {
-	b := bufio.NewWriter(w)
+	var b strings.Builder
 	b.WriteString("digraph \"upgrade graph\" {\n  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n")
 	ids := 0
 	next := func(prefix string) string {
@@ -287,7 +286,7 @@ func WriteDot(w io.Writer, doc *Document) error {
 			if ch.Deprecated || p.Deprecated {
 				label += " (deprecated)"
 			}
-			fmt.Fprintf(b, "  subgraph %s {\n    label=%s;\n", next("cluster"), dotID(label))
+			fmt.Fprintf(&b, "  subgraph %s {\n    label=%s;\n", next("cluster"), dotID(label))
 			heads := map[string]bool{}
 			for _, h := range ch.Heads {
 				heads[h] = true
@@ -309,7 +308,7 @@ func WriteDot(w io.Writer, doc *Document) error {
 					attrs = append(attrs, "color=\"#FF0000\"")
 				}
 				node[bd.Name] = next("n")
-				fmt.Fprintf(b, "    %s [%s];\n", node[bd.Name], strings.Join(attrs, ", "))
+				fmt.Fprintf(&b, "    %s [%s];\n", node[bd.Name], strings.Join(attrs, ", "))
 			}
 			// Ranges, when the document has them, draw the skipRanges;
 			// their expanded edges are not drawn again.
@@ -325,14 +324,14 @@ func WriteDot(w io.Writer, doc *Document) error {
 						// A replaced or skipped bundle the channel does
 						// not hold: drawn plain, so the edge has an end.
 						node[end] = next("n")
-						fmt.Fprintf(b, "    %s [label=%s, style=dashed];\n", node[end], dotID(end))
+						fmt.Fprintf(&b, "    %s [label=%s, style=dashed];\n", node[end], dotID(end))
 					}
 				}
 			}
 			rangeNode := make([]string, len(ch.Ranges))
 			for i, r := range ch.Ranges {
 				rangeNode[i] = next("n")
-				fmt.Fprintf(b, "    %s [shape=note, style=dotted, label=%s];\n", rangeNode[i], dotID(spanText(r)))
+				fmt.Fprintf(&b, "    %s [shape=note, style=dotted, label=%s];\n", rangeNode[i], dotID(spanText(r)))
 			}
 			b.WriteString("  }\n")
 			for _, e := range edges {
@@ -343,19 +342,20 @@ func WriteDot(w io.Writer, doc *Document) error {
 				case EdgeSkipRange:
 					attrs = append(attrs, "style=dotted", "label="+dotID(e.SkipRange))
 				}
-				fmt.Fprintf(b, "  %s -> %s", node[e.From], node[e.To])
+				fmt.Fprintf(&b, "  %s -> %s", node[e.From], node[e.To])
 				if len(attrs) > 0 {
-					fmt.Fprintf(b, " [%s]", strings.Join(attrs, ", "))
+					fmt.Fprintf(&b, " [%s]", strings.Join(attrs, ", "))
 				}
 				b.WriteString(";\n")
 			}
 			for i, r := range ch.Ranges {
-				fmt.Fprintf(b, "  %s -> %s [style=dotted, label=%s];\n", rangeNode[i], node[r.To], dotID(r.SkipRange))
+				fmt.Fprintf(&b, "  %s -> %s [style=dotted, label=%s];\n", rangeNode[i], node[r.To], dotID(r.SkipRange))
 			}
 		}
 	}
 	b.WriteString("}\n")
-	return b.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // spanText names a range's runs: "a.v1 … a.v4 (4 bundles)", runs joined

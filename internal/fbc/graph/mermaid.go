@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"sort"
@@ -198,7 +197,8 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 		b.WriteString("    end\n")
 	}
 
-	bw := bufio.NewWriter(w)
+	// Whole, then written once: nothing reaches w on an error above.
+	var bw strings.Builder
 	bw.WriteString("graph LR\n")
 	bw.WriteString("  classDef deprecated fill:#E8960F\n")
 	bw.WriteString("  classDef skipped stroke:#FF0000,stroke-width:4px\n")
@@ -209,27 +209,28 @@ func WriteMermaid(w io.Writer, c *fbc.Catalog, opts MermaidOptions) ([]string, e
 	}
 	sort.Strings(pkgs)
 	for _, p := range pkgs {
-		fmt.Fprintf(bw, "  %%%% package \"%s\"\n", mermaidText(p))
-		fmt.Fprintf(bw, "  subgraph %s[\"%s\"]\n", pkgID[p], mermaidText(p))
+		fmt.Fprintf(&bw, "  %%%% package \"%s\"\n", mermaidText(p))
+		fmt.Fprintf(&bw, "  subgraph %s[\"%s\"]\n", pkgID[p], mermaidText(p))
 		bw.WriteString(pkgText[p].String())
 		bw.WriteString("  end\n")
 	}
 	sort.Strings(deprecatedPackages)
 	for _, id := range deprecatedPackages {
-		fmt.Fprintf(bw, "style %s fill:#989695\n", id)
+		fmt.Fprintf(&bw, "style %s fill:#989695\n", id)
 	}
 	for _, id := range deprecatedChannels {
-		fmt.Fprintf(bw, "style %s fill:#DCD0FF\n", id)
+		fmt.Fprintf(&bw, "style %s fill:#DCD0FF\n", id)
 	}
 	for _, class := range []string{"deprecated", "deprecatedskipped", "skipped"} {
 		if ids := classes[class]; len(ids) > 0 {
-			fmt.Fprintf(bw, "class %s %s\n", strings.Join(ids, ","), class)
+			fmt.Fprintf(&bw, "class %s %s\n", strings.Join(ids, ","), class)
 		}
 	}
 	if len(skippedLinks) > 0 {
-		fmt.Fprintf(bw, "linkStyle %s stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;\n", strings.Join(skippedLinks, ","))
+		fmt.Fprintf(&bw, "linkStyle %s stroke:#FF0000,stroke-width:3px,stroke-dasharray:5;\n", strings.Join(skippedLinks, ","))
 	}
-	return warnings, bw.Flush()
+	_, err = io.WriteString(w, bw.String())
+	return warnings, err
 }
 
 // rangeRuns names what the skipRange of e covers among the channel's
