@@ -116,3 +116,36 @@ func TestMermaidNamesCannotAddStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestDotNamesCannotAddStatements: in the digraph, ids are generated and
+// names only in quoted labels whose quotes, backslashes and line breaks
+// are escaped: every line is one of the writer's statements.
+func TestDotNamesCannotAddStatements(t *testing.T) {
+	t.Parallel()
+	c := &fbc.Catalog{}
+	if err := c.LoadFile("catalog.json", []byte(hostileNames+`{"schema":"olm.channel","package":"p\"]\nclick p1 call alert(2)\n%%","name":"x\\\"];\n}\ndigraph y {","entries":[{"name":"c<b>`+"`"+`","replaces":"q\\"}]}`+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	for _, compact := range []bool{false, true} {
+		doc, _, err := NewDocument(c, GraphOptions{CompactRanges: compact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := WriteDot(&buf, doc); err != nil {
+			t.Fatal(err)
+		}
+		label := `"([^"\\\n]|\\.)*"`
+		allowed := regexp.MustCompile(`^(digraph "upgrade graph" \{|  rankdir=LR;|  node \[shape=box, fontname="Helvetica"\];|  edge \[fontname="Helvetica", fontsize=10\];|` +
+			`  subgraph cluster\d+ \{|    label=` + label + `;|    n\d+ \[(label=` + label + `|shape=note|style=\w+|peripheries=2|fillcolor="#\w+"|color="#\w+"|, )+\];|  \}|` +
+			`  n\d+ -> n\d+( \[(style=\w+|label=` + label + `|, )+\])?;|\})$`)
+		for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+			if !allowed.MatchString(line) {
+				t.Errorf("compact=%v: line not one of the writer's statements: %q", compact, line)
+			}
+		}
+		if !strings.Contains(buf.String(), `stable\"]\nclick a call alert(1)\n%%`) {
+			t.Errorf("compact=%v: the channel's name is not in its escaped label:\n%s", compact, buf.String())
+		}
+	}
+}
