@@ -70,9 +70,13 @@ type Hostile struct {
 	opts     HostileOptions
 	srv      *httptest.Server
 	done     chan struct{}
-	manifest []byte // the good image's manifest
-	config   []byte
-	layer    []byte
+	// Each repository has its own layer (a copy must not find it at the
+	// destination already), config and manifest.
+	images map[string]*hostileImage
+}
+
+type hostileImage struct {
+	manifest, config, layer []byte
 }
 
 // StartHostile starts a Hostile registry, stopped when the test ends.
@@ -82,15 +86,11 @@ func StartHostile(t testing.TB, o HostileOptions) *Hostile {
 		o.SlowEvery = 3 * time.Second
 	}
 	h := &Hostile{opts: o, done: make(chan struct{})}
-	var tb bytes.Buffer
-	tw := tar.NewWriter(&tb)
-	body := bytes.Repeat([]byte("hostile\n"), 8<<10) // 64 KiB: a slow layer takes long
-	_ = tw.WriteHeader(&tar.Header{Name: "data", Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
-	_, _ = tw.Write(body)
-	_ = tw.Close()
-	h.layer = tb.Bytes()
-	h.config = []byte(fmt.Sprintf(`{"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers","diff_ids":[%q]}}`, digestOf(h.layer)))
-	h.manifest = h.manifestWith(digestOf(h.layer), int64(len(h.layer)))
+	h.images = map[string]*hostileImage{}
+	for _, repo := range []string{HostileGood, HostileManifestLoop, HostileBlobLoop, HostileHugeLayer, HostileHugeManifest,
+		HostileHugeManifestChunked, HostileSlowLayer, HostileStallLayer, HostileTagLoop, HostileTagPages, HostileTagBody} {
+		h.images[repo] = newHostileImage(repo)
+	}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	h.Addr = strings.TrimPrefix(h.srv.URL, "http://")
 	t.Cleanup(func() {
@@ -106,11 +106,26 @@ func (h *Hostile) Ref(repo string) string { return h.Addr + "/" + repo + ":1" }
 
 func digestOf(b []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(b)) }
 
-func (h *Hostile) manifestWith(layerDigest string, layerSize int64) []byte {
+// newHostileImage is a one-layer image whose layer holds 64 KiB naming
+// repo: a slow layer takes long.
+func newHostileImage(repo string) *hostileImage {
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	body := bytes.Repeat([]byte(repo+"\n"), (64<<10)/(len(repo)+1))
+	_ = tw.WriteHeader(&tar.Header{Name: "data", Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
+	_, _ = tw.Write(body)
+	_ = tw.Close()
+	im := &hostileImage{layer: tb.Bytes()}
+	im.config = []byte(fmt.Sprintf(`{"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers","diff_ids":[%q]}}`, digestOf(im.layer)))
+	im.manifest = im.manifestWith(digestOf(im.layer), int64(len(im.layer)))
+	return im
+}
+
+func (im *hostileImage) manifestWith(layerDigest string, layerSize int64) []byte {
 	m := map[string]any{
 		"schemaVersion": 2,
 		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
-		"config":        map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digestOf(h.config), "size": len(h.config)},
+		"config":        map[string]any{"mediaType": "application/vnd.oci.image.config.v1+json", "digest": digestOf(im.config), "size": len(im.config)},
 		"layers":        []any{map[string]any{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": layerDigest, "size": layerSize}},
 	}
 	raw, _ := json.Marshal(m)
@@ -157,13 +172,18 @@ func (h *Hostile) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Hostile) serveManifest(w http.ResponseWriter, r *http.Request, repo, ref string) {
-	raw := h.manifest
+	im := h.images[repo]
+	if im == nil {
+		http.NotFound(w, r)
+		return
+	}
+	raw := im.manifest
 	switch repo {
 	case HostileManifestLoop:
 		http.Redirect(w, r, r.URL.String(), http.StatusTemporaryRedirect)
 		return
 	case HostileHugeLayer:
-		raw = h.manifestWith(hugeLayerDigest, HugeLayerSize)
+		raw = im.manifestWith(hugeLayerDigest, HugeLayerSize)
 	case HostileHugeManifest, HostileHugeManifestChunked:
 		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
 		if repo == HostileHugeManifest {
@@ -189,17 +209,20 @@ func (h *Hostile) serveManifest(w http.ResponseWriter, r *http.Request, repo, re
 }
 
 func (h *Hostile) serveBlob(w http.ResponseWriter, r *http.Request, repo, dgst string) {
-	if dgst == digestOf(h.config) {
-		w.Header().Set("Content-Length", strconv.Itoa(len(h.config)))
-		h.send(w, bytes.NewReader(h.config))
-		return
-	}
+	im := h.images[repo]
 	switch {
+	case im == nil:
+		http.NotFound(w, r)
+		return
+	case dgst == digestOf(im.config):
+		w.Header().Set("Content-Length", strconv.Itoa(len(im.config)))
+		h.send(w, bytes.NewReader(im.config))
+		return
 	case repo == HostileHugeLayer && dgst == hugeLayerDigest:
 		w.Header().Set("Content-Length", strconv.FormatInt(HugeLayerSize, 10))
 		h.send(w, zeros{0})
 		return
-	case dgst != digestOf(h.layer):
+	case dgst != digestOf(im.layer):
 		http.NotFound(w, r)
 		return
 	}
@@ -207,8 +230,8 @@ func (h *Hostile) serveBlob(w http.ResponseWriter, r *http.Request, repo, dgst s
 	case HostileBlobLoop:
 		http.Redirect(w, r, r.URL.String(), http.StatusTemporaryRedirect)
 	case HostileSlowLayer:
-		w.Header().Set("Content-Length", strconv.Itoa(len(h.layer)))
-		for _, b := range h.layer {
+		w.Header().Set("Content-Length", strconv.Itoa(len(im.layer)))
+		for _, b := range im.layer {
 			if !h.write(w, []byte{b}) {
 				return
 			}
@@ -221,16 +244,16 @@ func (h *Hostile) serveBlob(w http.ResponseWriter, r *http.Request, repo, dgst s
 			}
 		}
 	case HostileStallLayer:
-		w.Header().Set("Content-Length", strconv.Itoa(len(h.layer)))
-		if h.write(w, h.layer[:1024]) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(im.layer)))
+		if h.write(w, im.layer[:1024]) {
 			select {
 			case <-r.Context().Done():
 			case <-h.done:
 			}
 		}
 	default:
-		w.Header().Set("Content-Length", strconv.Itoa(len(h.layer)))
-		h.send(w, bytes.NewReader(h.layer))
+		w.Header().Set("Content-Length", strconv.Itoa(len(im.layer)))
+		h.send(w, bytes.NewReader(im.layer))
 	}
 }
 
