@@ -67,9 +67,9 @@ type Hostile struct {
 	// Sent the body bytes sent.
 	Requests, TagPages, Sent atomic.Int64
 
-	opts     HostileOptions
-	srv      *httptest.Server
-	done     chan struct{}
+	opts HostileOptions
+	srv  *httptest.Server
+	done chan struct{}
 	// Each repository has its own layer (a copy must not find it at the
 	// destination already), config and manifest.
 	images map[string]*hostileImage
