@@ -57,6 +57,9 @@ const HugeLayerSize int64 = 1 << 40
 type HostileOptions struct {
 	// SlowEvery is how often HostileSlowLayer sends a byte (default 3 s).
 	SlowEvery time.Duration
+	// Labels go into every image's config (a bundle's or an index
+	// image's labels, so that commands go on to read the layers).
+	Labels map[string]string
 }
 
 // Hostile is an HTTP registry (plain HTTP: opm needs --use-http) that
@@ -89,7 +92,7 @@ func StartHostile(t testing.TB, o HostileOptions) *Hostile {
 	h.images = map[string]*hostileImage{}
 	for _, repo := range []string{HostileGood, HostileManifestLoop, HostileBlobLoop, HostileHugeLayer, HostileHugeManifest,
 		HostileHugeManifestChunked, HostileSlowLayer, HostileStallLayer, HostileTagLoop, HostileTagPages, HostileTagBody} {
-		h.images[repo] = newHostileImage(repo)
+		h.images[repo] = newHostileImage(repo, o.Labels)
 	}
 	h.srv = httptest.NewServer(http.HandlerFunc(h.serve))
 	h.Addr = strings.TrimPrefix(h.srv.URL, "http://")
@@ -108,7 +111,7 @@ func digestOf(b []byte) string { return fmt.Sprintf("sha256:%x", sha256.Sum256(b
 
 // newHostileImage is a one-layer image whose layer holds 64 KiB naming
 // repo: a slow layer takes long.
-func newHostileImage(repo string) *hostileImage {
+func newHostileImage(repo string, labels map[string]string) *hostileImage {
 	var tb bytes.Buffer
 	tw := tar.NewWriter(&tb)
 	body := bytes.Repeat([]byte(repo+"\n"), (64<<10)/(len(repo)+1))
@@ -116,7 +119,8 @@ func newHostileImage(repo string) *hostileImage {
 	_, _ = tw.Write(body)
 	_ = tw.Close()
 	im := &hostileImage{layer: tb.Bytes()}
-	im.config = []byte(fmt.Sprintf(`{"architecture":"amd64","os":"linux","config":{},"rootfs":{"type":"layers","diff_ids":[%q]}}`, digestOf(im.layer)))
+	im.config, _ = json.Marshal(map[string]any{"architecture": "amd64", "os": "linux", "config": map[string]any{"Labels": labels},
+		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{digestOf(im.layer)}}})
 	im.manifest = im.manifestWith(digestOf(im.layer), int64(len(im.layer)))
 	return im
 }
