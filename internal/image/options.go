@@ -129,7 +129,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(retriesFlag{o}, FlagRetries, fmt.Sprintf("retries for failed registry requests (default %d; 0 for none)", DefaultRetries))
 	fs.StringVar(&o.SignaturePolicy, FlagSignaturePolicy, o.SignaturePolicy, "containers policy.json that every image pull is verified against (default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
 	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry to connect, answer, or send more bytes, before retrying (default %s)", DefaultRegistryTimeout))
-	fs.Var(rateFlag{o}, FlagMinTransferRate, fmt.Sprintf("slowest transfer from a registry accepted, judged over %d × --%s, before retrying, e.g. 10KiB/s (default %s/s; 0 for any)", rateWindows, FlagTimeout, bytesize.Format(DefaultMinTransferRate)))
+	fs.Var(rateFlag{o}, FlagMinTransferRate, fmt.Sprintf("slowest transfer from a registry accepted, judged over three times --%s, before retrying, e.g. 10KiB/s (default %s/s; 0 for any)", FlagTimeout, bytesize.Format(DefaultMinTransferRate)))
 }
 
 // ErrFlagConflict is returned when --skip-tls-verify and --use-http are both set.

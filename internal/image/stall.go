@@ -121,7 +121,7 @@ type errTooSlow struct {
 }
 
 func (e *errTooSlow) Error() string {
-	return fmt.Sprintf("registry %s sent %d bytes in %s, slower than the %s/s of --%s (lower it for a slow link; it is measured over 3 × --%s)",
+	return fmt.Sprintf("registry %s sent %d bytes in %s, slower than the %s/s of --%s (lower it for a slow link; it is judged over three times --%s)",
 		e.host, e.got, e.window.Round(time.Millisecond), bytesize.Format(e.rate), FlagMinTransferRate, FlagTimeout)
 }
 func (e *errTooSlow) Timeout() bool   { return true }
