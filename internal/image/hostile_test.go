@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"net/http"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -154,6 +155,12 @@ func TestHostileRegistry(t *testing.T) {
 				if err != nil && strings.Contains(err.Error(), "registry "+dst.Addr) {
 					t.Errorf("copy to a registry: %v blames the destination for the source's fault", err)
 				}
+				if c.repo == registrytest.HostileHugeLayer {
+					resp, err := http.Head(dst.URL() + "/v2/" + c.repo + "/blobs/" + registrytest.HugeLayerDigest)
+					if err != nil || resp.StatusCode != http.StatusNotFound {
+						t.Errorf("copy to a registry: the 1 TiB layer is at the destination (%v, %v)", resp, err)
+					}
+				}
 			}
 			if peak := stop(); peak > maxHostileHeap {
 				t.Errorf("peak heap %d MB, over %d MB", peak>>20, maxHostileHeap>>20)
@@ -234,5 +241,23 @@ func TestSlowLayerWithoutRate(t *testing.T) {
 	_, err = im.FS(ctx)
 	if !errors.Is(err, context.DeadlineExceeded) && !strings.Contains(err.Error(), "context deadline exceeded") {
 		t.Fatalf("got %v, want the caller's deadline", err)
+	}
+}
+
+// TestRequestBound: the longest a request may take, which holds the
+// signature reading containers/image does with its own client: with the
+// defaults 4 attempts of 10 s for an answer and 40 s of body, plus 3 s
+// of backoff.
+func TestRequestBound(t *testing.T) {
+	var o Options
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := o.requestBound(), 4*(10+40)*time.Second+(200+400+800)*time.Millisecond+1600*time.Millisecond; got != want {
+		t.Errorf("default bound %s, want %s", got, want)
+	}
+	o.Retries = -1
+	if got := o.requestBound(); got != 50*time.Second+200*time.Millisecond {
+		t.Errorf("no retries: %s", got)
 	}
 }

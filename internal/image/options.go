@@ -209,6 +209,16 @@ func (o *Options) minRate() (int64, time.Duration) {
 	return max(o.MinTransferRate, 0), rateWindows * o.IdleTimeout
 }
 
+// requestBound is the longest one request to a registry may take with
+// its retries, however the registry behaves: each attempt waits for an
+// answer, then for a body judged over rateWindows timeouts plus one idle
+// timeout, and the backoff between attempts doubles from RetryDelay.
+func (o *Options) requestBound() time.Duration {
+	attempts := o.retries() + 1
+	backoff := o.RetryDelay * time.Duration(1<<min(attempts, 20)-1) // one delay more than needed, for jitter
+	return time.Duration(attempts)*(o.ResponseTimeout+(rateWindows+1)*o.IdleTimeout) + backoff
+}
+
 // Platform is an os/arch[/variant] triple.
 type Platform struct {
 	OS, Architecture, Variant string

@@ -136,8 +136,9 @@ func (im *hostileImage) manifestWith(layerDigest string, layerSize int64) []byte
 	return raw
 }
 
-// hugeLayerDigest names the 1 TiB layer (no such bytes exist).
-var hugeLayerDigest = "sha256:" + strings.Repeat("1e", 32)
+// HugeLayerDigest names HostileHugeLayer's 1 TiB layer (no such bytes
+// exist).
+var HugeLayerDigest = "sha256:" + strings.Repeat("1e", 32)
 
 func (h *Hostile) serve(w http.ResponseWriter, r *http.Request) {
 	h.Requests.Add(1)
@@ -187,7 +188,7 @@ func (h *Hostile) serveManifest(w http.ResponseWriter, r *http.Request, repo, re
 		http.Redirect(w, r, r.URL.String(), http.StatusTemporaryRedirect)
 		return
 	case HostileHugeLayer:
-		raw = im.manifestWith(hugeLayerDigest, HugeLayerSize)
+		raw = im.manifestWith(HugeLayerDigest, HugeLayerSize)
 	case HostileHugeManifest, HostileHugeManifestChunked:
 		w.Header().Set("Content-Type", "application/vnd.oci.image.manifest.v1+json")
 		if repo == HostileHugeManifest {
@@ -222,7 +223,7 @@ func (h *Hostile) serveBlob(w http.ResponseWriter, r *http.Request, repo, dgst s
 		w.Header().Set("Content-Length", strconv.Itoa(len(im.config)))
 		h.send(w, bytes.NewReader(im.config))
 		return
-	case repo == HostileHugeLayer && dgst == hugeLayerDigest:
+	case repo == HostileHugeLayer && dgst == HugeLayerDigest:
 		w.Header().Set("Content-Length", strconv.FormatInt(HugeLayerSize, 10))
 		h.send(w, zeros{0})
 		return
