@@ -219,7 +219,9 @@ func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
 	base.DialContext = dialer.DialContext
 	base.TLSHandshakeTimeout = c.opts.ResponseTimeout
 	base.ResponseHeaderTimeout = c.opts.ResponseTimeout
-	var t http.RoundTripper = &stallGuard{host: host, idle: c.opts.IdleTimeout, wait: c.opts.ResponseTimeout, note: c.warn, next: base}
+	rate, window := c.opts.minRate()
+	var t http.RoundTripper = &stallGuard{host: host, idle: c.opts.IdleTimeout, wait: c.opts.ResponseTimeout, rate: rate, window: window, note: c.warn, next: base}
+	t = boundGuard{host: host, next: t}
 	switch {
 	case !allowHTTP:
 		t = httpsOnly{host: host, next: t}

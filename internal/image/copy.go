@@ -108,7 +108,7 @@ func (cp *Copier) Copy(ctx context.Context, src, dst Ref, o CopyOptions) (CopyRe
 	if err != nil {
 		return res, err
 	}
-	run := &copyRun{src: s, dst: d, o: o, res: &res}
+	run := &copyRun{src: s, dst: d, o: o, res: &res, maxBlob: cp.c.opts.MaxLayerSize}
 	desc := v1.Descriptor{MediaType: sniffManifestType(raw, mt), Digest: sha256Of(raw), Size: int64(len(raw))}
 	res.Digest, res.MediaType = desc.Digest, desc.MediaType
 	if err := run.manifest(ctx, desc, raw, 0); err != nil {
@@ -181,6 +181,8 @@ type copyRun struct {
 	o   CopyOptions
 	mu  sync.Mutex // guards res while an image's blobs are copied at once
 	res *CopyResult
+	// maxBlob is the largest blob copied (--max-layer-size).
+	maxBlob int64
 }
 
 // manifest copies what desc (whose bytes are raw, when already read)
@@ -304,6 +306,11 @@ func (r *copyRun) blob(ctx context.Context, desc v1.Descriptor) error {
 	if !desc.MediaType.IsDistributable() {
 		return nil // foreign layers are fetched from their URLs, never mirrored
 	}
+	// Before anything is fetched or written: a registry declaring a 1 TiB
+	// layer would otherwise stream it into the destination.
+	if limit := r.maxBlob; desc.Size < 0 || desc.Size > limit {
+		return fmt.Errorf("blob %s: its manifest declares %s, over the %s limit (--%s)", desc.Digest, layerfs.HumanSize(desc.Size), layerfs.HumanSize(limit), FlagMaxLayerSize)
+	}
 	if ok, err := r.dst.hasBlob(ctx, desc); err != nil {
 		return err
 	} else if ok {
@@ -344,15 +351,6 @@ func (r *copyRun) progress(n int64) {
 // platforms, and what the registry's referrers API lists.
 func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Descriptor, raw []byte, layoutName string) error {
 	repo := s.ep.ref.Context()
-	tags, err := s.puller.List(ctx, repo)
-	if isNotFound(err) {
-		// A repository holding only untagged manifests is unknown to
-		// distribution's tag listing.
-		tags, err = nil, nil
-	}
-	if err != nil {
-		return registryError("list tags of", endpoint{ref: s.ep.ref}, s.cred, err)
-	}
 	digests := []v1.Hash{desc.Digest}
 	if desc.MediaType.IsIndex() {
 		if idx, err := v1.ParseIndexManifest(bytes.NewReader(raw)); err == nil {
@@ -360,6 +358,26 @@ func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Desc
 				digests = append(digests, m.Digest)
 			}
 		}
+	}
+	// Only the tags naming one of digests are kept: a repository of
+	// millions of tags costs its listing, not its memory.
+	prefixes := map[string]bool{}
+	for _, d := range digests {
+		prefixes[d.Algorithm+"-"+d.Hex] = true
+	}
+	tags, err := listTags(ctx, s.puller, repo, func(t string) bool {
+		if i := strings.IndexByte(t, '.'); i >= 0 {
+			t = t[:i]
+		}
+		return prefixes[t]
+	})
+	if isNotFound(err) {
+		// A repository holding only untagged manifests is unknown to
+		// distribution's tag listing.
+		tags, err = nil, nil
+	}
+	if err != nil {
+		return registryError("list tags of", endpoint{ref: s.ep.ref}, s.cred, err)
 	}
 	seen := map[v1.Hash]bool{}
 	for _, d := range digests {

@@ -28,6 +28,11 @@ const (
 	// within (3+1)×10 s plus backoff, under a minute; opm names it after
 	// half the timeout (at most 5 s), so the wait is not silent.
 	DefaultRegistryTimeout = 10 * time.Second
+	// DefaultMinTransferRate is the slowest a registry may send a body,
+	// in bytes a second, judged over rateWindows × --registry-timeout
+	// (30 s by default): slower, the transfer fails and is retried as a
+	// stalled one is.
+	DefaultMinTransferRate int64 = 1 << 10
 	// Files up to SpillFileSize stay in memory while the whole tree stays under
 	// SpillTotalSize; anything beyond goes to a temporary file.
 	DefaultSpillFileSize  int64 = 32 << 20
@@ -68,6 +73,10 @@ type Options struct {
 	// read fails (and a blob download resumes on a new connection); 0 means
 	// DefaultRegistryTimeout.
 	IdleTimeout time.Duration
+	// MinTransferRate is the slowest a response body may arrive, in bytes
+	// a second over rateWindows × IdleTimeout of waiting for it; 0 means
+	// DefaultMinTransferRate, negative means any rate.
+	MinTransferRate int64
 	// RegistriesConf overrides the registries.conf path (tests, unusual setups).
 	RegistriesConf string
 	// SignaturePolicy is the containers policy.json every registry pull is
@@ -101,6 +110,8 @@ const (
 	FlagMaxDBSize     = "max-database-size"
 	FlagRetries       = "retries"
 	FlagTimeout       = "registry-timeout"
+	// FlagMinTransferRate names the slowest transfer accepted.
+	FlagMinTransferRate = "min-transfer-rate"
 	// FlagSignaturePolicy names the containers policy.json for pulls.
 	FlagSignaturePolicy = "signature-policy"
 )
@@ -118,6 +129,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(retriesFlag{o}, FlagRetries, fmt.Sprintf("retries for failed registry requests (default %d; 0 for none)", DefaultRetries))
 	fs.StringVar(&o.SignaturePolicy, FlagSignaturePolicy, o.SignaturePolicy, "containers policy.json that every image pull is verified against (default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
 	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry to connect, answer, or send more bytes, before retrying (default %s)", DefaultRegistryTimeout))
+	fs.Var(rateFlag{o}, FlagMinTransferRate, fmt.Sprintf("slowest transfer from a registry accepted, judged over three times --%s, before retrying, e.g. 10KiB/s (default %s/s; 0 for any)", FlagTimeout, bytesize.Format(DefaultMinTransferRate)))
 }
 
 // ErrFlagConflict is returned when --skip-tls-verify and --use-http are both set.
@@ -170,6 +182,9 @@ func (o *Options) Validate() error {
 	if o.IdleTimeout == 0 {
 		o.IdleTimeout = DefaultRegistryTimeout
 	}
+	if o.MinTransferRate == 0 {
+		o.MinTransferRate = DefaultMinTransferRate
+	}
 	if o.SpillFileSize == 0 {
 		o.SpillFileSize = DefaultSpillFileSize
 	}
@@ -182,6 +197,27 @@ func (o *Options) Validate() error {
 // retries is how many times a failed request is retried (Retries, none
 // when negative).
 func (o *Options) retries() int { return max(o.Retries, 0) }
+
+// rateWindows is how many registry timeouts the transfer rate is judged
+// over: long enough that a registry allowed to pause for the timeout is
+// not failed for the pause alone.
+const rateWindows = 3
+
+// minRate is the slowest body accepted (bytes a second, 0 for any) and
+// the window it is judged over.
+func (o *Options) minRate() (int64, time.Duration) {
+	return max(o.MinTransferRate, 0), rateWindows * o.IdleTimeout
+}
+
+// requestBound is the longest one request to a registry may take with
+// its retries, however the registry behaves: each attempt waits for an
+// answer, then for a body judged over rateWindows timeouts plus one idle
+// timeout, and the backoff between attempts doubles from RetryDelay.
+func (o *Options) requestBound() time.Duration {
+	attempts := o.retries() + 1
+	backoff := o.RetryDelay * time.Duration(1<<min(attempts, 20)-1) // one delay more than needed, for jitter
+	return time.Duration(attempts)*(o.ResponseTimeout+(rateWindows+1)*o.IdleTimeout) + backoff
+}
 
 // Platform is an os/arch[/variant] triple.
 type Platform struct {
@@ -260,3 +296,31 @@ func (f timeoutFlag) Set(s string) error {
 }
 
 func (timeoutFlag) Type() string { return "duration" }
+
+// rateFlag sets MinTransferRate from a size a second (10KiB, 10KiB/s), 0
+// meaning any rate (Options' zero value means the default).
+type rateFlag struct{ o *Options }
+
+func (f rateFlag) String() string {
+	switch {
+	case f.o == nil || f.o.MinTransferRate == 0:
+		return ""
+	case f.o.MinTransferRate < 0:
+		return "0"
+	}
+	return bytesize.Format(f.o.MinTransferRate) + "/s"
+}
+
+func (f rateFlag) Set(s string) error {
+	n, err := bytesize.Parse(strings.TrimSuffix(strings.TrimSpace(s), "/s"))
+	if err != nil {
+		return fmt.Errorf("want bytes a second, such as 1KiB or 1KiB/s (0 for any rate): %w", err)
+	}
+	if n == 0 {
+		n = -1
+	}
+	f.o.MinTransferRate = n
+	return nil
+}
+
+func (rateFlag) Type() string { return "rate" }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/containers/image/v5/docker"
 	"github.com/containers/image/v5/docker/reference"
@@ -99,16 +100,23 @@ func (c *Client) verifySignature(ctx context.Context, r Ref, manifest []byte) er
 			}
 		}
 	}
+	// containers/image reads the signatures with an HTTP client of its
+	// own, without opm's stall and rate checks: its whole reading is held
+	// to what one request of opm's may take at most.
+	bound := c.opts.requestBound()
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
 	policyRef, err := docker.NewReference(named)
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", r, err)
 	}
 	src, err := policyRef.NewImageSource(ctx, c.signatureSystemContext(r))
 	if err != nil {
-		return fmt.Errorf("verify the signatures of %s: %w", r, err)
+		return fmt.Errorf("verify the signatures of %s: %w", r, signatureTimeout(ctx, bound, err))
 	}
 	defer func() { _ = src.Close() }() // read-only
 	allowed, err := pc.IsRunningImageAllowed(ctx, cimage.UnparsedInstance(src, &dgst))
+	err = signatureTimeout(ctx, bound, err)
 	if !allowed || err != nil {
 		if err == nil {
 			err = errors.New("no reason given")
@@ -116,4 +124,12 @@ func (c *Client) verifySignature(ctx context.Context, r Ref, manifest []byte) er
 		return fmt.Errorf("pull %s (%s): %w %s: %v", r, dgst, ErrSignature, st.path, err)
 	}
 	return nil
+}
+
+// signatureTimeout says so when reading the signatures ran out of time.
+func signatureTimeout(ctx context.Context, bound time.Duration, err error) error {
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("the registry did not serve them within %s (--%s, --%s): %w", bound.Round(time.Second), FlagTimeout, FlagRetries, err)
+	}
+	return err
 }

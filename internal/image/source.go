@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	dockerarchive "github.com/containers/image/v5/docker/archive"
 	"github.com/containers/image/v5/docker/reference"
@@ -76,11 +77,34 @@ func (s *registrySource) manifest(ctx context.Context, dgst string) ([]byte, str
 	if dgst != "" {
 		ref = ref.Context().Digest(dgst)
 	}
-	d, err := s.puller.Get(ctx, ref)
-	if err != nil {
-		return nil, "", registryError("read manifest of", endpoint{ref: ref, insecure: s.ep.insecure}, s.cred, err)
+	delay := s.c.opts.RetryDelay
+	for retries := s.c.opts.retries(); ; retries-- {
+		d, err := s.puller.Get(ctx, ref)
+		if err == nil {
+			return d.Manifest, string(d.MediaType), nil
+		}
+		// A body that stalled, crawled or broke off is asked for again,
+		// as a blob's download resumes; go-containerregistry retries
+		// only what fails before the body.
+		if retries <= 0 || !bodyBroke(err) || ctx.Err() != nil {
+			return nil, "", registryError("read manifest of", endpoint{ref: ref, insecure: s.ep.insecure}, s.cred, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(delay):
+		}
+		delay *= 2
 	}
-	return d.Manifest, string(d.MediaType), nil
+}
+
+// bodyBroke is true for a response body that stalled, came too slowly or
+// ended early.
+func bodyBroke(err error) bool {
+	var (
+		st *errStalled
+		sl *errTooSlow
+	)
+	return errors.As(err, &st) || errors.As(err, &sl) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 func (s *registrySource) blob(ctx context.Context, desc v1.Descriptor) (io.ReadCloser, error) {

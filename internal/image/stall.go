@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/opmkit/opm/internal/bytesize"
 )
 
 // stallGuard fails a response body that sends nothing for idle: a registry
@@ -19,12 +21,21 @@ import (
 // half of wait (at most maxSilence) it says once, through note, which
 // registry opm is waiting for; and a wait that runs out is an
 // errNoAnswer naming the registry and the flag.
+//
+// A body that keeps sending, but slower than rate bytes a second over a
+// window of time spent waiting for it, fails too (errTooSlow): a registry
+// sending a byte every few seconds never stalls, and would hold opm for
+// months on one layer.
 type stallGuard struct {
 	host string
 	idle time.Duration
 	wait time.Duration
-	note func(string)
-	next http.RoundTripper
+	// rate is the slowest transfer accepted, in bytes a second, over
+	// window; 0 accepts any.
+	rate   int64
+	window time.Duration
+	note   func(string)
+	next   http.RoundTripper
 }
 
 // maxSilence is the longest a wait on a registry goes unmentioned.
@@ -46,13 +57,18 @@ func (g *stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if err != nil {
 		cancel()
+		if bodyBroke(err) {
+			// The request's body (a blob streamed from a source
+			// registry) broke off: the source's fault, said as is.
+			return nil, err
+		}
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() && req.Context().Err() == nil {
 			return nil, &errNoAnswer{host: g.host, wait: g.wait, err: err}
 		}
 		return nil, err
 	}
-	b := &idleBody{rc: resp.Body, cancel: cancel, host: g.host, idle: g.idle}
+	b := &idleBody{rc: resp.Body, cancel: cancel, host: g.host, idle: g.idle, rate: g.rate, window: g.window}
 	// Cancelling the request's context closes the connection, which ends
 	// a Read blocked on it. The timer runs only inside Read, so a slow
 	// consumer is not mistaken for a stalled registry.
@@ -94,6 +110,23 @@ func (e *errNoAnswer) Unwrap() error   { return e.err }
 func (e *errNoAnswer) Timeout() bool   { return true }
 func (e *errNoAnswer) Temporary() bool { return true }
 
+// errTooSlow is a body that arrived slower than --min-transfer-rate; a
+// net.Error timeout, so that it is retried (and a blob resumed) like a
+// stalled one.
+type errTooSlow struct {
+	host   string
+	got    int64
+	window time.Duration
+	rate   int64
+}
+
+func (e *errTooSlow) Error() string {
+	return fmt.Sprintf("registry %s sent %d bytes in %s, slower than the %s/s of --%s (lower it for a slow link; it is judged over three times --%s)",
+		e.host, e.got, e.window.Round(time.Millisecond), bytesize.Format(e.rate), FlagMinTransferRate, FlagTimeout)
+}
+func (e *errTooSlow) Timeout() bool   { return true }
+func (e *errTooSlow) Temporary() bool { return true }
+
 type idleBody struct {
 	rc      io.ReadCloser
 	cancel  context.CancelFunc
@@ -101,17 +134,41 @@ type idleBody struct {
 	expired atomic.Bool
 	host    string
 	idle    time.Duration
+	// The rate is judged on the time spent inside Read only, so that a
+	// slow consumer (a destination registry taking the bytes slowly) is
+	// not blamed on the source: spent and got are the current window's.
+	rate   int64
+	window time.Duration
+	spent  time.Duration
+	got    int64
+	slow   error
 }
 
 func (b *idleBody) Read(p []byte) (int, error) {
 	if b.expired.Load() {
 		return 0, &errStalled{host: b.host, idle: b.idle}
 	}
+	if b.slow != nil {
+		return 0, b.slow
+	}
+	start := time.Now()
 	b.timer.Reset(b.idle)
 	n, err := b.rc.Read(p)
 	b.timer.Stop()
 	if b.expired.Load() {
 		return n, &errStalled{host: b.host, idle: b.idle}
+	}
+	if b.rate > 0 && b.window > 0 {
+		b.spent += time.Since(start)
+		b.got += int64(n)
+		if b.spent >= b.window && err == nil {
+			if float64(b.got) < float64(b.rate)*b.spent.Seconds() {
+				b.slow = &errTooSlow{host: b.host, got: b.got, window: b.spent, rate: b.rate}
+				b.cancel()
+				return n, b.slow
+			}
+			b.spent, b.got = 0, 0
+		}
 	}
 	return n, err
 }

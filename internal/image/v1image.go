@@ -110,6 +110,12 @@ func (l *lazyLayer) Compressed() (io.ReadCloser, error) {
 	if l.im.src == nil {
 		return nil, fmt.Errorf("layer %s: image %s is closed", l.desc.Digest, l.im.Ref)
 	}
+	// The layer may be an index image's database kept under a new top
+	// layer, hence the larger of the two limits.
+	o := l.im.c.opts
+	if limit := max(o.MaxLayerSize, o.MaxDatabaseSize); l.desc.Size < 0 || l.desc.Size > limit {
+		return nil, layerfs.Errorf(l.desc.Digest.String(), "", "compressed size %s is over the %s limit (--%s, --%s)", layerfs.HumanSize(l.desc.Size), layerfs.HumanSize(limit), FlagMaxLayerSize, FlagMaxDBSize)
+	}
 	rc, err := l.im.src.blob(l.ctx, l.desc)
 	if err != nil {
 		return nil, err

@@ -146,16 +146,20 @@ func (r *Runner) runChild(args []string) Result {
 	cmd := r.Command(args...)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) {
-			r.t.Fatalf("cmdtest: run opm %s: %v", strings.Join(args, " "), err)
-		}
-		code = ee.ExitCode()
+	return Result{r.exitCode(args, cmd.Run()), out.String(), errOut.String()}
+}
+
+// exitCode is the exit status of a child run that ended with err.
+func (r *Runner) exitCode(args []string, err error) int {
+	r.t.Helper()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		r.t.Fatalf("cmdtest: run opm %s: %v", strings.Join(args, " "), err)
 	}
-	return Result{code, out.String(), errOut.String()}
+	if ee != nil {
+		return ee.ExitCode()
+	}
+	return 0
 }
 
 // RunTTY runs opm as if stdout and stderr were terminals.
