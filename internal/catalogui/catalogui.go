@@ -206,9 +206,11 @@ func icon(i *fbc.Icon) template.URL {
 // Heading is what the top of a package's pages shows.
 type Heading struct {
 	Name, DisplayName, Provider, Capability string
-	Categories                              []string
-	Icon                                    template.URL
-	Deprecation                             string
+	// Short is the head's short description, as on the package's card.
+	Short       string
+	Categories  []string
+	Icon        template.URL
+	Deprecation string
 	// Channels in the order the pages list them: the default first, the
 	// others by name, numbers compared as numbers.
 	Channels []channelSummary
@@ -370,7 +372,10 @@ func (d *pkgData) headCSV() *csvInfo {
 func (d *pkgData) heading(current string) Heading {
 	h := Heading{Name: d.p.Name, Icon: icon(d.p.Icon), Deprecation: d.deps[[2]string{fbc.SchemaPackage, ""}]}
 	if csv := d.headCSV(); csv != nil {
-		h.DisplayName, h.Provider, h.Capability, h.Categories = csv.DisplayName, csv.Provider, csv.Capability, csv.Categories
+		h.DisplayName, h.Provider, h.Capability, h.Categories, h.Short = csv.DisplayName, csv.Provider, csv.Capability, csv.Categories, csv.Short
+	}
+	if h.Short == "" {
+		h.Short = summary(d.p.Description)
 	}
 	for _, ch := range d.channels {
 		head := d.head(ch)

@@ -310,14 +310,13 @@ func longestWord(s, name string) string {
 // a page, and every package's Install panel parses and names it.
 func TestCorpusCatalog(t *testing.T) {
 	t.Parallel()
+	bin := chromium(t)
 	dir := corpusCatalog(t)
 	pkgs := readCatalog(t, dir)
 	require.Len(t, pkgs, 13)
 	base := serveDir(t, dir, catalogui.Options{CatalogName: "corpus"})
 
-	code, body, _ := get(t, base+"/")
-	require.Equal(t, 200, code)
-	all := cards(t, body)
+	all := cards(t, browse(t, bin, base+"/", "catalogui-corpus-index"))
 	require.Len(t, all, len(pkgs))
 	for name, c := range all {
 		d := regexp.MustCompile(`<p class="description">([^<]+)</p>`).FindStringSubmatch(c)
@@ -355,10 +354,17 @@ func TestCorpusCatalog(t *testing.T) {
 			assert.Equal(t, 200, code, "%s channel %s", name, ch)
 			assert.Contains(t, body, `<div class="graph"><svg`, "%s channel %s has its picture", name, ch)
 		}
-		_, body, _ = get(t, base+"/ui/packages/"+url.PathEscape(name))
+		_, body, _ := get(t, base+"/ui/packages/"+url.PathEscape(name))
 		checkInstall(t, body, name, p.defaultChannel, "corpus")
 	}
 	assert.Greater(t, searched, 30)
+
+	dom := browse(t, bin, base+"/?q=database", "catalogui-corpus-search")
+	assert.Contains(t, cards(t, dom), "etcd", "etcd's CSV says database")
+	dom = browse(t, bin, base+"/ui/packages/skupper-operator", "catalogui-corpus-package")
+	assert.Contains(t, dom, `<nav class="channels" id="channels"`)
+	browse(t, bin, base+"/ui/packages/skupper-operator/channels/stable-1.8", "catalogui-corpus-channel")
+	browse(t, bin, base+"/ui/packages/etcd/bundles/etcdoperator.v0.9.4", "catalogui-corpus-bundle")
 }
 
 var preRE = regexp.MustCompile(`(?s)<div id="install-(olmv0|olmv1)">.*?<pre class="yaml">(.*?)</pre>`)

@@ -1,6 +1,7 @@
 package catalogui
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 
@@ -40,6 +41,11 @@ func (u *ui) upgrade(r *http.Request, d *pkgData) (*upgradeView, int) {
 	path, err := p.Path(graph.PathQuery{From: v.From, Channel: v.Channel, OLMv1: v.OLMv1})
 	if err != nil {
 		v.Error = err.Error()
+		var oe *graph.OrderError
+		if errors.As(err, &oe) {
+			// The catalog's channel, not the question, is at fault.
+			return v, http.StatusOK
+		}
 		return v, http.StatusBadRequest
 	}
 	t := pathtext.Of(p, path)
