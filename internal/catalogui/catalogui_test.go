@@ -162,18 +162,24 @@ func chromium(t *testing.T) string {
 
 // browse loads url in headless Chromium and returns the DOM it rendered;
 // it also keeps a screenshot of the page under the artifact directory.
-func browse(t *testing.T, bin, url, shot string) string {
+func browse(t *testing.T, bin, url, shotName string) string {
 	t.Helper()
 	artifacts := os.Getenv("TEST_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = filepath.Join(os.TempDir(), "opm-test-artifacts")
 	}
 	require.NoError(t, os.MkdirAll(artifacts, 0o755))
+	return shot(t, bin, url, filepath.Join(artifacts, shotName+".png"))
+}
+
+// shot loads url in headless Chromium at 1280 × 900, keeps a screenshot
+// in png, and returns the DOM it rendered.
+func shot(t *testing.T, bin, url, png string) string {
+	t.Helper()
 	profile := t.TempDir()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile, "--window-size=1280,900"}
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars", "--user-data-dir=" + profile, "--window-size=1280,900"}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	png := filepath.Join(artifacts, shot+".png")
 	_ = os.Remove(png)
 	// One load gives both the DOM and the picture.
 	out, err := exec.CommandContext(ctx, bin, append(args, "--screenshot="+png, "--dump-dom", url)...).Output()

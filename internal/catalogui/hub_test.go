@@ -491,7 +491,7 @@ func TestHardCatalogInChromium(t *testing.T) {
 		{"multi", "3.11.0", "", "olmv1"},
 		{"chain", "chain.v1.0.58", "", "olmv1"},
 	} {
-		u := base + "/ui/packages/" + q.pkg + "?" + url.Values{"from": {q.from}, "channel": {q.channel}, "rules": {q.rules}}.Encode() + "#upgrade"
+		u := base + "/ui/packages/" + q.pkg + "?" + url.Values{"from": {q.from}, "channel": {q.channel}, "rules": {q.rules}}.Encode()
 		dom := browse(t, bin, u, fmt.Sprintf("catalogui-hub-upgrade-%d", i))
 		args := []string{"alpha", "upgrade-path", dir, "--package", q.pkg, "--from", q.from}
 		if q.channel != "" {

@@ -28,16 +28,13 @@ func TestServeHTTPUICatalogName(t *testing.T) {
 		opts serve.Options
 		want []string
 	}{
-		{serve.Options{}, []string{"source: " + catalogui.DefaultCatalogName + "\n", "sourceNamespace: olm\n", "namespace: operators\n"}},
-		{serve.Options{HTTPCatalogName: "from-http"}, []string{"source: from-http\n", "olm.operatorframework.io/metadata.name: from-http\n"}},
-		{serve.Options{HTTPCatalogName: "from-http", HTTPUICatalogName: "mine", HTTPUICatalogNamespace: "openshift-marketplace"},
+		{serve.Options{HTTPUI: catalogui.Flags{On: true}}, []string{"source: " + catalogui.DefaultCatalogName + "\n", "sourceNamespace: olm\n", "namespace: operators\n"}},
+		{serve.Options{HTTPCatalogName: "from-http", HTTPUI: catalogui.Flags{On: true}}, []string{"source: from-http\n", "olm.operatorframework.io/metadata.name: from-http\n"}},
+		{serve.Options{HTTPCatalogName: "from-http", HTTPUI: catalogui.Flags{On: true, Options: catalogui.Options{CatalogName: "mine", CatalogNamespace: "openshift-marketplace"}}},
 			[]string{"source: mine\n", "sourceNamespace: openshift-marketplace\n", "namespace: openshift-operators\n", "olm.operatorframework.io/metadata.name: mine\n"}},
 	} {
 		o := c.opts
-		o.Dir, o.NoGRPC, o.HTTPUI = dir, true, true
-		if o.HTTPUICatalogNamespace == "" {
-			o.HTTPUICatalogNamespace = catalogui.DefaultCatalogNamespace
-		}
+		o.Dir, o.NoGRPC = dir, true
 		base := startHTTP(t, o)
 		code, body := httpGet(t, base+"/ui/packages/p")
 		if code != 200 {
@@ -51,12 +48,12 @@ func TestServeHTTPUICatalogName(t *testing.T) {
 	}
 
 	opts, err := cmdtest.Parse(t, serve.NewCmd, dir, "--http", ":8080", "--http-ui", "--http-ui-catalog-name", "mine", "--http-ui-catalog-namespace", "openshift-marketplace")
-	if err != nil || opts.HTTPUICatalogName != "mine" || opts.HTTPUICatalogNamespace != "openshift-marketplace" {
-		t.Errorf("parsed %q %q (%v)", opts.HTTPUICatalogName, opts.HTTPUICatalogNamespace, err)
+	if err != nil || opts.HTTPUI != (catalogui.Flags{On: true, Options: catalogui.Options{CatalogName: "mine", CatalogNamespace: "openshift-marketplace"}}) {
+		t.Errorf("parsed %+v (%v)", opts.HTTPUI, err)
 	}
 	opts, _ = cmdtest.Parse(t, serve.NewCmd, dir, "--http", ":8080", "--http-ui")
-	if opts.HTTPUICatalogName != "" || opts.HTTPUICatalogNamespace != "olm" {
-		t.Errorf("defaults %q %q", opts.HTTPUICatalogName, opts.HTTPUICatalogNamespace)
+	if opts.HTTPUI != (catalogui.Flags{On: true, Options: catalogui.Options{CatalogNamespace: "olm"}}) {
+		t.Errorf("defaults %+v", opts.HTTPUI)
 	}
 	for args, want := range map[string]string{
 		"--http 127.0.0.1:0 --grpc=false --http-ui-catalog-name mine":                 "add --http-ui",
