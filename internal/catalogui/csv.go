@@ -144,7 +144,8 @@ func clip(s string, n int) string {
 }
 
 var (
-	mdLinkRE   = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+	mdImageRE  = regexp.MustCompile(`!\[[^\]]*\]\([^)]*\)`)
+	mdLinkRE   = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
 	mdMarkRE   = regexp.MustCompile("[*_`]+")
 	mdListRE   = regexp.MustCompile(`^\s*([-*+]|\d+[.)])\s+`)
 	sentenceRE = regexp.MustCompile(`[.!?](\s|$)`)
@@ -163,7 +164,8 @@ func firstSentence(d string) string {
 		for i, l := range lines {
 			lines[i] = mdListRE.ReplaceAllString(l, "")
 		}
-		t := oneLine(mdMarkRE.ReplaceAllString(mdLinkRE.ReplaceAllString(strings.Join(lines, " "), "$1"), ""))
+		t := mdLinkRE.ReplaceAllString(mdImageRE.ReplaceAllString(strings.Join(lines, " "), ""), "$1")
+		t = oneLine(mdMarkRE.ReplaceAllString(t, ""))
 		if t == "" {
 			continue
 		}
