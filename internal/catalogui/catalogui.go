@@ -1,8 +1,12 @@
 // Package catalogui is a small web UI over a served catalog (opm serve
-// --http-ui): its packages with icon, description and a search, a
-// package's channels, deprecations and upgrade graph, and a bundle's CSV.
-// Pages are rendered on the server, with their CSS inline and no external
-// asset, and read without JavaScript.
+// --http-ui), laid out as OperatorHub.io shows a catalog: package cards
+// with the head bundle's short description, provider, capability level
+// and categories, a search and filters; a package's channels (a page
+// each, with its upgrade graph), an Install panel with the manifests that
+// install it with OLM v0 and OLM v1, and an upgrade question answered as
+// opm alpha upgrade-path answers it; a bundle's CSV. Pages are rendered on
+// the server, with their CSS inline and no external asset, and read
+// without JavaScript.
 package catalogui
 
 import (
@@ -19,9 +23,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/blang/semver/v4"
-	"sigs.k8s.io/yaml"
 
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
@@ -34,30 +38,78 @@ type Querier interface {
 	Query(schema, pkg, name string) io.Reader
 }
 
+// Options tune the UI.
+type Options struct {
+	// CatalogName is the name the Install panels give the catalog: the
+	// OLM v0 CatalogSource and the OLM v1 ClusterCatalog that serve it
+	// on a cluster. Default DefaultCatalogName.
+	CatalogName string
+	// CatalogNamespace is the CatalogSource's namespace. Default
+	// DefaultCatalogNamespace.
+	CatalogNamespace string
+}
+
+// Defaults of Options.
+const (
+	DefaultCatalogName      = "opm-catalog"
+	DefaultCatalogNamespace = "olm"
+)
+
 //go:embed page.html
 var pageFS embed.FS
 
+func pkgURL(p string) string { return "/ui/packages/" + url.PathEscape(p) }
+
 var page = template.Must(template.New("page.html").Funcs(template.FuncMap{
-	"markdown": func(s string) template.HTML { return template.HTML(Markdown(s)) }, //nolint:gosec // Markdown escapes everything it is given
-	"graphCSS": func() template.CSS { return template.CSS(draw.CSS) },              //nolint:gosec // opm's own stylesheet
-	"pkgURL":   func(p string) string { return "/ui/packages/" + url.PathEscape(p) },
-	"bundleURL": func(p, b string) string {
-		return "/ui/packages/" + url.PathEscape(p) + "/bundles/" + url.PathEscape(b)
+	"markdown":  func(s string) template.HTML { return template.HTML(Markdown(s)) }, //nolint:gosec // Markdown escapes everything it is given
+	"graphCSS":  func() template.CSS { return template.CSS(draw.CSS) },              //nolint:gosec // opm's own stylesheet
+	"pkgURL":    pkgURL,
+	"bundleURL": func(p, b string) string { return pkgURL(p) + "/bundles/" + url.PathEscape(b) },
+	"channelURL": func(p, c string) string {
+		return pkgURL(p) + "/channels/" + url.PathEscape(c)
 	},
+	"filterURL":   func(f filter, field, value string) string { return f.with(field, value) },
+	"channelArgs": func(pkg string, c *channelView) channelArgs { return channelArgs{pkg, c} },
+	"upgradeArgs": func(pkg string, u *upgradeView) upgradeArgs { return upgradeArgs{pkg, u} },
 }).ParseFS(pageFS, "page.html"))
 
-// Handler serves the UI: / (packages, ?q= searches), /ui/packages/{pkg}
-// and /ui/packages/{pkg}/bundles/{bundle}.
-func Handler(q Querier) http.Handler {
-	u := &ui{q: q}
+type channelArgs struct {
+	Package string
+	Channel *channelView
+}
+
+type upgradeArgs struct {
+	Package string
+	Upgrade *upgradeView
+}
+
+// Handler serves the UI: / (packages; ?q= searches, ?category= and
+// ?capability= filter), /ui/packages/{pkg} (?from=&channel= asks for an
+// upgrade path), /ui/packages/{pkg}/channels/{channel} and
+// /ui/packages/{pkg}/bundles/{bundle}.
+func Handler(q Querier, opts Options) http.Handler {
+	if opts.CatalogName == "" {
+		opts.CatalogName = DefaultCatalogName
+	}
+	if opts.CatalogNamespace == "" {
+		opts.CatalogNamespace = DefaultCatalogNamespace
+	}
+	u := &ui{q: q, opts: opts}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", u.index)
 	mux.HandleFunc("GET /ui/packages/{pkg}", u.pkg)
+	mux.HandleFunc("GET /ui/packages/{pkg}/channels/{channel}", u.channel)
 	mux.HandleFunc("GET /ui/packages/{pkg}/bundles/{bundle}", u.bundle)
 	return mux
 }
 
-type ui struct{ q Querier }
+type ui struct {
+	q    Querier
+	opts Options
+
+	mu sync.Mutex
+	ix *catalogIndex // read on first use: the catalog served does not change
+}
 
 // blobs decodes the JSON lines of a query.
 func (u *ui) blobs(schema, pkg, name string, each func(raw []byte) error) error {
@@ -78,64 +130,67 @@ func (u *ui) blobs(schema, pkg, name string, each func(raw []byte) error) error 
 type view struct {
 	Title   string
 	Query   string
-	Index   []pkgSummary
+	Index   *indexView
 	Package *pkgView
+	Channel *channelPage
 	Bundle  *bundleView
 	Error   string
 }
 
-type pkgSummary struct {
-	Name, Summary, DefaultChannel string
-	Icon                          template.URL
+type indexView struct {
+	Filter       filter
+	Cards        []card
+	Total        int
+	Categories   []facet
+	Capabilities []facet
 }
 
 func (u *ui) render(w http.ResponseWriter, status int, v view) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; img-src data:; style-src 'unsafe-inline'")
+	// Rendered whole before it is sent: a page that fails to render is
+	// an error, not half a page.
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		status, buf = http.StatusInternalServerError, bytes.Buffer{}
+		fmt.Fprintf(&buf, "<!DOCTYPE html><title>error</title><p id=\"error\">%s</p>", template.HTMLEscapeString(err.Error()))
+	}
 	w.WriteHeader(status)
-	_ = page.Execute(w, v) // a client gone is nothing to report
+	_, _ = w.Write(buf.Bytes()) // a client gone is nothing to report
 }
 
 func (u *ui) fail(w http.ResponseWriter, status int, msg string) {
 	u.render(w, status, view{Title: http.StatusText(status), Error: msg})
 }
 
+func (u *ui) catalogIndex() (*catalogIndex, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.ix == nil {
+		ix, err := u.buildIndex()
+		if err != nil {
+			return nil, err
+		}
+		u.ix = ix
+	}
+	return u.ix, nil
+}
+
 func (u *ui) index(w http.ResponseWriter, r *http.Request) {
-	q := strings.TrimSpace(r.URL.Query().Get("q"))
-	v := view{Title: "Packages", Query: q, Index: []pkgSummary{}}
-	err := u.blobs(fbc.SchemaPackage, "", "", func(raw []byte) error {
-		var p fbc.Package
-		if json.Unmarshal(raw, &p) != nil {
-			return nil
-		}
-		if q != "" && !strings.Contains(strings.ToLower(p.Name+" "+p.Description), strings.ToLower(q)) {
-			return nil
-		}
-		v.Index = append(v.Index, pkgSummary{Name: p.Name, Summary: summary(p.Description), DefaultChannel: p.DefaultChannel, Icon: icon(p.Icon)})
-		return nil
-	})
+	qs := r.URL.Query()
+	f := filter{Query: strings.TrimSpace(qs.Get("q")), Category: qs.Get("category"), Capability: qs.Get("capability")}
+	ix, err := u.catalogIndex()
 	if err != nil {
 		u.fail(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	sort.Slice(v.Index, func(i, j int) bool { return v.Index[i].Name < v.Index[j].Name })
-	u.render(w, http.StatusOK, v)
-}
-
-// summary is a description's first paragraph, as plain text, clipped.
-func summary(d string) string {
-	for _, para := range strings.Split(strings.ReplaceAll(d, "\r\n", "\n"), "\n\n") {
-		t := strings.TrimSpace(strings.Trim(strings.TrimSpace(para), "#"))
-		if t == "" {
-			continue
+	v := &indexView{Filter: f, Cards: []card{}, Total: len(ix.cards), Categories: ix.categories, Capabilities: ix.capabilities}
+	for i := range ix.cards {
+		if f.match(&ix.cards[i]) {
+			v.Cards = append(v.Cards, ix.cards[i])
 		}
-		t = strings.Join(strings.Fields(t), " ")
-		if len(t) > 200 {
-			t = t[:197] + "..."
-		}
-		return t
 	}
-	return ""
+	u.render(w, http.StatusOK, view{Title: "Packages", Query: f.Query, Index: v})
 }
 
 var mediaTypeRE = regexp.MustCompile(`^image/(png|jpeg|gif|svg\+xml)$`)
@@ -148,12 +203,39 @@ func icon(i *fbc.Icon) template.URL {
 	return template.URL("data:" + i.MediaType + ";base64," + base64.StdEncoding.EncodeToString(i.Data)) //nolint:gosec // an image type checked above, base64 data
 }
 
+// Heading is what the top of a package's pages shows.
+type Heading struct {
+	Name, DisplayName, Provider, Capability string
+	// Short is the head's short description, as on the package's card.
+	Short       string
+	Categories  []string
+	Icon        template.URL
+	Deprecation string
+	// Channels in the order the pages list them: the default first, the
+	// others by name, numbers compared as numbers.
+	Channels []channelSummary
+}
+
+type channelSummary struct {
+	Name, Head, HeadVersion, Deprecation string
+	Default, Current                     bool
+	Entries                              int
+}
+
 type pkgView struct {
-	Name, Description, DefaultChannel string
-	Icon                              template.URL
-	Deprecation                       string
-	Channels                          []channelView
-	Bundles                           []bundleRef
+	Heading
+	Description    string
+	DefaultChannel string
+	Default        *channelView
+	Bundles        []bundleRef
+	Install        *install
+	Upgrade        *upgradeView
+}
+
+type channelPage struct {
+	Heading
+	Channel *channelView
+	Install *install
 }
 
 type channelView struct {
@@ -172,7 +254,17 @@ type entryView struct {
 
 type bundleRef struct{ Name, Version string }
 
-func (u *ui) load(pkg string) (*fbc.Catalog, error) {
+// pkgData is one package of the catalog, read for its pages.
+type pkgData struct {
+	c        *fbc.Catalog
+	p        *fbc.Package
+	deps     map[[2]string]string
+	versions map[string]semver.Version
+	// channels in page order.
+	channels []*fbc.Channel
+}
+
+func (u *ui) load(pkg string) (*pkgData, error) {
 	c := &fbc.Catalog{}
 	var lines [][]byte
 	for _, schema := range []string{fbc.SchemaPackage, fbc.SchemaChannel, fbc.SchemaBundle, fbc.SchemaDeprecations} {
@@ -192,61 +284,214 @@ func (u *ui) load(pkg string) (*fbc.Catalog, error) {
 	if err := c.LoadFile("catalog.json", append(bytes.Join(lines, []byte("\n")), '\n')); err != nil {
 		return nil, err
 	}
-	return c, nil
+	if len(c.Packages) == 0 {
+		return nil, nil
+	}
+	d := &pkgData{c: c, p: &c.Packages[0], deps: deprecations(c)}
+	d.versions, _ = graph.Versions(c)
+	for i := range c.Channels {
+		d.channels = append(d.channels, &c.Channels[i])
+	}
+	sort.SliceStable(d.channels, func(i, j int) bool {
+		a, b := d.channels[i], d.channels[j]
+		if (a.Name == d.p.DefaultChannel) != (b.Name == d.p.DefaultChannel) {
+			return a.Name == d.p.DefaultChannel
+		}
+		return naturalLess(a.Name, b.Name)
+	})
+	return d, nil
+}
+
+// loadOr404 loads a package, answering the request itself when it
+// cannot.
+func (u *ui) loadOr404(w http.ResponseWriter, name string) *pkgData {
+	d, err := u.load(name)
+	if err != nil {
+		u.fail(w, http.StatusInternalServerError, err.Error())
+		return nil
+	}
+	if d == nil {
+		u.fail(w, http.StatusNotFound, "no package "+name+" in this catalog")
+		return nil
+	}
+	return d
+}
+
+func (d *pkgData) bundle(name string) *fbc.Bundle {
+	for i := range d.c.Bundles {
+		if d.c.Bundles[i].Name == name {
+			return &d.c.Bundles[i]
+		}
+	}
+	return nil
+}
+
+func (d *pkgData) channel(name string) *fbc.Channel {
+	for _, ch := range d.channels {
+		if ch.Name == name {
+			return ch
+		}
+	}
+	return nil
+}
+
+func (d *pkgData) version(name string) string {
+	if v, ok := d.versions[name]; ok {
+		return v.String()
+	}
+	return ""
+}
+
+// head is a channel's newest head.
+func (d *pkgData) head(ch *fbc.Channel) string {
+	best := ""
+	for _, h := range graph.Heads(ch) {
+		if best == "" || d.versions[h].GT(d.versions[best]) {
+			best = h
+		}
+	}
+	return best
+}
+
+// headCSV is the CSV of the default channel's head (else of the first
+// channel's), nil when the catalog holds none.
+func (d *pkgData) headCSV() *csvInfo {
+	ch := d.channel(d.p.DefaultChannel)
+	if ch == nil && len(d.channels) > 0 {
+		ch = d.channels[0]
+	}
+	if ch == nil {
+		return nil
+	}
+	if b := d.bundle(d.head(ch)); b != nil {
+		return readCSV(b)
+	}
+	return nil
+}
+
+func (d *pkgData) heading(current string) Heading {
+	h := Heading{Name: d.p.Name, Icon: icon(d.p.Icon), Deprecation: d.deps[[2]string{fbc.SchemaPackage, ""}]}
+	if csv := d.headCSV(); csv != nil {
+		h.DisplayName, h.Provider, h.Capability, h.Categories, h.Short = csv.DisplayName, csv.Provider, csv.Capability, csv.Categories, csv.Short
+	}
+	if h.Short == "" {
+		h.Short = summary(d.p.Description)
+	}
+	for _, ch := range d.channels {
+		head := d.head(ch)
+		h.Channels = append(h.Channels, channelSummary{Name: ch.Name, Head: head, HeadVersion: d.version(head), Entries: len(ch.Entries),
+			Default: ch.Name == d.p.DefaultChannel, Current: ch.Name == current, Deprecation: d.deps[[2]string{fbc.SchemaChannel, ch.Name}]})
+	}
+	return h
+}
+
+func (d *pkgData) channelView(ch *fbc.Channel, n int) *channelView {
+	cv := &channelView{Name: ch.Name, Default: ch.Name == d.p.DefaultChannel, Heads: graph.Heads(ch), Deprecation: d.deps[[2]string{fbc.SchemaChannel, ch.Name}]}
+	heads := map[string]bool{}
+	for _, h := range cv.Heads {
+		heads[h] = true
+	}
+	for _, e := range ch.Entries {
+		cv.Entries = append(cv.Entries, entryView{Name: e.Name, Version: d.version(e.Name), Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange,
+			Head: heads[e.Name], Deprecation: d.deps[[2]string{fbc.SchemaBundle, e.Name}]})
+	}
+	sort.SliceStable(cv.Entries, func(i, j int) bool {
+		return d.versions[cv.Entries[i].Name].GT(d.versions[cv.Entries[j].Name])
+	})
+	cv.Graph = channelGraph(d.p.Name, ch, d.versions, deprecatedBundles(d.deps), n)
+	return cv
+}
+
+// channelInstall is the Install panel of a channel: its newest head.
+func (u *ui) channelInstall(r *http.Request, d *pkgData, ch *fbc.Channel) *install {
+	b := d.bundle(d.head(ch))
+	if b == nil {
+		return nil
+	}
+	return u.newInstall(r.Context(), d.c, b, readCSV(b), ch.Name, d.version(b.Name), false)
 }
 
 func (u *ui) pkg(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("pkg")
-	c, err := u.load(name)
-	if err != nil {
-		u.fail(w, http.StatusInternalServerError, err.Error())
+	d := u.loadOr404(w, r.PathValue("pkg"))
+	if d == nil {
 		return
 	}
-	if len(c.Packages) == 0 {
-		u.fail(w, http.StatusNotFound, "no package "+name+" in this catalog")
-		return
+	v := &pkgView{Heading: d.heading(""), Description: d.p.Description, DefaultChannel: d.p.DefaultChannel}
+	if strings.TrimSpace(v.Description) == "" {
+		if csv := d.headCSV(); csv != nil {
+			v.Description = csv.Description
+		}
 	}
-	p := c.Packages[0]
-	v := &pkgView{Name: p.Name, Description: p.Description, DefaultChannel: p.DefaultChannel, Icon: icon(p.Icon)}
-	deps := deprecations(c)
-	v.Deprecation = deps[[2]string{fbc.SchemaPackage, ""}]
-	versions, _ := graph.Versions(c)
-	for i := range c.Channels {
-		ch := &c.Channels[i]
-		cv := channelView{Name: ch.Name, Default: ch.Name == p.DefaultChannel, Heads: graph.Heads(ch), Deprecation: deps[[2]string{fbc.SchemaChannel, ch.Name}]}
-		heads := map[string]bool{}
-		for _, h := range cv.Heads {
-			heads[h] = true
-		}
-		for _, e := range ch.Entries {
-			ev := entryView{Name: e.Name, Replaces: e.Replaces, Skips: e.Skips, SkipRange: e.SkipRange, Head: heads[e.Name], Deprecation: deps[[2]string{fbc.SchemaBundle, e.Name}]}
-			if ver, ok := versions[e.Name]; ok {
-				ev.Version = ver.String()
-			}
-			cv.Entries = append(cv.Entries, ev)
-		}
-		sort.SliceStable(cv.Entries, func(i, j int) bool {
-			a, b := versions[cv.Entries[i].Name], versions[cv.Entries[j].Name]
+	def := d.channel(d.p.DefaultChannel)
+	if def != nil {
+		v.Default = d.channelView(def, 0)
+	}
+	if def == nil && len(d.channels) > 0 {
+		def = d.channels[0]
+	}
+	if def != nil {
+		v.Install = u.channelInstall(r, d, def)
+	}
+	for _, b := range d.c.Bundles {
+		v.Bundles = append(v.Bundles, bundleRef{Name: b.Name, Version: d.version(b.Name)})
+	}
+	sort.SliceStable(v.Bundles, func(i, j int) bool {
+		a, b := d.versions[v.Bundles[i].Name], d.versions[v.Bundles[j].Name]
+		if !a.EQ(b) {
 			return a.GT(b)
-		})
-		cv.Graph = channelGraph(p.Name, ch, versions, deprecatedBundles(deps), i)
-		v.Channels = append(v.Channels, cv)
-	}
-	sort.SliceStable(v.Channels, func(i, j int) bool {
-		if v.Channels[i].Default != v.Channels[j].Default {
-			return v.Channels[i].Default
 		}
-		return v.Channels[i].Name < v.Channels[j].Name
+		return v.Bundles[i].Name < v.Bundles[j].Name
 	})
-	for _, b := range c.Bundles {
-		ref := bundleRef{Name: b.Name}
-		if ver, ok := versions[b.Name]; ok {
-			ref.Version = ver.String()
-		}
-		v.Bundles = append(v.Bundles, ref)
+	var status int
+	v.Upgrade, status = u.upgrade(r, d)
+	u.render(w, status, view{Title: d.p.Name, Package: v})
+}
+
+func (u *ui) channel(w http.ResponseWriter, r *http.Request) {
+	d := u.loadOr404(w, r.PathValue("pkg"))
+	if d == nil {
+		return
 	}
-	sort.Slice(v.Bundles, func(i, j int) bool { return v.Bundles[i].Name < v.Bundles[j].Name })
-	u.render(w, http.StatusOK, view{Title: p.Name, Package: v})
+	name := r.PathValue("channel")
+	ch := d.channel(name)
+	if ch == nil {
+		u.fail(w, http.StatusNotFound, "no channel "+name+" in package "+d.p.Name)
+		return
+	}
+	v := &channelPage{Heading: d.heading(name), Channel: d.channelView(ch, 0), Install: u.channelInstall(r, d, ch)}
+	u.render(w, http.StatusOK, view{Title: d.p.Name + " / " + name, Channel: v})
+}
+
+// naturalLess orders names with their numbers compared as numbers:
+// stable-3.6 before stable-3.10.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // channelGraph draws a channel's upgrade graph as inline SVG (the
@@ -306,96 +551,56 @@ type bundleView struct {
 	Properties                    []propView
 	Manifests                     int
 	From                          string
-}
-
-type installMode struct {
-	Type      string `json:"type"`
-	Supported bool   `json:"supported"`
-}
-
-type apiView struct {
-	Name        string `json:"name"`
-	Version     string `json:"version"`
-	Kind        string `json:"kind"`
-	DisplayName string `json:"displayName"`
-	Description string `json:"description"`
+	Channels                      []string
+	Deprecation                   string
+	Install                       *install
 }
 
 type propView struct{ Type, Value string }
 
-// csvFields is what the bundle page shows of a CSV (spec) or of
-// olm.csv.metadata (the same fields, at the top).
-type csvFields struct {
-	DisplayName  string                `json:"displayName"`
-	Description  string                `json:"description"`
-	Provider     struct{ Name string } `json:"provider"`
-	InstallModes []installMode         `json:"installModes"`
-	CRDs         struct {
-		Owned    []apiView `json:"owned"`
-		Required []apiView `json:"required"`
-	} `json:"customresourcedefinitions"`
-	CRDDescriptions struct {
-		Owned    []apiView `json:"owned"`
-		Required []apiView `json:"required"`
-	} `json:"crdDescriptions"`
-}
-
 func (u *ui) bundle(w http.ResponseWriter, r *http.Request) {
-	pkg, name := r.PathValue("pkg"), r.PathValue("bundle")
-	var b *fbc.Bundle
-	err := u.blobs(fbc.SchemaBundle, pkg, name, func(raw []byte) error {
-		var x fbc.Bundle
-		if err := json.Unmarshal(raw, &x); err != nil {
-			return err
-		}
-		b = &x
-		return nil
-	})
-	if err != nil {
-		u.fail(w, http.StatusInternalServerError, err.Error())
+	d := u.loadOr404(w, r.PathValue("pkg"))
+	if d == nil {
 		return
 	}
+	name := r.PathValue("bundle")
+	b := d.bundle(name)
 	if b == nil {
-		u.fail(w, http.StatusNotFound, "no bundle "+name+" in package "+pkg)
+		u.fail(w, http.StatusNotFound, "no bundle "+name+" in package "+d.p.Name)
 		return
 	}
-	v := &bundleView{Package: b.Package, Name: b.Name, Image: b.Image, RelatedImages: b.RelatedImages}
-	if ver, err := graph.Version(b); err == nil {
-		v.Version = ver.String()
+	v := &bundleView{Package: b.Package, Name: b.Name, Image: b.Image, RelatedImages: b.RelatedImages, Version: d.version(b.Name),
+		Deprecation: d.deps[[2]string{fbc.SchemaBundle, b.Name}]}
+	for _, ch := range d.channels {
+		for _, e := range ch.Entries {
+			if e.Name == b.Name {
+				v.Channels = append(v.Channels, ch.Name)
+				break
+			}
+		}
 	}
-	var csv *csvFields
 	for _, p := range b.Properties {
-		switch p.Type {
-		case fbc.PropertyBundleObject:
+		if p.Type == fbc.PropertyBundleObject {
 			v.Manifests++
-			o, err := fbc.DecodeBundleObject(p.Value)
-			if err != nil || csv != nil {
-				continue
-			}
-			var m struct {
-				Kind string    `json:"kind"`
-				Spec csvFields `json:"spec"`
-			}
-			if j, err := yaml.YAMLToJSON(o.Data); err == nil && json.Unmarshal(j, &m) == nil && m.Kind == "ClusterServiceVersion" {
-				csv, v.From = &m.Spec, "the bundle's ClusterServiceVersion (olm.bundle.object)"
-			}
 			continue
-		case fbc.PropertyCSVMetadata:
-			var m csvFields
-			if json.Unmarshal(p.Value, &m) == nil && csv == nil {
-				m.CRDs = m.CRDDescriptions
-				csv, v.From = &m, "olm.csv.metadata"
-			}
+		}
+		if p.Type == fbc.PropertyCSVMetadata {
+			continue // shown as the CSV
 		}
 		val := string(p.Value)
 		if len(val) > 300 {
-			val = val[:297] + "..."
+			val = clip(val, 300)
 		}
 		v.Properties = append(v.Properties, propView{Type: p.Type, Value: val})
 	}
+	csv := readCSV(b)
 	if csv != nil {
-		v.DisplayName, v.Description, v.Provider = csv.DisplayName, csv.Description, csv.Provider.Name
-		v.InstallModes, v.Owned, v.Required = csv.InstallModes, csv.CRDs.Owned, csv.CRDs.Required
+		v.DisplayName, v.Description, v.Provider, v.From = csv.DisplayName, csv.Description, csv.Provider, csv.From
+		v.InstallModes, v.Owned, v.Required = csv.InstallModes, csv.Owned, csv.Required
+	}
+	if len(v.Channels) > 0 {
+		// Channels are in page order: the default first when it has the bundle.
+		v.Install = u.newInstall(r.Context(), d.c, b, csv, v.Channels[0], v.Version, true)
 	}
 	u.render(w, http.StatusOK, view{Title: b.Name, Bundle: v})
 }

@@ -51,7 +51,7 @@ func fixture(t *testing.T) string {
 		`{"schema":"olm.bundle","name":"p.v1.0.0","package":"p","image":"example.com/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}},{"type":"olm.csv.metadata","value":` + meta + `}]}`,
 		`{"schema":"olm.bundle","name":"p.v2.0.0","package":"p","image":"example.com/p:2","relatedImages":[{"name":"operator","image":"example.com/op@sha256:` + strings.Repeat("a", 64) + `"}],"properties":[{"type":"olm.package","value":{"packageName":"p","version":"2.0.0"}},{"type":"olm.bundle.object","value":{"data":"` + base64.StdEncoding.EncodeToString(obj) + `"}}]}`,
 		`{"schema":"olm.deprecations","package":"p","entries":[{"reference":{"schema":"olm.bundle","name":"p.v1.0.0"},"message":"use 2.0.0"}]}`,
-		`{"schema":"olm.package","name":"q","defaultChannel":"alpha","description":"Quux gadgets."}`,
+		`{"schema":"olm.package","name":"q","defaultChannel":"alpha","description":"Quux <i>gadgets</i>."}`,
 		`{"schema":"olm.channel","name":"alpha","package":"q","entries":[{"name":"q.v1"}]}`,
 		`{"schema":"olm.bundle","name":"q.v1","package":"q","image":"example.com/q:1","properties":[{"type":"olm.package","value":{"packageName":"q","version":"1.0.0"}}]}`,
 	}
@@ -66,7 +66,9 @@ func start(t *testing.T) string {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv, err := httpcatalog.Listen(fixture(t), httpcatalog.ServerOptions{Listener: lis, Handler: httpcatalog.Options{
-		UI: func(s *httpcatalog.Store) http.Handler { return catalogui.Handler(s) }}})
+		UI: func(s *httpcatalog.Store) http.Handler {
+			return catalogui.Handler(s, catalogui.Options{CatalogName: "my-catalog"})
+		}}})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -94,9 +96,9 @@ func TestPages(t *testing.T) {
 	require.Equal(t, 200, code)
 	assert.Equal(t, "text/html; charset=utf-8", h.Get("Content-Type"))
 	assert.Contains(t, h.Get("Content-Security-Policy"), "default-src 'none'")
-	assert.Contains(t, body, `<a href="/ui/packages/p">p</a>`)
+	assert.Contains(t, body, `<a href="/ui/packages/p">P Operator</a><span class="provider">by Example Inc.</span><p class="description">Manages widgets.</p>`)
 	assert.Contains(t, body, `src="data:image/svg&#43;xml;base64,`)
-	assert.Contains(t, body, "Widgets &lt;b&gt;for&lt;/b&gt; all.")
+	assert.Contains(t, body, `<a href="/ui/packages/q">q</a><p class="description">Quux &lt;i&gt;gadgets&lt;/i&gt;.</p>`, "no CSV: the package's description, as text")
 	assert.NotRegexp(t, regexp.MustCompile(`(src|href)="https?://`), body, "no external asset")
 
 	_, body, _ = get(t, base+"/?q=GADGET")
@@ -108,9 +110,16 @@ func TestPages(t *testing.T) {
 	assert.Contains(t, body, `id="default-channel"`)
 	assert.Contains(t, body, `<a class="channel-head" href="/ui/packages/p/bundles/p.v2.0.0">p.v2.0.0</a>`)
 	assert.Contains(t, body, `title="use 2.0.0">deprecated</span>`)
-	assert.Less(t, strings.Index(body, "Channel stable"), strings.Index(body, "Channel fast"), "the default channel first")
-	assert.Equal(t, 2, strings.Count(body, `<div class="graph"><svg`), "a picture per channel")
+	assert.Contains(t, body, "Widgets &lt;b&gt;for&lt;/b&gt; all.")
+	assert.Less(t, strings.Index(body, `href="/ui/packages/p/channels/stable"`), strings.Index(body, `href="/ui/packages/p/channels/fast"`), "the default channel first")
+	assert.Equal(t, 1, strings.Count(body, `<div class="graph"><svg`), "the default channel's picture")
 	assert.Contains(t, body, `aria-label="p / stable"`)
+
+	code, body, _ = get(t, base+"/ui/packages/p/channels/fast")
+	require.Equal(t, 200, code)
+	assert.Contains(t, body, `aria-label="p / fast"`)
+	assert.Contains(t, body, "channel: fast")
+	assert.Contains(t, body, "source: my-catalog")
 
 	code, body, _ = get(t, base+"/ui/packages/p/bundles/p.v2.0.0")
 	require.Equal(t, 200, code)
@@ -153,18 +162,24 @@ func chromium(t *testing.T) string {
 
 // browse loads url in headless Chromium and returns the DOM it rendered;
 // it also keeps a screenshot of the page under the artifact directory.
-func browse(t *testing.T, bin, url, shot string) string {
+func browse(t *testing.T, bin, url, shotName string) string {
 	t.Helper()
 	artifacts := os.Getenv("TEST_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = filepath.Join(os.TempDir(), "opm-test-artifacts")
 	}
 	require.NoError(t, os.MkdirAll(artifacts, 0o755))
+	return shot(t, bin, url, filepath.Join(artifacts, shotName+".png"))
+}
+
+// shot loads url in headless Chromium at 1280 × 900, keeps a screenshot
+// in png, and returns the DOM it rendered.
+func shot(t *testing.T, bin, url, png string) string {
+	t.Helper()
 	profile := t.TempDir()
-	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--user-data-dir=" + profile, "--window-size=1280,900"}
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars", "--user-data-dir=" + profile, "--window-size=1280,900"}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	png := filepath.Join(artifacts, shot+".png")
 	_ = os.Remove(png)
 	// One load gives both the DOM and the picture.
 	out, err := exec.CommandContext(ctx, bin, append(args, "--screenshot="+png, "--dump-dom", url)...).Output()
@@ -191,9 +206,13 @@ func TestPagesInChromium(t *testing.T) {
 
 	dom = browse(t, bin, base+"/ui/packages/p", "catalogui-package")
 	assert.Contains(t, dom, `<span id="package">p</span>`)
-	assert.Equal(t, 2, strings.Count(dom, `<section class="channel"`))
-	assert.Equal(t, 3, strings.Count(dom, `<tr class="entry">`))
-	assert.Equal(t, 2, strings.Count(dom, `<svg xmlns="http://www.w3.org/2000/svg"`), "the graphs render as SVG in the browser")
+	assert.Equal(t, 1, strings.Count(dom, `<section class="channel"`))
+	assert.Equal(t, 2, strings.Count(dom, `<tr class="entry">`))
+	assert.Equal(t, 1, strings.Count(dom, `<svg xmlns="http://www.w3.org/2000/svg"`), "the graph renders as SVG in the browser")
+
+	dom = browse(t, bin, base+"/ui/packages/p/channels/fast", "catalogui-channel")
+	assert.Contains(t, dom, `<li class="channel-link current"><a href="/ui/packages/p/channels/fast">`)
+	assert.Equal(t, 1, strings.Count(dom, `<svg xmlns="http://www.w3.org/2000/svg"`))
 
 	dom = browse(t, bin, base+"/ui/packages/p/bundles/p.v2.0.0", "catalogui-bundle")
 	assert.Contains(t, dom, `<h1 id="bundle">p.v2.0.0</h1>`)

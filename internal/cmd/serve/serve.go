@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -55,9 +54,8 @@ type Options struct {
 	HTTP            string // --http address; "" serves no HTTP
 	HTTPMetas       bool
 	HTTPCatalogName string
-	// HTTPUI serves a web UI of the catalog at / (internal/catalogui).
-	HTTPUI      bool
-	HTTPGraphQL bool // catalogd's GraphQL endpoint (internal/catalogql)
+	HTTPUI          catalogui.Flags // --http-ui: a web UI of the catalog at / (internal/catalogui)
+	HTTPGraphQL     bool            // catalogd's GraphQL endpoint (internal/catalogql)
 	// HTTPGzipEncoders is --http-gzip-encoders as httpcatalog's
 	// Options.GzipEncoders: 0 is the default, negative no compression
 	// (the flag's 0).
@@ -132,7 +130,7 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.StringVar(&opts.HTTP, "http", "", "also serve OLM v1's catalogd HTTP API (/api/v1/all) on this address (host:port)")
 	fl.BoolVar(&opts.HTTPMetas, "http-metas", false, "serve /api/v1/metas too (catalogd's APIV1MetasHandler feature gate)")
 	fl.StringVar(&opts.HTTPCatalogName, "http-catalog-name", "", "answer /catalogs/NAME/api/v1/... only for this name (default: any name)")
-	fl.BoolVar(&opts.HTTPUI, "http-ui", false, "with --http: serve a web UI of the catalog at / (packages, channels and upgrade graphs, bundles)")
+	opts.HTTPUI.AddFlags(fl)
 	fl.BoolVar(&opts.HTTPGraphQL, "http-graphql", false, "serve POST /api/v1/graphql too (catalogd's GraphQLCatalogQueries feature gate)")
 	fl.IntVar(&opts.HTTPGzipEncoders, "http-gzip-encoders", httpcatalog.DefaultGzipEncoders, "gzip compressors (about 800 KiB each; zstd states alike) shared by all HTTP responses, each used for 32 KiB at a time; a slow client holds one compressed chunk, never a compressor (0: no compression)")
 	fl.Bool("grpc", true, "serve the gRPC api.Registry on --port; --grpc=false serves --http alone")
@@ -148,7 +146,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.NoGRPC && !web {
 		return exit.Usagef("--grpc=false needs --http: nothing else would be served")
 	}
-	if (opts.HTTPUI || opts.HTTPGraphQL) && !web {
+	if err := opts.HTTPUI.Check(); err != nil {
+		return exit.Usagef("%v", err)
+	}
+	if (opts.HTTPUI.On || opts.HTTPGraphQL) && !web {
 		return exit.Usagef("--http-ui and --http-graphql serve beside the HTTP API: add --http ADDR")
 	}
 	if opts.HTTPCatalogName != "" {
@@ -208,7 +209,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if web && !opts.CacheOnly {
 		// The HTTP store reads the same files as the gRPC conversion: both at once.
 		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener, GraphQL: opts.HTTPGraphQL,
-			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: ui(opts.HTTPUI), GzipEncoders: opts.HTTPGzipEncoders}, Limits: opts.Limits})
+			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: catalogui.For[*httpcatalog.Store](opts.HTTPUI, opts.HTTPCatalogName), GzipEncoders: opts.HTTPGzipEncoders}, Limits: opts.Limits})
 		defer store.Close()
 	}
 	if opts.NoGRPC {
@@ -255,14 +256,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, err)
 	}
 	return nil
-}
-
-// ui is the web UI handler for --http-ui (nil without).
-func ui(on bool) func(*httpcatalog.Store) http.Handler {
-	if !on {
-		return nil
-	}
-	return func(s *httpcatalog.Store) http.Handler { return catalogui.Handler(s) }
 }
 
 // serveHTTP serves the catalogd HTTP API from store, beside grpcServe when

@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/fbc/graph/pathtext"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/printable"
 )
@@ -171,62 +172,11 @@ func writeErr(err error) error {
 	return exit.With(exit.Usage, err)
 }
 
-func semantics(s string) string {
-	if s == graph.OLMv1 {
-		return "OLM v1"
-	}
-	return "OLM v0"
-}
-
-func channelWord(chans []string) string {
-	if len(chans) == 1 {
-		return "channel " + chans[0]
-	}
-	return "channels " + strings.Join(chans, ", ")
-}
-
 // writePath prints the steps as a numbered list under a heading line,
 // then where the path ends or why --to is not reached.
 func writePath(w io.Writer, p *graph.Package, path *graph.Path) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s, %s:\n", path.Package, semantics(path.Semantics), channelWord(path.Channels))
-	fmt.Fprintf(&b, "   %s%s\n", printable.Name(path.From), versionOf(p, path.From))
-	for i, st := range path.Steps {
-		fmt.Fprintf(&b, "%2d. %s (%s)  %s", i+1, printable.Name(st.To), st.Version, edgeText(st))
-		if len(path.Channels) > 1 {
-			fmt.Fprintf(&b, " in %s", st.Channel)
-		}
-		b.WriteString("\n")
-	}
-	switch {
-	case path.To != "" && path.Reached:
-		fmt.Fprintf(&b, "%s is reached in %d step(s).\n", printable.Name(path.To), len(path.Steps))
-	case path.To != "":
-		fmt.Fprintf(&b, "%s is unreachable, because %s.\n", printable.Name(path.To), printable.Text(path.Unreachable))
-	case path.Unreachable != "":
-		fmt.Fprintf(&b, "%s.\n", printable.Text(path.Unreachable))
-	default:
-		fmt.Fprintf(&b, "%s is the head of %s: OLM installs nothing more.\n", printable.Name(path.End), channelWord(path.HeadOf))
-	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, pathtext.Of(p, path).String())
 	return err
-}
-
-func versionOf(p *graph.Package, name string) string {
-	if v, ok := p.Versions[name]; ok {
-		return " (" + v.String() + ")"
-	}
-	return ""
-}
-
-func edgeText(st graph.Step) string {
-	switch st.Edge {
-	case graph.EdgeSkipRange:
-		return fmt.Sprintf("skipRange %q covers %s", st.SkipRange, printable.Name(st.From))
-	case graph.EdgeSkips:
-		return "skips " + printable.Name(st.From)
-	}
-	return "replaces " + printable.Name(st.From)
 }
 
 // writeKeep prints the bundles to keep, oldest first, each with the
@@ -234,7 +184,7 @@ func edgeText(st graph.Step) string {
 func writeKeep(w io.Writer, k *graph.Keep) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, %s, %s: to keep every version in %q upgrading to the head, keep %d bundle(s):\n",
-		k.Package, semantics(k.Semantics), channelWord(k.Channels), k.Range, len(k.Bundles))
+		k.Package, pathtext.Semantics(k.Semantics), pathtext.ChannelWord(k.Channels), k.Range, len(k.Bundles))
 	for _, kb := range k.Bundles {
 		fmt.Fprintf(&b, "  %s (%s)", printable.Name(kb.Name), kb.Version)
 		switch {
