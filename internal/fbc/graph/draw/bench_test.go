@@ -32,3 +32,27 @@ func benchSVG(b *testing.B, n int) {
 		}
 	}
 }
+
+// Issue 40's channel (entry i replaces i-1, skipRange "<i.0.0"): the
+// layout and the SVG page of 2,000 bundles, from the Document the graph
+// package gives (today a skipRange edge per covered bundle, which Lay reads
+// only for the range).
+func BenchmarkLayHostile2000(b *testing.B) {
+	ch := Channel{Doc: hostile(b, 2000)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Lay(ch)
+	}
+}
+
+func BenchmarkSVGHostile2000(b *testing.B) {
+	doc := &graph.Document{Packages: []graph.DocPackage{{Name: "h", DefaultChannel: "stable", Channels: []graph.DocChannel{hostile(b, 2000)}}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := WriteSVG(io.Discard, doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -34,7 +34,10 @@ func PageEnd(b *strings.Builder) {
 
 // WriteHTML writes a Document as one HTML page: a legend, then per
 // package its channels, each with its facts and its picture.
-func WriteHTML(w io.Writer, doc *graph.Document) error {
+func WriteHTML(w io.Writer, doc *graph.Document) error { return WriteHTMLWith(w, doc, Options{}) }
+
+// WriteHTMLWith is WriteHTML with options.
+func WriteHTMLWith(w io.Writer, doc *graph.Document, o Options) error {
 	var b strings.Builder
 	PageStart(&b, docTitle(doc))
 	b.WriteString("<div class=\"legend\">\n" + Legend(false, "lg") + "</div>\n")
@@ -47,7 +50,7 @@ func WriteHTML(w io.Writer, doc *graph.Document) error {
 		b.WriteString("</p>\n")
 		for _, ch := range p.Channels {
 			fmt.Fprintf(&b, "<section class=\"channel\">\n<h3>%s</h3>\n<p class=\"note\">%s</p>\n<div class=\"pic\">\n", Escape(ChannelTitle(p, ch)), channelFacts(ch))
-			InlineSVG(&b, Channel{Title: ChannelTitle(p, ch), Doc: ch}, fmt.Sprintf("c%d", n))
+			InlineSVG(&b, Channel{Title: ChannelTitle(p, ch), Doc: ch, Expand: o.Expand}, fmt.Sprintf("c%d", n))
 			b.WriteString("</div>\n</section>\n")
 			n++
 		}
