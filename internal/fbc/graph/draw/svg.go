@@ -84,9 +84,12 @@ func (l *Layout) body(b *strings.Builder, id string) {
 		class, marker := edgeClass(k.Kind, k.Mark)
 		var d string
 		switch span := fb.Layer - tb.Layer; {
-		case k.Kind == KindGroupLink:
+		case k.Kind == KindGroupLink && fb.Y < tb.Y+tb.H && tb.Y < fb.Y+fb.H:
 			// The group stands right of its entry: a short arrow left.
 			d = "M" + f(fb.X) + "," + f(fb.Y+fb.H/2) + " L" + f(tb.X+tb.W) + "," + f(tb.Y+tb.H/2)
+		case k.Kind == KindGroupLink:
+			// Wrapped onto the line below: up into the entry.
+			d = "M" + f(fb.X+fb.W/2) + "," + f(fb.Y) + " L" + f(tb.X+tb.W/2) + "," + f(tb.Y+tb.H)
 		case span == 1 && fb.Y > tb.Y:
 			d = "M" + f(fb.X+fb.W/2) + "," + f(fb.Y) + " L" + f(tb.X+tb.W/2) + "," + f(tb.Y+tb.H)
 		case span == -1 && fb.Y < tb.Y:
