@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -222,16 +223,21 @@ func TestSkipRangePatternsFold(t *testing.T) {
 	}
 }
 
-// TestHostileChannelIsSmall: issue 40's channel of 2,000 bundles, each
+// TestHostileChannelIsSmall: issue 40's channel (here up to 2,000 bundles), each
 // skipRange over all before it, is two boxes and a bracket, not two
 // million edges.
 func TestHostileChannelIsSmall(t *testing.T) {
-	l := Lay(Channel{Doc: hostile(t, 2000)})
-	if len(l.Boxes) != 2 || len(l.Spans) != 1 || l.Spans[0].Covered != 1999 {
-		t.Fatalf("%d boxes %v, %d spans", len(l.Boxes), names(l), len(l.Spans))
-	}
-	if l.Width > maxPictureW || l.Height > maxPictureH {
-		t.Errorf("%.0f x %.0f", l.Width, l.Height)
+	// From the graph package's document (an edge per covered bundle) and
+	// from one edge per range.
+	for _, dc := range []graph.DocChannel{hostile(t, 300), hostileRanges(300), hostileRanges(2000)} {
+		n := len(dc.Bundles)
+		l := Lay(Channel{Doc: dc})
+		if len(l.Boxes) != 2 || len(l.Spans) != 1 || l.Spans[0].Covered != n-1 {
+			t.Fatalf("%d bundles: %d boxes %v, %d spans", n, len(l.Boxes), names(l), len(l.Spans))
+		}
+		if l.Width > maxPictureW || l.Height > maxPictureH {
+			t.Errorf("%d bundles: %.0f x %.0f", n, l.Width, l.Height)
+		}
 	}
 }
 
@@ -315,7 +321,7 @@ func TestPicturesWithinLimits(t *testing.T) {
 	all["fixtures"] = []Channel{
 		{Title: "chain of 60", Doc: chain(t, 60, nil)},
 		{Title: "chain of 60 with skipRanges", Doc: chain(t, 60, func(i int) string { return fmt.Sprintf(">=2.4.1 <2.4.%d", i+1) })},
-		{Title: "hostile 2000", Doc: hostile(t, 2000)},
+		{Title: "hostile 2000", Doc: hostileRanges(2000)},
 		{Title: "branches", Doc: branches(t, 40)},
 		{Title: "fan of 60", Doc: fan(t, 60)},
 	}
@@ -363,4 +369,66 @@ func fan(t testing.TB, n int) graph.DocChannel {
 		entries = append(entries, e)
 	}
 	return channelOf(t, "fan", append(entries, head))
+}
+
+// oneEdgePerRange keeps, of a channel's skipRange edges, one per range
+// with no source: all the drawing reads of them.
+func oneEdgePerRange(dc graph.DocChannel) graph.DocChannel {
+	var edges []graph.DocEdge
+	seen := map[string]bool{}
+	for _, e := range dc.Edges {
+		if e.Kind == graph.EdgeSkipRange {
+			if seen[e.To] {
+				continue
+			}
+			seen[e.To] = true
+			e.From = ""
+		}
+		edges = append(edges, e)
+	}
+	dc.Edges = edges
+	return dc
+}
+
+// TestRangesReadFromVersions: the drawing reads each skipRange's coverage
+// from the bundles' versions, not from an edge per covered bundle: a
+// channel given one skipRange edge per range (how a linear graph document
+// may give it) draws byte for byte as with every edge.
+func TestRangesReadFromVersions(t *testing.T) {
+	chans := append(Channels(demo(t)), Channel{Title: "big", Doc: synthetic(300)}, Channel{Title: "h", Doc: hostile(t, 50)})
+	for where, cs := range referenceChannels(t) {
+		for _, c := range cs {
+			c.Title = where + " " + c.Title
+			chans = append(chans, c)
+		}
+	}
+	for _, ch := range chans {
+		for _, expand := range []bool{false, true} {
+			ch.Expand = expand
+			var a, b strings.Builder
+			InlineSVG(&a, ch, "x")
+			ch.Doc = oneEdgePerRange(ch.Doc)
+			InlineSVG(&b, ch, "x")
+			if a.String() != b.String() {
+				t.Errorf("%s (expand %v): drawn differently from one edge per range", ch.Title, expand)
+			}
+		}
+	}
+}
+
+// TestHostileLayoutMemory: laying out issue 40's channel of 2,000 bundles
+// allocates a few MB (it was 680 MB when every covered bundle was an
+// edge); the bound is generous.
+func TestHostileLayoutMemory(t *testing.T) {
+	ch := Channel{Doc: hostileRanges(2000)}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	l := Lay(ch)
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<20 {
+		t.Errorf("Lay allocated %d MB for 2,000 bundles, want under 64 MB", got>>20)
+	}
+	if len(l.Boxes) != 2 {
+		t.Errorf("%d boxes", len(l.Boxes))
+	}
 }
