@@ -315,7 +315,8 @@ func referenceChannels(t *testing.T) map[string][]Channel {
 
 // TestPicturesWithinLimits: every channel of the reference catalogs, and
 // the fixtures of issue 37 (a skip fan, a chain of 60, many branches)
-// and issue 40 (the hostile channel), draws within 1,200 x 2,500 px.
+// and issue 40 (the hostile channel), draws within 1,200 x 2,500 px, and
+// sound (checkLayout).
 func TestPicturesWithinLimits(t *testing.T) {
 	all := referenceChannels(t)
 	all["fixtures"] = []Channel{
@@ -331,6 +332,7 @@ func TestPicturesWithinLimits(t *testing.T) {
 	}
 	for where, chans := range all {
 		for _, ch := range chans {
+			checkLayout(t, ch)
 			l := Lay(ch)
 			if l.Width > maxPictureW || l.Height > maxPictureH {
 				t.Errorf("%s %s: %.0f x %.0f px, over %.0f x %.0f", where, ch.Title, l.Width, l.Height, maxPictureW, maxPictureH)
