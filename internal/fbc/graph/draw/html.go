@@ -63,13 +63,31 @@ func WriteHTMLWith(w io.Writer, doc *graph.Document, o Options) error {
 	return err
 }
 
-// channelFacts is a line of escaped HTML: bundle and edge counts, heads.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// channelFacts is a line of escaped HTML: bundle, edge and skipRange
+// counts, heads.
 func channelFacts(ch graph.DocChannel) string {
 	var heads []string
 	for _, h := range ch.Heads {
 		heads = append(heads, "<code>"+Escape(h)+"</code>")
 	}
-	s := fmt.Sprintf("%d bundles, %d edges; ", len(ch.Bundles), len(ch.Edges))
+	// Ranges are counted once each, however many bundles they cover (or
+	// edges the document lists for them).
+	edges, ranges := 0, map[string]bool{}
+	for _, e := range ch.Edges {
+		if e.Kind == graph.EdgeSkipRange {
+			ranges[e.To] = true
+			continue
+		}
+		edges++
+	}
+	s := fmt.Sprintf("%d bundles, %d replaces and skips %s, %d %s; ", len(ch.Bundles), edges, plural(edges, "edge", "edges"), len(ranges), plural(len(ranges), "skipRange", "skipRanges"))
 	switch len(heads) {
 	case 0:
 		s += "no head (a cycle)"

@@ -434,3 +434,31 @@ func TestHostileLayoutMemory(t *testing.T) {
 		t.Errorf("%d boxes", len(l.Boxes))
 	}
 }
+
+// TestDiffMarksStayVisible: a bundle a diff marks (added or removed) is
+// never folded or grouped away, and an edge it marks keeps its colour.
+func TestDiffMarksStayVisible(t *testing.T) {
+	dc := chain(t, 60, nil)
+	ch := Channel{Doc: dc, Bundles: map[string]Mark{"chain.v2.4.30": Added},
+		Edges: map[EdgeKey]Mark{{"chain.v2.4.29", "chain.v2.4.30", graph.EdgeReplaces}: Added}}
+	l := Lay(ch)
+	b := boxOf(l, "chain.v2.4.30")
+	if b.Kind != KindBundle || b.Mark != Added {
+		t.Fatalf("marked bundle: %+v", b)
+	}
+	marked := 0
+	for _, k := range l.Links {
+		if k.Mark == Added {
+			marked++
+			if l.Boxes[k.To].Name != "chain.v2.4.30" || l.Boxes[k.From].Kind != KindFold {
+				t.Errorf("marked link %s -> %s", l.Boxes[k.From].Name, l.Boxes[k.To].Name)
+			}
+		}
+	}
+	if marked != 1 || len(l.Boxes) != 4 {
+		t.Errorf("%d marked links, %d boxes %v", marked, len(l.Boxes), names(l))
+	}
+	if got := ChannelFacts(hostile(t, 100)); !strings.HasPrefix(got, "100 bundles, 99 replaces and skips edges, 99 skipRanges; head <code>h.v99.0.0</code>") {
+		t.Errorf("facts: %s", got)
+	}
+}
