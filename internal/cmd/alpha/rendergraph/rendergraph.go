@@ -76,7 +76,7 @@ arrows solid, skips dashed blue, and each skipRange as a purple bracket
 beside the graph spanning the bundles it covers. To stay readable at real
 size, the bundles an entry skips that lead nowhere else are one box beside
 it ("skipped by X"), and a run of plain replaces steps is one box
-("A → … → B, 16 bundles"); --expand draws every bundle as its own box.
+("A -> ... -> B, 16 bundles"); --expand draws every bundle as its own box.
 -o html is one
 self-contained page (inline SVG and CSS, no script) with a legend and a
 section per channel. docs/upgrade-graph.md describes them all.
