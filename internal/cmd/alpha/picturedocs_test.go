@@ -17,6 +17,7 @@ import (
 var docPictures = []struct{ pkg, channel string }{
 	{"skupper-operator", "stable-1.8"},
 	{"community-windows-machine-config-operator", "preview"},
+	{"cert-utils-operator", "alpha"},
 }
 
 // TestUpgradeGraphPicturesDocs fails when a picture under docs/images is

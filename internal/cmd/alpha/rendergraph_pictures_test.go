@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -56,5 +57,28 @@ func parses(t *testing.T, s string) {
 			return
 		}
 		require.NoError(t, err, "well-formed XML")
+	}
+}
+
+// TestRenderGraphFoldsUnlessExpand: a chain of 30 plain replaces steps is
+// the head and one folded box; --expand draws all 30 (svg and html).
+func TestRenderGraphFoldsUnlessExpand(t *testing.T) {
+	t.Parallel()
+	const chain = "testdata/docs/cert-utils-operator"
+	o := cmdtest.New(t)
+	for _, format := range []string{"svg", "html"} {
+		r := o.Run("alpha", "render-graph", chain, "-o", format)
+		require.Equal(t, exit.OK, r.Code, r.ErrOut)
+		parses(t, r.Out)
+		// Drawn boxes have a title (the legend's do not).
+		boxes := regexp.MustCompile(`<g class="node[^"]*"><title>`)
+		assert.Len(t, boxes.FindAllString(r.Out, -1), 2, format)
+		assert.Contains(t, r.Out, "cert-utils-operator.v0.0.1 → … →</text>", format)
+		assert.Contains(t, r.Out, "0.0.1 … 1.3.11, 29 bundles", format)
+
+		r = o.Run("alpha", "render-graph", chain, "-o", format, "--expand")
+		require.Equal(t, exit.OK, r.Code, r.ErrOut)
+		assert.Len(t, boxes.FindAllString(r.Out, -1), 30, format)
+		assert.NotContains(t, r.Out, `<g class="node fold"><title>`, format)
 	}
 }

@@ -32,9 +32,11 @@ type Options struct {
 	Package     string
 	Channel     string
 	V0Semantics bool
-	Output      string
-	Image       image.Options
-	Limits      fbc.Limits
+	// Expand draws every bundle of an svg or html picture as its own box.
+	Expand bool
+	Output string
+	Image  image.Options
+	Limits fbc.Limits
 }
 
 // Formats of -o besides json.
@@ -72,7 +74,11 @@ itself, with no other tool and no network: one standalone SVG document, a
 framed cluster per channel, newest bundles at the top, heads heavy-bordered,
 deprecated bundles orange, skipped ones outlined red dashed, replaces
 arrows solid, skips dashed blue, and each skipRange as a purple bracket
-beside the graph spanning the bundles it covers. -o html is one
+beside the graph spanning the bundles it covers. To stay readable at real
+size, the bundles an entry skips that lead nowhere else are one box beside
+it ("skipped by X"), and a run of plain replaces steps is one box
+("A -> ... -> B, 16 bundles"); --expand draws every bundle as its own box.
+-o html is one
 self-contained page (inline SVG and CSS, no script) with a legend and a
 section per channel. docs/upgrade-graph.md describes them all.
 
@@ -101,6 +107,7 @@ database is fetched); several are drawn as one catalog, as upstream does.`,
 	fl.StringVarP(&opts.Package, "package-name", "p", "", "draw only this package")
 	fl.StringVar(&opts.Channel, "channel", "", "draw only channels of this name")
 	fl.BoolVar(&opts.V0Semantics, "draw-v0-semantics", false, "mark bundles OLM v0 skips over (red outline) and the edges into them (dashed)")
+	fl.BoolVar(&opts.Expand, "expand", false, "-o svg|html: draw every bundle as its own box (no folded runs or skip groups)")
 	output.AddFlag(cmd, &opts.Output, Mermaid, output.JSON, Dot, SVG, HTML)
 	// Mermaid is upstream's output, and stays the default.
 	opts.Output = Mermaid
@@ -155,9 +162,9 @@ func write(f *factory.Factory, c *fbc.Catalog, opts *Options) ([]string, error) 
 	case Dot:
 		return warnings, graph.WriteDot(f.IO.Out, doc)
 	case SVG:
-		return warnings, draw.WriteSVG(f.IO.Out, doc)
+		return warnings, draw.WriteSVGWith(f.IO.Out, doc, draw.Options{Expand: opts.Expand})
 	case HTML:
-		return warnings, draw.WriteHTML(f.IO.Out, doc)
+		return warnings, draw.WriteHTMLWith(f.IO.Out, doc, draw.Options{Expand: opts.Expand})
 	}
 	return warnings, output.WriteJSON(f.IO.Out, doc)
 }

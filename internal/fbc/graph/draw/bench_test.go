@@ -1,6 +1,7 @@
 package draw
 
 import (
+	"fmt"
 	"io"
 	"testing"
 
@@ -31,4 +32,57 @@ func benchSVG(b *testing.B, n int) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// Issue 40's channel (entry i replaces i-1, skipRange "<i.0.0"): the
+// layout and the SVG page of 2,000 bundles, from the Document the graph
+// package gives (today a skipRange edge per covered bundle, which Lay reads
+// only for the range).
+func BenchmarkLayHostile2000(b *testing.B) {
+	ch := Channel{Doc: hostile(b, 2000)}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Lay(ch)
+	}
+}
+
+func BenchmarkSVGHostile2000(b *testing.B) {
+	doc := &graph.Document{Packages: []graph.DocPackage{{Name: "h", DefaultChannel: "stable", Channels: []graph.DocChannel{hostile(b, 2000)}}}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := WriteSVG(io.Discard, doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The layout of the hostile channel given one skipRange edge per range, at
+// 500 to 8,000 bundles: time and memory grow as n log n.
+func BenchmarkLayHostileRanges500(b *testing.B)  { benchHostileRanges(b, 500) }
+func BenchmarkLayHostileRanges2000(b *testing.B) { benchHostileRanges(b, 2000) }
+func BenchmarkLayHostileRanges8000(b *testing.B) { benchHostileRanges(b, 8000) }
+
+func benchHostileRanges(b *testing.B, n int) {
+	ch := Channel{Doc: hostileRanges(n)}
+	b.ReportAllocs()
+	for b.Loop() {
+		Lay(ch)
+	}
+}
+
+// hostileRanges is hostile(n) built directly with one skipRange edge per
+// range (graph.NewDocChannel would list n²/2 edges).
+func hostileRanges(n int) graph.DocChannel {
+	dc := graph.DocChannel{Name: "stable", Heads: []string{fmt.Sprintf("h.v%d.0.0", n-1)}}
+	for i := n - 1; i >= 0; i-- {
+		name := fmt.Sprintf("h.v%d.0.0", i)
+		dc.Bundles = append(dc.Bundles, graph.DocBundle{Name: name, Version: fmt.Sprintf("%d.0.0", i)})
+		if i > 0 {
+			dc.Edges = append(dc.Edges, graph.DocEdge{From: fmt.Sprintf("h.v%d.0.0", i-1), To: name, Kind: graph.EdgeReplaces},
+				graph.DocEdge{To: name, Kind: graph.EdgeSkipRange, SkipRange: fmt.Sprintf("<%d.0.0", i)})
+		}
+	}
+	return dc
 }

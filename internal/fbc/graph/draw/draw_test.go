@@ -62,39 +62,60 @@ func TestLayersPointUpAndBoxesDoNotOverlap(t *testing.T) {
 	chans := Channels(demo(t))
 	chans = append(chans, Channel{Title: "big", Doc: synthetic(300)})
 	for _, ch := range chans {
-		t.Run(ch.Title, func(t *testing.T) {
-			l := Lay(ch)
-			if len(l.Boxes) < len(ch.Doc.Bundles) {
-				t.Fatalf("%d boxes for %d bundles", len(l.Boxes), len(ch.Doc.Bundles))
+		t.Run(ch.Title, func(t *testing.T) { checkLayout(t, ch) })
+	}
+}
+
+// checkLayout: every bundle is drawn once; every edge points up (its
+// target's box above its source's) unless both ends share a box or the
+// source is a skip group beside its entry; boxes lie inside the picture
+// and do not overlap; brackets stand left of the boxes.
+func checkLayout(t *testing.T, ch Channel) {
+	t.Helper()
+	l := Lay(ch)
+	at := map[string]Box{}
+	for _, b := range l.Boxes {
+		for _, m := range b.Members {
+			if _, dup := at[m]; dup {
+				t.Errorf("bundle %s drawn twice", m)
 			}
-			at := map[string]Box{}
-			for _, b := range l.Boxes {
-				at[b.Name] = b
+			at[m] = b
+		}
+	}
+	for _, b := range ch.Doc.Bundles {
+		if _, ok := at[b.Name]; !ok {
+			t.Errorf("bundle %s not drawn", b.Name)
+		}
+	}
+	for _, e := range ch.Doc.Edges {
+		if e.From == "" {
+			continue // a range given once, with no source
+		}
+		from, to := at[e.From], at[e.To]
+		if from.Name == to.Name || from.Kind == KindGroup {
+			// Inside one box, or a group beside its entry.
+			continue
+		}
+		// Newer on top: an edge's target is in a higher layer (a
+		// lower number) and drawn above its source.
+		if to.Layer >= from.Layer || to.Y+to.H > from.Y {
+			t.Errorf("edge %s -> %s (%s): target layer %d y %.1f, source layer %d y %.1f", e.From, e.To, e.Kind, to.Layer, to.Y, from.Layer, from.Y)
+		}
+	}
+	for i, a := range l.Boxes {
+		if a.X < l.Left || a.X+a.W > l.Width || a.Y < 0 || a.Y+a.H > l.Height {
+			t.Errorf("box %s (%.1f,%.1f %.1fx%.1f) outside the %.1fx%.1f picture", a.Name, a.X, a.Y, a.W, a.H, l.Width, l.Height)
+		}
+		for _, b := range l.Boxes[i+1:] {
+			if a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H {
+				t.Errorf("boxes %s and %s overlap", a.Name, b.Name)
 			}
-			for _, e := range ch.Doc.Edges {
-				from, to := at[e.From], at[e.To]
-				// Newer on top: an edge's target is in a higher layer (a
-				// lower number) and drawn above its source.
-				if to.Layer >= from.Layer || to.Y+to.H > from.Y {
-					t.Errorf("edge %s -> %s (%s): target layer %d y %.1f, source layer %d y %.1f", e.From, e.To, e.Kind, to.Layer, to.Y, from.Layer, from.Y)
-				}
-			}
-			for i, a := range l.Boxes {
-				if a.X < l.Left || a.X+a.W > l.Width || a.Y < 0 || a.Y+a.H > l.Height {
-					t.Errorf("box %s (%.1f,%.1f %.1fx%.1f) outside the %.1fx%.1f picture", a.Name, a.X, a.Y, a.W, a.H, l.Width, l.Height)
-				}
-				for _, b := range l.Boxes[i+1:] {
-					if a.X < b.X+b.W && b.X < a.X+a.W && a.Y < b.Y+b.H && b.Y < a.Y+a.H {
-						t.Errorf("boxes %s and %s overlap", a.Name, b.Name)
-					}
-				}
-			}
-			for _, s := range l.Spans {
-				if x := l.LaneX(s.Lane); x < 0 || x >= l.Left {
-					t.Errorf("skipRange bracket of %s at x %.1f, not left of the boxes (%.1f)", l.Boxes[s.To].Name, x, l.Left)
-				}
-			}
-		})
+		}
+	}
+	for _, s := range l.Spans {
+		if x := l.LaneX(s.Lane); x < 0 || x >= l.Left {
+			t.Errorf("skipRange bracket of %s at x %.1f, not left of the boxes (%.1f)", l.Boxes[s.To].Name, x, l.Left)
+		}
 	}
 }
 

@@ -34,7 +34,10 @@ func PageEnd(b *strings.Builder) {
 
 // WriteHTML writes a Document as one HTML page: a legend, then per
 // package its channels, each with its facts and its picture.
-func WriteHTML(w io.Writer, doc *graph.Document) error {
+func WriteHTML(w io.Writer, doc *graph.Document) error { return WriteHTMLWith(w, doc, Options{}) }
+
+// WriteHTMLWith is WriteHTML with options.
+func WriteHTMLWith(w io.Writer, doc *graph.Document, o Options) error {
 	var b strings.Builder
 	PageStart(&b, docTitle(doc))
 	b.WriteString("<div class=\"legend\">\n" + Legend(false, "lg") + "</div>\n")
@@ -47,7 +50,7 @@ func WriteHTML(w io.Writer, doc *graph.Document) error {
 		b.WriteString("</p>\n")
 		for _, ch := range p.Channels {
 			fmt.Fprintf(&b, "<section class=\"channel\">\n<h3>%s</h3>\n<p class=\"note\">%s</p>\n<div class=\"pic\">\n", Escape(ChannelTitle(p, ch)), channelFacts(ch))
-			InlineSVG(&b, Channel{Title: ChannelTitle(p, ch), Doc: ch}, fmt.Sprintf("c%d", n))
+			InlineSVG(&b, Channel{Title: ChannelTitle(p, ch), Doc: ch, Expand: o.Expand}, fmt.Sprintf("c%d", n))
 			b.WriteString("</div>\n</section>\n")
 			n++
 		}
@@ -60,13 +63,31 @@ func WriteHTML(w io.Writer, doc *graph.Document) error {
 	return err
 }
 
-// channelFacts is a line of escaped HTML: bundle and edge counts, heads.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// channelFacts is a line of escaped HTML: bundle, edge and skipRange
+// counts, heads.
 func channelFacts(ch graph.DocChannel) string {
 	var heads []string
 	for _, h := range ch.Heads {
 		heads = append(heads, "<code>"+Escape(h)+"</code>")
 	}
-	s := fmt.Sprintf("%d bundles, %d edges; ", len(ch.Bundles), len(ch.Edges))
+	// Ranges are counted once each, however many bundles they cover (or
+	// edges the document lists for them).
+	edges, ranges := 0, map[string]bool{}
+	for _, e := range ch.Edges {
+		if e.Kind == graph.EdgeSkipRange {
+			ranges[e.To] = true
+			continue
+		}
+		edges++
+	}
+	s := fmt.Sprintf("%d bundles, %d replaces and skips %s, %d %s; ", len(ch.Bundles), edges, plural(edges, "edge", "edges"), len(ranges), plural(len(ranges), "skipRange", "skipRanges"))
 	switch len(heads) {
 	case 0:
 		s += "no head (a cycle)"

@@ -8,7 +8,10 @@
 package draw
 
 import (
+	"fmt"
 	"sort"
+
+	"github.com/blang/semver/v4"
 
 	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/printable"
@@ -34,6 +37,9 @@ type Channel struct {
 	Doc     graph.DocChannel
 	Edges   map[EdgeKey]Mark
 	Bundles map[string]Mark
+	// Expand draws every bundle as its own box: no folded runs, no skip
+	// groups.
+	Expand bool
 }
 
 // Sizes of the drawing, in SVG user units (pixels). Text is monospace so
@@ -51,9 +57,24 @@ const (
 	bulgeMax = 140.0
 )
 
-// Box is a bundle as drawn: its top-left corner, size and text lines.
+// Kinds of box.
+const (
+	// KindBundle is one bundle.
+	KindBundle = iota
+	// KindFold is a run of plain replaces steps drawn as one box.
+	KindFold
+	// KindGroup is the bundles one entry skips, that lead nowhere else,
+	// drawn as one box beside that entry.
+	KindGroup
+)
+
+// Box is a bundle, a folded run or a skip group as drawn: its top-left
+// corner, size and text lines. Members are the bundles it stands for, in
+// version order (one for a bundle's box).
 type Box struct {
 	Name       string
+	Kind       int
+	Members    []string
 	Lines      []string
 	X, Y, W, H float64
 	Layer      int
@@ -64,18 +85,24 @@ type Box struct {
 	// does not hold.
 	Missing bool
 	Mark    Mark
+	// beside: a skip group's entry (box index), drawn next to it.
+	beside int
 }
 
-// Link is a replaces or skips edge between two boxes (indexes).
+// Link is a replaces or skips edge between two boxes (indexes); a skip
+// group's link has Kind KindGroupLink.
 type Link struct {
 	From, To int
 	Kind     string
 	Mark     Mark
 }
 
-// Span is a skipRange: To's range covers the bundles drawn between Top and
-// Bottom (their centres); the bracket stands in lane Lane left of the
-// boxes.
+// KindGroupLink is the Kind of the link from a skip group to its entry.
+const KindGroupLink = "group"
+
+// Span is a skipRange: To's range covers Covered bundles, drawn between
+// Top and Bottom (their boxes' centres); the bracket stands in lane Lane
+// left of the boxes. A folded run's skipRanges make one span.
 type Span struct {
 	To          int
 	Range       string
@@ -83,6 +110,7 @@ type Span struct {
 	Top, Bottom float64
 	Lane        int
 	Mark        Mark
+	nodes       []int // segment tree nodes of the covered positions
 }
 
 // Layout is a channel placed on the plane.
@@ -94,127 +122,631 @@ type Layout struct {
 	Layers        int
 	// Left is where the boxes begin (the brackets' lanes lie before it).
 	Left float64
+
+	tree  segTree
+	boxAt []int // box of each position in version order (-1: none)
 }
 
-// Lay places a channel: layers by longest path to a head (a bundle's layer
-// is one more than the highest layer of what it upgrades to, so every edge
-// points up and the heads are on top), order within layers by barycenter
-// sweeps, then coordinates. Edges that close a cycle are kept but take no
-// part in layering. Same input, same layout.
+// node is a bundle of the channel, or one an edge names that it lacks.
+type node struct {
+	name, version string
+	ver           semver.Version
+	hasVer        bool
+	head, dep     bool
+	skipped, miss bool
+	mark          Mark
+	rng           string // its skipRange
+	pos           int    // in version order, -1 without a version
+	ivs           []interval
+	in, out       []int // explicit (replaces, skips) neighbours, deduplicated
+	inKinds       []string
+	outKinds      []string
+	box           int
+}
+
+// Lay places a channel: skip groups and folded runs first (unless
+// ch.Expand), then layers by longest path to a head (a box's layer is one
+// more than the highest layer of what it upgrades to, so every edge points
+// up and the heads are on top), order within layers by barycenter sweeps,
+// then coordinates, a layer wider than the picture wrapped onto several
+// lines. A skipRange takes part as intervals of versions, never as an edge
+// per covered bundle, so a layout costs n log n in the channel. Edges that
+// close a cycle are kept but take no part in layering. Same input, same
+// layout.
 func Lay(ch Channel) *Layout {
 	l := &Layout{}
-	index := map[string]int{}
-	skipRange := map[string]string{}
-	for _, e := range ch.Doc.Edges {
-		if e.Kind == graph.EdgeSkipRange {
-			skipRange[e.To] = e.SkipRange
+	nodes, index := readNodes(ch)
+	n := len(nodes)
+
+	// Positions in version order, and each range's intervals over them.
+	var order []int
+	for i := range nodes {
+		if nodes[i].hasVer {
+			order = append(order, i)
 		}
 	}
+	sort.SliceStable(order, func(a, b int) bool { return nodes[order[a]].ver.LT(nodes[order[b]].ver) })
+	vs := make([]semver.Version, len(order))
+	for p, i := range order {
+		nodes[i].pos = p
+		vs[p] = nodes[i].ver
+	}
+	var owners []int
+	for i := range nodes {
+		nd := &nodes[i]
+		if nd.rng == "" {
+			continue
+		}
+		ivs, ok := coverage(nd.rng, vs)
+		if !ok {
+			continue
+		}
+		if nd.pos >= 0 {
+			ivs = without(ivs, []int{nd.pos})
+		}
+		nd.ivs = ivs
+		owners = append(owners, i)
+	}
+	// Per position: how many ranges cover it, a hash of which, and (when
+	// one does) whose.
+	cnt := make([]int, len(vs)+1)
+	hash := make([]uint64, len(vs)+1)
+	who := make([]int, len(vs)+1)
+	for _, o := range owners {
+		for _, iv := range nodes[o].ivs {
+			cnt[iv.lo]++
+			cnt[iv.hi]--
+			hash[iv.lo] ^= mix(o)
+			hash[iv.hi] ^= mix(o)
+			who[iv.lo] += o
+			who[iv.hi] -= o
+		}
+	}
+	for p := 1; p < len(vs); p++ {
+		cnt[p] += cnt[p-1]
+		hash[p] ^= hash[p-1]
+		who[p] += who[p-1]
+	}
+	covCnt := func(i int) int {
+		if nodes[i].pos < 0 {
+			return 0
+		}
+		return cnt[nodes[i].pos]
+	}
+	sig := func(i int) uint64 {
+		if nodes[i].pos < 0 {
+			return 0
+		}
+		return hash[nodes[i].pos]
+	}
+
+	for i := range nodes {
+		nodes[i].box = -1
+	}
+	groupOf := make([]int, n) // entry a bundle is grouped beside, or -1
+	for i := range groupOf {
+		groupOf[i] = -1
+	}
+	if !ch.Expand {
+		findGroups(nodes, groupOf, covCnt, func(i int) int { return who[nodes[i].pos] })
+	}
+	var folds [][]int
+	if !ch.Expand {
+		folds = findFolds(nodes, groupOf, sig)
+	}
+
+	// Boxes: bundles left alone, then folds, then groups.
+	folded := make([]bool, n)
+	for _, f := range folds {
+		for _, i := range f {
+			folded[i] = true
+		}
+	}
+	for i := range nodes {
+		nd := &nodes[i]
+		if groupOf[i] >= 0 || folded[i] {
+			continue
+		}
+		lines := []string{printable.Name(nd.name)}
+		switch {
+		case nd.miss:
+			lines = append(lines, "(not in channel)")
+		case nd.version != "":
+			lines = append(lines, nd.version)
+		}
+		if nd.rng != "" {
+			lines = append(lines, "skipRange "+printable.Name(nd.rng))
+		}
+		nd.box = len(l.Boxes)
+		l.Boxes = append(l.Boxes, Box{Name: nd.name, Kind: KindBundle, Members: []string{nd.name}, Lines: lines, Head: nd.head, Deprecated: nd.dep, Skipped: nd.skipped, Missing: nd.miss, Mark: nd.mark, beside: -1})
+	}
+	for _, f := range folds {
+		b := len(l.Boxes)
+		var names []string
+		ranges := 0
+		for _, i := range f {
+			nodes[i].box = b
+			names = append(names, nodes[i].name)
+			if nodes[i].rng != "" {
+				ranges++
+			}
+		}
+		first, last := nodes[f[0]], nodes[f[len(f)-1]]
+		lines := []string{printable.Name(first.name) + " → … →", printable.Name(last.name)}
+		lines = append(lines, fmt.Sprintf("%s … %s, %d bundles", first.version, last.version, len(f)))
+		switch {
+		case ranges == 1:
+			for _, i := range f {
+				if nodes[i].rng != "" {
+					lines = append(lines, "skipRange "+printable.Name(nodes[i].rng)+" ("+printable.Name(nodes[i].version)+")")
+				}
+			}
+		case ranges > 1:
+			lines = append(lines, fmt.Sprintf("%d with a skipRange", ranges))
+		}
+		l.Boxes = append(l.Boxes, Box{Name: last.name, Kind: KindFold, Members: names, Lines: lines, beside: -1})
+	}
+	groups := map[int][]int{}
+	var groupOrder []int
+	for i := range nodes {
+		if x := groupOf[i]; x >= 0 {
+			if groups[x] == nil {
+				groupOrder = append(groupOrder, x)
+			}
+			groups[x] = append(groups[x], i)
+		}
+	}
+	for _, x := range groupOrder {
+		ms := groups[x]
+		sort.SliceStable(ms, func(a, b int) bool { return nodes[ms[a]].ver.LT(nodes[ms[b]].ver) })
+		b := len(l.Boxes)
+		var names []string
+		skipped := true
+		for _, i := range ms {
+			nodes[i].box = b
+			names = append(names, nodes[i].name)
+			skipped = skipped && nodes[i].skipped
+		}
+		lines := []string{"skipped by " + printable.Name(nodes[x].name) + ":"}
+		lines = append(lines, fmt.Sprintf("%s … %s, %d bundles", nodes[ms[0]].version, nodes[ms[len(ms)-1]].version, len(ms)))
+		lines = append(lines, nameLines(names)...)
+		l.Boxes = append(l.Boxes, Box{Name: "skipped by " + nodes[x].name, Kind: KindGroup, Members: names, Lines: lines, Skipped: skipped, beside: x})
+	}
+	for i := range l.Boxes {
+		if x := l.Boxes[i].beside; x >= 0 {
+			l.Boxes[i].beside = nodes[x].box
+		}
+	}
+
+	// Links between boxes, each once.
+	type lk struct {
+		f, t int
+		kind string
+	}
+	seen := map[lk]int{}
+	for i := range nodes {
+		for k, j := range nodes[i].out {
+			fb, tb := nodes[i].box, nodes[j].box
+			if fb == tb {
+				continue
+			}
+			kind := nodes[i].outKinds[k]
+			if l.Boxes[fb].Kind == KindGroup {
+				kind = KindGroupLink
+			}
+			m := ch.Edges[EdgeKey{nodes[i].name, nodes[j].name, nodes[i].outKinds[k]}]
+			key := lk{fb, tb, kind}
+			if at, ok := seen[key]; ok {
+				l.Links[at].Mark = max(l.Links[at].Mark, m)
+				continue
+			}
+			seen[key] = len(l.Links)
+			l.Links = append(l.Links, Link{From: fb, To: tb, Kind: kind, Mark: m})
+		}
+	}
+
+	// Spans: a bundle's skipRange, or the union of a fold's.
+	l.tree = newSegTree(len(vs))
+	l.boxAt = make([]int, len(vs))
+	for p, i := range order {
+		l.boxAt[p] = nodes[i].box
+	}
+	rangeMark := map[string]Mark{}
+	for k, m := range ch.Edges {
+		if k.Kind == graph.EdgeSkipRange && m > rangeMark[k.To] {
+			rangeMark[k.To] = m
+		}
+	}
+	spanAt := map[int]int{}
+	for _, o := range owners {
+		b := nodes[o].box
+		if _, done := spanAt[b]; done {
+			continue
+		}
+		spanAt[b] = -1
+		s := Span{To: b, Range: nodes[o].rng, Mark: rangeMark[nodes[o].name]}
+		var ivs []interval
+		if l.Boxes[b].Kind == KindFold {
+			var lists [][]interval
+			var own []int
+			ranges := 0
+			for _, name := range l.Boxes[b].Members {
+				i := index[name]
+				lists = append(lists, nodes[i].ivs)
+				if nodes[i].pos >= 0 {
+					own = append(own, nodes[i].pos)
+				}
+				if nodes[i].rng != "" {
+					ranges++
+					s.Mark = max(s.Mark, rangeMark[name])
+				}
+			}
+			sort.Ints(own)
+			ivs = without(union(lists...), own)
+			if ranges > 1 {
+				s.Range = fmt.Sprintf("(the skipRanges of %d folded bundles)", ranges)
+			}
+		} else {
+			ivs = nodes[o].ivs
+		}
+		s.Covered = size(ivs)
+		if s.Covered == 0 {
+			continue
+		}
+		s.nodes = l.tree.nodes(ivs)
+		spanAt[b] = len(l.Spans)
+		l.Spans = append(l.Spans, s)
+	}
+
+	l.layer()
+	rows := orderRows(l.Boxes, l.Links, l.Layers)
+	l.place(rows)
+	return l
+}
+
+// readNodes reads the channel's bundles, and the bundles its edges name
+// that it lacks; index finds a node by name.
+func readNodes(ch Channel) ([]node, map[string]int) {
+	var nodes []node
+	index := map[string]int{}
 	heads := map[string]bool{}
 	for _, h := range ch.Doc.Heads {
 		heads[h] = true
 	}
-	add := func(b Box) int {
-		index[b.Name] = len(l.Boxes)
-		l.Boxes = append(l.Boxes, b)
-		return len(l.Boxes) - 1
+	add := func(nd node) int {
+		nd.pos = -1
+		index[nd.name] = len(nodes)
+		nodes = append(nodes, nd)
+		return len(nodes) - 1
 	}
 	for _, b := range ch.Doc.Bundles {
 		if _, dup := index[b.Name]; dup {
 			continue
 		}
-		lines := []string{printable.Name(b.Name)}
-		if b.Version != "" {
-			lines = append(lines, b.Version)
+		nd := node{name: b.Name, version: b.Version, head: heads[b.Name], dep: b.Deprecated, skipped: b.Skipped, mark: ch.Bundles[b.Name]}
+		if v, err := semver.Parse(b.Version); err == nil {
+			nd.ver, nd.hasVer = v, true
 		}
-		if r, ok := skipRange[b.Name]; ok {
-			lines = append(lines, "skipRange "+printable.Name(r))
-		}
-		add(Box{Name: b.Name, Lines: lines, Head: heads[b.Name], Deprecated: b.Deprecated, Skipped: b.Skipped, Mark: ch.Bundles[b.Name]})
+		add(nd)
 	}
+	type ek struct{ f, t int }
+	seen := map[ek]bool{}
+	last := ""
 	for _, e := range ch.Doc.Edges {
-		if _, ok := index[e.From]; !ok {
-			add(Box{Name: e.From, Lines: []string{printable.Name(e.From), "(not in channel)"}, Missing: true, Mark: ch.Bundles[e.From]})
-		}
-		if _, ok := index[e.To]; !ok {
-			add(Box{Name: e.To, Lines: []string{printable.Name(e.To), "(not in channel)"}, Missing: true, Mark: ch.Bundles[e.To]})
-		}
-	}
-	n := len(l.Boxes)
-	out := make([][]int, n)
-	spanOf := map[int]*Span{}
-	var spanOrder []int
-	for _, e := range ch.Doc.Edges {
-		f, t := index[e.From], index[e.To]
-		out[f] = append(out[f], t)
-		m := ch.Edges[EdgeKey{e.From, e.To, e.Kind}]
-		if e.Kind != graph.EdgeSkipRange {
-			l.Links = append(l.Links, Link{From: f, To: t, Kind: e.Kind, Mark: m})
+		if e.Kind == graph.EdgeSkipRange {
+			// Only the range matters: its coverage is read from the
+			// versions (edges of one range come together).
+			if e.To == last {
+				continue
+			}
+			last = e.To
+			if i, ok := index[e.To]; ok && nodes[i].rng == "" {
+				nodes[i].rng = e.SkipRange
+			}
 			continue
 		}
-		s := spanOf[t]
-		if s == nil {
-			s = &Span{To: t, Range: e.SkipRange}
-			spanOf[t] = s
-			spanOrder = append(spanOrder, t)
+		for _, name := range []string{e.From, e.To} {
+			if _, ok := index[name]; !ok {
+				add(node{name: name, miss: true, mark: ch.Bundles[name]})
+			}
 		}
-		s.Covered++
-		if m > s.Mark {
-			s.Mark = m
+		f, t := index[e.From], index[e.To]
+		if seen[ek{f, t}] {
+			// One arrow between two bundles: skips over replaces when
+			// both (the drawing showed both before; the first wins).
+			continue
 		}
+		seen[ek{f, t}] = true
+		nodes[f].out = append(nodes[f].out, t)
+		nodes[f].outKinds = append(nodes[f].outKinds, e.Kind)
+		nodes[t].in = append(nodes[t].in, f)
+		nodes[t].inKinds = append(nodes[t].inKinds, e.Kind)
 	}
-	layer := layers(out)
-	for i := range l.Boxes {
-		l.Boxes[i].Layer = layer[i]
-		if layer[i]+1 > l.Layers {
-			l.Layers = layer[i] + 1
-		}
-	}
-	rows := order(l.Boxes, l.Links, l.Layers)
-	for _, t := range spanOrder {
-		l.Spans = append(l.Spans, *spanOf[t])
-	}
-	l.place(rows, ch.Doc.Edges, index)
-	return l
+	return nodes, index
 }
 
-// layers gives each node its longest-path distance to a sink, following
-// out; an edge back into the path being walked (a cycle) is ignored.
-func layers(out [][]int) []int {
+// findGroups finds, for each entry X, the bundles X skips (by skips or its
+// skipRange) from which nothing else leads: every edge out of them goes to
+// X or to another of them, nothing but each other leads into them, and
+// they have no skipRange of their own and are no head, deprecated or
+// marked. Two or more make a group (groupOf[i] = X).
+func findGroups(nodes []node, groupOf []int, covCnt func(int) int, coverer func(int) int) {
+	// X of each candidate: the one range covering it, else the one entry
+	// skipping it.
+	target := make([]int, len(nodes))
+	for i := range nodes {
+		target[i] = -1
+		nd := &nodes[i]
+		if nd.head || nd.dep || nd.miss || nd.mark != Unmarked || nd.rng != "" {
+			continue
+		}
+		x := -1
+		switch c := covCnt(i); {
+		case c > 1:
+			continue
+		case c == 1:
+			x = coverer(i)
+		}
+		for k, j := range nd.out {
+			if nd.outKinds[k] != graph.EdgeSkips {
+				continue
+			}
+			if x >= 0 && j != x {
+				x = -2
+				break
+			}
+			x = j
+		}
+		if x >= 0 {
+			target[i] = x
+		}
+	}
+	// Drop candidates with an edge to or from outside their group until
+	// none has one (a drop can only cause drops, so this ends).
+	bad := func(i int) bool {
+		x := target[i]
+		for _, j := range nodes[i].out {
+			if j != x && target[j] != x {
+				return true
+			}
+		}
+		for _, j := range nodes[i].in {
+			if target[j] != x {
+				return true
+			}
+		}
+		return false
+	}
+	var work []int
+	for i := range nodes {
+		if target[i] >= 0 {
+			work = append(work, i)
+		}
+	}
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
+		if target[i] < 0 || !bad(i) {
+			continue
+		}
+		target[i] = -1
+		for _, j := range append(append([]int(nil), nodes[i].in...), nodes[i].out...) {
+			if target[j] >= 0 {
+				work = append(work, j)
+			}
+		}
+	}
+	count := map[int]int{}
+	for i := range nodes {
+		if target[i] >= 0 {
+			count[target[i]]++
+		}
+	}
+	for i := range nodes {
+		if x := target[i]; x >= 0 && count[x] >= 2 && target[x] < 0 {
+			groupOf[i] = x
+		}
+	}
+}
+
+// findFolds finds the runs of plain replaces steps worth one box: bundles
+// with at most one replaces in and out (edges point from the older bundle
+// to the newer) and no skips either way, not heads, deprecated, skipped,
+// missing, marked or grouped. A run holds together while the skipRanges
+// covering each step are the same, or differ only by the newer step's own
+// (a range on every release over all before it); runs of fewer than three
+// are left alone. Runs are listed oldest first.
+func findFolds(nodes []node, groupOf []int, sig func(int) uint64) [][]int {
+	ok := make([]bool, len(nodes))
+	older := func(i int) int { // the one bundle i replaces (not grouped), -1 for none, -2 for more or a skip
+		j := -1
+		for k, f := range nodes[i].in {
+			if groupOf[f] >= 0 {
+				continue
+			}
+			if j >= 0 || nodes[i].inKinds[k] != graph.EdgeReplaces {
+				return -2
+			}
+			j = f
+		}
+		return j
+	}
+	for i := range nodes {
+		nd := &nodes[i]
+		if nd.head || nd.dep || nd.skipped || nd.miss || nd.mark != Unmarked || groupOf[i] >= 0 || !nd.hasVer {
+			continue
+		}
+		if len(nd.out) > 1 || len(nd.out) == 1 && nd.outKinds[0] != graph.EdgeReplaces {
+			continue
+		}
+		if older(i) == -2 {
+			continue
+		}
+		ok[i] = true
+	}
+	// joined: newer j, replacing i, continues i's run.
+	// A newer step with a skipRange of its own joins only a step that has
+	// one too (or the oldest bundle, whose range covers nothing): a range
+	// on every release folds, a range per minor keeps the minors apart.
+	joined := func(i, j int) bool {
+		if !ok[i] || !ok[j] || older(j) != i {
+			return false
+		}
+		if nodes[j].rng != "" && nodes[i].rng == "" && older(i) >= 0 {
+			return false
+		}
+		return sig(i) == sig(j) || sig(i) == sig(j)^mix(j)
+	}
+	var runs [][]int
+	for i := range nodes {
+		if !ok[i] {
+			continue
+		}
+		if j := older(i); j >= 0 && joined(j, i) {
+			continue // not the oldest of its run
+		}
+		run := []int{i}
+		for cur := i; len(nodes[cur].out) == 1 && len(run) <= len(nodes); {
+			next := nodes[cur].out[0]
+			if !joined(cur, next) {
+				break
+			}
+			run = append(run, next)
+			cur = next
+		}
+		if len(run) >= 3 {
+			runs = append(runs, run)
+		}
+	}
+	return runs
+}
+
+// nameLines lists names a few to a line, at most maxNameLines lines.
+func nameLines(names []string) []string {
+	const width, maxNameLines = 60, 8
+	var lines []string
+	cur := ""
+	for k, n := range names {
+		n = printable.Name(n)
+		if k < len(names)-1 {
+			n += ","
+		}
+		if cur != "" && len([]rune(cur))+1+len([]rune(n)) > width {
+			if len(lines) == maxNameLines-1 {
+				return append(lines, fmt.Sprintf("… and %d more", len(names)-k))
+			}
+			lines = append(lines, cur)
+			cur = ""
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += n
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return lines
+}
+
+// mix hashes a node index (splitmix64), for sets kept as XORs.
+func mix(i int) uint64 {
+	z := uint64(i) + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// layer gives each box (but skip groups, which stand beside their entry)
+// its longest-path distance to a sink over the links and the skipRanges:
+// a range reaches its covered boxes through the segment tree's nodes, an
+// edge from each to the range's box, so a range costs log n edges.
+func (l *Layout) layer() {
+	nb := len(l.Boxes)
+	base := l.tree.base
+	type arc struct{ to, w int }
+	out := make([][]arc, nb+2*base)
+	for _, k := range l.Links {
+		if k.Kind == KindGroupLink {
+			continue
+		}
+		out[k.From] = append(out[k.From], arc{k.To, 1})
+	}
+	if len(l.Spans) > 0 {
+		for p, b := range l.boxAt {
+			if b >= 0 && l.Boxes[b].Kind != KindGroup {
+				out[b] = append(out[b], arc{nb + base + p, 0})
+			}
+		}
+		for i := 2; i < 2*base; i++ {
+			out[nb+i] = append(out[nb+i], arc{nb + i/2, 0})
+		}
+		for _, s := range l.Spans {
+			for _, t := range s.nodes {
+				out[nb+t] = append(out[nb+t], arc{s.To, 1})
+			}
+		}
+	}
 	const (
 		unseen = iota
 		open
 		done
 	)
-	state := make([]int, len(out))
+	state := make([]int8, len(out))
 	layer := make([]int, len(out))
-	var visit func(int)
-	visit = func(v int) {
-		state[v] = open
-		for _, w := range out[v] {
-			if state[w] == unseen {
-				visit(w)
-			}
-			if state[w] == done && layer[w]+1 > layer[v] {
-				layer[v] = layer[w] + 1
-			}
+	// Iterative depth-first search: chains of thousands of bundles.
+	type frame struct{ v, k int }
+	for s := range nb {
+		if state[s] != unseen {
+			continue
 		}
-		state[v] = done
-	}
-	for v := range out {
-		if state[v] == unseen {
-			visit(v)
+		stack := []frame{{s, 0}}
+		state[s] = open
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			if top.k < len(out[top.v]) {
+				a := out[top.v][top.k]
+				top.k++
+				if state[a.to] == unseen {
+					state[a.to] = open
+					stack = append(stack, frame{a.to, 0})
+				}
+				continue
+			}
+			v := top.v
+			for _, a := range out[v] {
+				if state[a.to] == done && layer[a.to]+a.w > layer[v] {
+					layer[v] = layer[a.to] + a.w
+				}
+			}
+			state[v] = done
+			stack = stack[:len(stack)-1]
 		}
 	}
-	return layer
+	l.Layers = 0
+	for i := range l.Boxes {
+		l.Boxes[i].Layer = layer[i]
+	}
+	for i := range l.Boxes {
+		if x := l.Boxes[i].beside; x >= 0 {
+			l.Boxes[i].Layer = l.Boxes[x].Layer
+		}
+		l.Layers = max(l.Layers, l.Boxes[i].Layer+1)
+	}
 }
 
-// order sorts the boxes of each layer: first as given (highest version
+// orderRows sorts the boxes of each layer: first as given (highest version
 // first), then by the mean position of their replaces and skips
-// neighbours, sweeping down then up a few times.
-func order(boxes []Box, links []Link, nLayers int) [][]int {
+// neighbours, sweeping down then up a few times; a skip group then goes
+// right of its entry.
+func orderRows(boxes []Box, links []Link, nLayers int) [][]int {
 	rows := make([][]int, nLayers)
+	beside := map[int][]int{}
 	for i, b := range boxes {
+		if b.beside >= 0 {
+			beside[b.beside] = append(beside[b.beside], i)
+			continue
+		}
 		rows[b.Layer] = append(rows[b.Layer], i)
 	}
 	pos := make([]float64, len(boxes))
@@ -231,7 +763,7 @@ func order(boxes []Box, links []Link, nLayers int) [][]int {
 	down := make([][]int, len(boxes)) // neighbours in layers below
 	for _, k := range links {
 		a, b := k.From, k.To
-		if boxes[a].Layer == boxes[b].Layer {
+		if k.Kind == KindGroupLink || boxes[a].Layer == boxes[b].Layer {
 			continue
 		}
 		if boxes[a].Layer < boxes[b].Layer {
@@ -266,53 +798,31 @@ func order(boxes []Box, links []Link, nLayers int) [][]int {
 			setPos()
 		}
 	}
+	if len(beside) > 0 {
+		for li, r := range rows {
+			var withGroups []int
+			for _, v := range r {
+				withGroups = append(withGroups, v)
+				withGroups = append(withGroups, beside[v]...)
+			}
+			rows[li] = withGroups
+		}
+	}
 	return rows
 }
 
-// place gives the boxes their coordinates: layers top down, each centred
-// on the widest; the skipRange brackets lanes to the left, and room to the
-// right for the arcs of edges that span several layers.
-func (l *Layout) place(rows [][]int, edges []graph.DocEdge, index map[string]int) {
-	maxRow := 0.0
-	for _, r := range rows {
-		w := 0.0
-		for k, v := range r {
-			b := &l.Boxes[v]
-			b.W, b.H = boxSize(b.Lines)
-			if k > 0 {
-				w += gapX
-			}
-			w += b.W
-		}
-		if w > maxRow {
-			maxRow = w
-		}
-	}
-	// Lanes first need the boxes' heights (y), not x: place y.
-	y := margin
-	for _, r := range rows {
-		h := 0.0
-		for _, v := range r {
-			if l.Boxes[v].H > h {
-				h = l.Boxes[v].H
-			}
-		}
-		for _, v := range r {
-			l.Boxes[v].Y = y + (h-l.Boxes[v].H)/2
-		}
-		y += h + gapY
-	}
-	l.Height = y - gapY + margin
-	if len(rows) == 0 {
-		l.Height = 2 * margin
-	}
-	lanes := l.assignLanes(edges, index)
-	l.Left = margin + float64(lanes)*laneW
-	if lanes > 0 {
-		l.Left += laneW
-	}
-	right := 0.0
-	for _, r := range rows {
+// MaxRowWidth is how wide a line of boxes grows before the rest of its
+// layer wraps onto the next line: with the brackets left of it and the
+// arcs right of it, a picture stays within 1,200 px.
+const MaxRowWidth = 860.0
+
+// place gives the boxes their coordinates: layers top down, a layer wider
+// than MaxRowWidth wrapped onto several lines, each line centred on the
+// widest; the skipRange brackets' lanes to the left, and room to the right
+// for the arcs of edges that span several layers.
+func (l *Layout) place(rows [][]int) {
+	var lines [][]int
+	width := func(r []int) float64 {
 		w := 0.0
 		for k, v := range r {
 			if k > 0 {
@@ -320,47 +830,100 @@ func (l *Layout) place(rows [][]int, edges []graph.DocEdge, index map[string]int
 			}
 			w += l.Boxes[v].W
 		}
-		x := l.Left + (maxRow-w)/2
+		return w
+	}
+	for i := range l.Boxes {
+		l.Boxes[i].W, l.Boxes[i].H = boxSize(l.Boxes[i].Lines)
+	}
+	for _, r := range rows {
+		start, w := 0, 0.0
+		for k, v := range r {
+			bw := l.Boxes[v].W
+			if k > start && w+gapX+bw > MaxRowWidth {
+				lines = append(lines, r[start:k])
+				start, w = k, 0
+			}
+			if k > start {
+				w += gapX
+			}
+			w += bw
+		}
+		lines = append(lines, r[start:])
+	}
+	maxRow := 0.0
+	for _, r := range lines {
+		maxRow = max(maxRow, width(r))
+	}
+	// Lanes first need the boxes' heights (y), not x: place y.
+	y := margin
+	for _, r := range lines {
+		h := 0.0
+		for _, v := range r {
+			h = max(h, l.Boxes[v].H)
+		}
+		for _, v := range r {
+			l.Boxes[v].Y = y + (h-l.Boxes[v].H)/2
+		}
+		if len(r) > 0 {
+			y += h + gapY
+		}
+	}
+	l.Height = y - gapY + margin
+	if len(l.Boxes) == 0 {
+		l.Height = 2 * margin
+	}
+	lanes := l.assignLanes()
+	l.Left = margin + float64(lanes)*laneW
+	if lanes > 0 {
+		l.Left += laneW
+	}
+	right := 0.0
+	for _, r := range lines {
+		x := l.Left + (maxRow-width(r))/2
 		for _, v := range r {
 			l.Boxes[v].X = x
 			x += l.Boxes[v].W + gapX
-			if x-gapX > right {
-				right = x - gapX
-			}
+			right = max(right, x-gapX)
 		}
 	}
 	bulge := 0.0
 	for _, k := range l.Links {
-		if d := l.bulge(k); d > bulge {
-			bulge = d
-		}
+		bulge = max(bulge, l.bulge(k))
 	}
-	l.Width = right + bulge + margin
-	if l.Width < l.Left+margin {
-		l.Width = l.Left + margin
-	}
+	l.Width = max(right+bulge+margin, l.Left+margin)
 }
 
-// assignLanes finds each skipRange bracket's extent and gives it the
+// assignLanes finds each skipRange bracket's extent (the centres of the
+// highest and lowest box it covers, from the segment tree) and gives it the
 // lowest lane no overlapping bracket holds; it returns the lane count.
-func (l *Layout) assignLanes(edges []graph.DocEdge, index map[string]int) int {
-	at := map[int]int{}
-	for i := range l.Spans {
-		at[l.Spans[i].To] = i
-		l.Spans[i].Top, l.Spans[i].Bottom = -1, -1
+func (l *Layout) assignLanes() int {
+	if len(l.Spans) == 0 {
+		return 0
 	}
-	for _, e := range edges {
-		if e.Kind != graph.EdgeSkipRange {
-			continue
+	base := l.tree.base
+	inf := 1e18
+	lo, hi := make([]float64, 2*base), make([]float64, 2*base)
+	for i := range lo {
+		lo[i], hi[i] = inf, -inf
+	}
+	for p, b := range l.boxAt {
+		if b >= 0 {
+			c := l.Boxes[b].Y + l.Boxes[b].H/2
+			lo[base+p], hi[base+p] = c, c
 		}
-		s := &l.Spans[at[index[e.To]]]
-		b := l.Boxes[index[e.From]]
-		c := b.Y + b.H/2
-		if s.Top < 0 || c < s.Top {
-			s.Top = c
+	}
+	for i := base - 1; i >= 1; i-- {
+		lo[i], hi[i] = min(lo[2*i], lo[2*i+1]), max(hi[2*i], hi[2*i+1])
+	}
+	for i := range l.Spans {
+		s := &l.Spans[i]
+		s.Top, s.Bottom = inf, -inf
+		for _, t := range s.nodes {
+			s.Top, s.Bottom = min(s.Top, lo[t]), max(s.Bottom, hi[t])
 		}
-		if c > s.Bottom {
-			s.Bottom = c
+		if s.Top > s.Bottom { // covers only boxes not drawn (cannot happen)
+			t := l.Boxes[s.To]
+			s.Top, s.Bottom = t.Y+t.H/2, t.Y+t.H/2
 		}
 	}
 	type iv struct {
@@ -370,8 +933,7 @@ func (l *Layout) assignLanes(edges []graph.DocEdge, index map[string]int) int {
 	ivs := make([]iv, len(l.Spans))
 	for i, s := range l.Spans {
 		t := l.Boxes[s.To]
-		lo := min(s.Top, t.Y+t.H/2)
-		ivs[i] = iv{lo, max(s.Bottom, t.Y+t.H/2), i}
+		ivs[i] = iv{min(s.Top, t.Y+t.H/2), max(s.Bottom, t.Y+t.H/2), i}
 	}
 	sort.SliceStable(ivs, func(a, b int) bool { return ivs[a].lo < ivs[b].lo })
 	var laneEnd []float64 // per lane, where its last bracket ends

@@ -18,6 +18,8 @@ const CSS = `svg text{font-family:"DejaVu Sans Mono",Menlo,Consolas,monospace;fo
 .node.deprecated rect{fill:#ffd8a8}
 .node.skipped rect{stroke:#cf222e;stroke-dasharray:5 3}
 .node.missing rect{fill:#f6f8fa;stroke:#8c959f;stroke-dasharray:3 3}
+.node.fold rect{fill:#f6f8fa;stroke-width:2.2}
+.node.group rect{fill:#fff8f0;stroke:#bc4c00}
 .node.added rect{stroke:#1a7f37;stroke-width:3.5}
 .node.removed rect{stroke:#cf222e;stroke-width:3.5}
 .edge{fill:none;stroke:#424a53;stroke-width:1.3}
@@ -58,7 +60,7 @@ func f(x float64) string { return fmt.Sprintf("%.1f", x) }
 
 func edgeClass(kind string, m Mark) (class, marker string) {
 	switch kind {
-	case graph.EdgeSkips:
+	case graph.EdgeSkips, KindGroupLink:
 		class, marker = "edge skips", "skips"
 	case graph.EdgeSkipRange:
 		class, marker = "edge range", "range"
@@ -81,10 +83,16 @@ func (l *Layout) body(b *strings.Builder, id string) {
 		fb, tb := l.Boxes[k.From], l.Boxes[k.To]
 		class, marker := edgeClass(k.Kind, k.Mark)
 		var d string
-		switch span := fb.Layer - tb.Layer; span {
-		case 1:
+		switch span := fb.Layer - tb.Layer; {
+		case k.Kind == KindGroupLink && fb.Y < tb.Y+tb.H && tb.Y < fb.Y+fb.H:
+			// The group stands right of its entry: a short arrow left.
+			d = "M" + f(fb.X) + "," + f(fb.Y+fb.H/2) + " L" + f(tb.X+tb.W) + "," + f(tb.Y+tb.H/2)
+		case k.Kind == KindGroupLink:
+			// Wrapped onto the line below: up into the entry.
 			d = "M" + f(fb.X+fb.W/2) + "," + f(fb.Y) + " L" + f(tb.X+tb.W/2) + "," + f(tb.Y+tb.H)
-		case -1:
+		case span == 1 && fb.Y > tb.Y:
+			d = "M" + f(fb.X+fb.W/2) + "," + f(fb.Y) + " L" + f(tb.X+tb.W/2) + "," + f(tb.Y+tb.H)
+		case span == -1 && fb.Y < tb.Y:
 			d = "M" + f(fb.X+fb.W/2) + "," + f(fb.Y+fb.H) + " L" + f(tb.X+tb.W/2) + "," + f(tb.Y)
 		default:
 			x1, y1 := fb.X+fb.W, fb.Y+fb.H/2
@@ -95,8 +103,12 @@ func (l *Layout) body(b *strings.Builder, id string) {
 			}
 			d = "M" + f(x1) + "," + f(y1) + " C" + f(xr) + "," + f(y1) + " " + f(xr) + "," + f(y2) + " " + f(x2) + "," + f(y2)
 		}
+		what := k.Kind
+		if k.Kind == KindGroupLink {
+			what = "skipped"
+		}
 		fmt.Fprintf(b, `<path class="%s" d="%s" marker-end="url(#%s-%s)"><title>%s</title></path>`+"\n",
-			class, d, id, marker, escLine(l.Boxes[k.From].Lines[0]+" → "+l.Boxes[k.To].Lines[0]+" ("+k.Kind+")"))
+			class, d, id, marker, escLine(printable.Name(l.Boxes[k.From].Name)+" → "+printable.Name(l.Boxes[k.To].Name)+" ("+what+")"))
 	}
 	for _, s := range l.Spans {
 		t := l.Boxes[s.To]
@@ -110,11 +122,19 @@ func (l *Layout) body(b *strings.Builder, id string) {
 			what = "bundles"
 		}
 		fmt.Fprintf(b, `<path class="%s" d="%s" marker-end="url(#%s-%s)"><title>%s</title></path>`+"\n",
-			class, d, id, marker, escLine(fmt.Sprintf("skipRange %s of %s covers %d %s", s.Range, t.Lines[0], s.Covered, what)))
+			class, d, id, marker, escLine(fmt.Sprintf("skipRange %s of %s covers %d %s", printable.Name(s.Range), printable.Name(t.Name), s.Covered, what)))
 	}
 	for _, bx := range l.Boxes {
 		class := "node"
 		tip := bx.Lines[0]
+		switch bx.Kind {
+		case KindFold:
+			class += " fold"
+			tip = fmt.Sprintf("%d bundles, each replacing the one before: %s", len(bx.Members), printable.Name(strings.Join(bx.Members, ", ")))
+		case KindGroup:
+			class += " group"
+			tip = fmt.Sprintf("%s %d bundles: %s", bx.Lines[0], len(bx.Members), printable.Name(strings.Join(bx.Members, ", ")))
+		}
 		for _, c := range []struct {
 			on         bool
 			name, text string
@@ -156,6 +176,7 @@ func Legend(diff bool, id string) string {
 	x, w := 4.0, 0.0
 	for _, n := range []struct{ class, label string }{
 		{"node head", "channel head"}, {"node", "bundle"}, {"node deprecated", "deprecated"}, {"node skipped", "skipped"}, {"node missing", "not in channel"},
+		{"node fold", "folded run"}, {"node group", "skip group"},
 	} {
 		wd := float64(len(n.label))*charW + 2*padX
 		fmt.Fprintf(&b, `<g class="%s"><rect x="%s" y="4" width="%s" height="24" rx="4"/><text x="%s" y="20" text-anchor="middle">%s</text></g>`+"\n", n.class, f(x), f(wd), f(x+wd/2), n.label)
@@ -210,9 +231,23 @@ func ChannelTitle(p graph.DocPackage, ch graph.DocChannel) string {
 	return t
 }
 
+// Options choose how pictures are drawn.
+type Options struct {
+	// Expand draws every bundle as its own box (see Channel.Expand).
+	Expand bool
+}
+
 // WriteSVG draws a Document as one standalone SVG document: a legend,
-// then a row per package with a framed cluster per channel.
-func WriteSVG(w io.Writer, doc *graph.Document) error {
+// then per package its channels, each in a framed cluster, side by side
+// while they fit in MaxDocWidth.
+func WriteSVG(w io.Writer, doc *graph.Document) error { return WriteSVGWith(w, doc, Options{}) }
+
+// MaxDocWidth is how wide a row of channel pictures in one SVG document
+// grows before the next channel starts a new row.
+const MaxDocWidth = 1240.0
+
+// WriteSVGWith is WriteSVG with options.
+func WriteSVGWith(w io.Writer, doc *graph.Document, o Options) error {
 	const head, legendH, titleH, gap = 34.0, 72.0, 26.0, 24.0
 	var body strings.Builder
 	width, y := 780.0, head+legendH
@@ -220,8 +255,12 @@ func WriteSVG(w io.Writer, doc *graph.Document) error {
 	for _, p := range doc.Packages {
 		x, rowH := margin, 0.0
 		for _, ch := range p.Channels {
-			l := Lay(Channel{Title: ChannelTitle(p, ch), Doc: ch})
+			l := Lay(Channel{Title: ChannelTitle(p, ch), Doc: ch, Expand: o.Expand})
 			cw, chH := max(l.Width, float64(len([]rune(printable.Name(ChannelTitle(p, ch)))))*charW+2*padX), l.Height+titleH
+			if x > margin && x+cw > MaxDocWidth {
+				y += rowH + gap
+				x, rowH = margin, 0
+			}
 			fmt.Fprintf(&body, `<g transform="translate(%s,%s)"><rect class="cluster" x="0" y="0" width="%s" height="%s" rx="6"/><text class="title" x="%s" y="18">%s</text>`+"\n",
 				f(x), f(y), f(cw), f(chH), f(padX), Escape(ChannelTitle(p, ch)))
 			fmt.Fprintf(&body, `<g transform="translate(0,%s)">`+"\n", f(titleH))
@@ -229,9 +268,9 @@ func WriteSVG(w io.Writer, doc *graph.Document) error {
 			body.WriteString("</g></g>\n")
 			x += cw + gap
 			rowH = max(rowH, chH)
+			width = max(width, x-gap+margin)
 			n++
 		}
-		width = max(width, x-gap+margin)
 		y += rowH + gap
 	}
 	if n == 0 {
