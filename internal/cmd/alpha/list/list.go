@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
 )
@@ -172,6 +173,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 // read a package at a time: the list is the one of the catalog read
 // whole, byte for byte.
 func listEach(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, opts *Options) error {
+	defer gcbudget.Batch()() // the live heap is a few packages: collect less often
 	rows := &graph.Rows{Package: opts.Package}
 	_, err := o.Each(ctx, opts.Index, catalogsource.Catalogs, func(_ catalogsource.Kind, c *fbc.Catalog, _ []string) error {
 		return rows.Add(c)
