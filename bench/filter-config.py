@@ -8,7 +8,8 @@ Writes OUTDIR/filter.yaml (a FilterConfiguration) and OUTDIR/imageset.yaml
 of the catalog (about half), each from the middle version of its default
 channel upwards: the FilterConfiguration as a versionRange on the default
 channel, the ImageSetConfiguration as minVersion/maxVersion on the package
-(every channel, full: true); and OUTDIR/few.yaml, the FilterConfiguration
+(which keeps the range in every channel; not full: true, which the filter
+refuses beside a range, as oc-mirror does); and OUTDIR/few.yaml, the FilterConfiguration
 of ten of those packages spread over the catalog. The versions come from the database the
 catalog directory was migrated from, so no catalog JSON is read here.
 
@@ -64,7 +65,7 @@ def main():
             f.write(f"- name: {name}\n  channels:\n  - name: {default}\n    versionRange: '>={lo}'\n")
     with open(f"{out}/imageset.yaml", "w") as f:
         f.write("apiVersion: mirror.openshift.io/v1alpha2\nkind: ImageSetConfiguration\nmirror:\n  operators:\n")
-        f.write("  - catalog: bench\n    full: true\n    packages:\n")
+        f.write("  - catalog: bench\n    packages:\n")
         for name, _, lo, hi in chosen:
             f.write(f"    - name: {name}\n      minVersion: '{lo}'\n      maxVersion: '{hi}'\n")
     print(f"{len(chosen)} of {len(pkgs)} packages kept")

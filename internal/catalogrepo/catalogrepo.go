@@ -19,6 +19,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/opmkit/opm/internal/atomicfile"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/template"
 	"github.com/opmkit/opm/internal/fbc/template/templates"
@@ -119,15 +120,39 @@ func (r *Repo) TemplatePath(m Mapping) string {
 
 // CatalogDir is where catalog's rendering of the package goes: under
 // outputDir/<catalog>/<package> when outputDir is set, else under the
-// repository's catalogs/<catalog>/<package>.
+// repository's catalogs/<catalog>/<package>. A place that a symbolic link
+// takes out of the output directory (or the repository) is refused.
 func (r *Repo) CatalogDir(outputDir, catalog string) (string, error) {
+	base := outputDir
 	if outputDir == "" {
 		if r.Root == "" {
 			return "", fmt.Errorf("%s is not in a catalog repository (operators/<package>/ci.yaml): say where the catalogs go with --output-dir", r.File)
 		}
-		outputDir = filepath.Join(r.Root, "catalogs")
+		base, outputDir = r.Root, filepath.Join(r.Root, "catalogs")
 	}
-	return filepath.Join(outputDir, catalog, r.Package), nil
+	dir := filepath.Join(outputDir, catalog, r.Package)
+	if err := atomicfile.CheckInside(base, dir); err != nil {
+		return "", fmt.Errorf("catalog %s: %w", catalog, err)
+	}
+	return dir, nil
+}
+
+// Base is what CatalogDir's places must stay inside: outputDir when set,
+// else the repository.
+func (r *Repo) Base(outputDir string) string {
+	if outputDir != "" {
+		return outputDir
+	}
+	return r.Root
+}
+
+// TemplateBase is what the templates must stay inside when opm edits
+// them: the repository, or the package's directory outside one.
+func (r *Repo) TemplateBase() string {
+	if r.Root != "" {
+		return r.Root
+	}
+	return r.PackageDir
 }
 
 // Catalogs lists every catalog the mapping renders, sorted.
@@ -182,11 +207,12 @@ func MigrateLevel(catalog string) (fbc.MigrateLevel, error) {
 // Target is one catalog of a mapping, rendered and ready to write.
 type Target struct {
 	Catalog string
-	// File is where it goes: Dir/catalog.<format>.
-	Dir, File string
-	Level     fbc.MigrateLevel
-	Bundles   int
-	Data      []byte
+	// File is where it goes: Dir/catalog.<format>, inside Base (checked
+	// again as it is written).
+	Dir, File, Base string
+	Level           fbc.MigrateLevel
+	Bundles         int
+	Data            []byte
 }
 
 // Job is a mapping entry whose template is parsed.
@@ -236,7 +262,7 @@ func (r *Repo) Render(ctx context.Context, jobs []Job, renderAt func(fbc.Migrate
 			if err := fbc.Write(&buf, c, format); err != nil {
 				return nil, nil, err
 			}
-			out = append(out, Target{Catalog: cat, Dir: dir, File: filepath.Join(dir, "catalog."+string(format)), Level: level, Bundles: len(c.Bundles), Data: buf.Bytes()})
+			out = append(out, Target{Catalog: cat, Dir: dir, Base: r.Base(outputDir), File: filepath.Join(dir, "catalog."+string(format)), Level: level, Bundles: len(c.Bundles), Data: buf.Bytes()})
 		}
 	}
 	return out, failures, nil
@@ -252,9 +278,22 @@ func WriteAll(out []Target) error {
 		}
 	}
 	for _, r := range out {
+		if r.Base != "" {
+			if err := atomicfile.CheckInside(r.Base, r.File); err != nil {
+				cleanup()
+				return fmt.Errorf("write catalog %s: %w; nothing was written", r.Catalog, err)
+			}
+		}
 		if err := os.MkdirAll(r.Dir, 0o755); err != nil {
 			cleanup()
 			return fmt.Errorf("write catalog %s: %w; nothing was written", r.Catalog, err)
+		}
+		if r.Base != "" {
+			// Made since the check: a link put in meanwhile is caught.
+			if err := atomicfile.CheckInside(r.Base, r.File); err != nil {
+				cleanup()
+				return fmt.Errorf("write catalog %s: %w; nothing was written", r.Catalog, err)
+			}
 		}
 		tmp, err := os.CreateTemp(r.Dir, ".catalog-*")
 		if err != nil {

@@ -35,8 +35,8 @@ func within(t *testing.T, what string, f func() error) error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(20 * time.Second):
-		t.Fatalf("%s: still blocked after 20s", what)
+	case <-time.After(2 * time.Minute): // only a hang, whatever the load
+		t.Fatalf("%s: still blocked after 2 minutes", what)
 		return nil
 	}
 }

@@ -318,6 +318,25 @@ func (s *Scanned) Each(ctx context.Context, f func(name string, c *Catalog) erro
 	return eachPrepared(ctx, s, func(_ string, c *Catalog) *Catalog { return c }, f)
 }
 
+// EachInWriteOrder is Each in the order Write prints packages: by name,
+// the blobs of no package last. A Writer can take each call as it comes.
+func (s *Scanned) EachInWriteOrder(ctx context.Context, f func(name string, c *Catalog) error) error {
+	names := s.Packages()
+	if len(names) > 0 && names[0] == "" {
+		names = append(append(make([]string, 0, len(names)), names[1:]...), "")
+	}
+	return eachPrepared(ctx, &orderedSource{s: s, names: names}, func(_ string, c *Catalog) *Catalog { return c }, f)
+}
+
+// orderedSource is a Scanned catalog's packages in another order.
+type orderedSource struct {
+	s     *Scanned
+	names []string
+}
+
+func (o *orderedSource) Packages() []string        { return o.names }
+func (o *orderedSource) load(name string) *Catalog { return o.s.load(name) }
+
 // load reads one package's blobs.
 func (s *Scanned) load(name string) *Catalog {
 	c := &Catalog{}

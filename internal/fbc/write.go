@@ -272,6 +272,12 @@ func NewDirWriter(dir string, opts WriteDirOptions) (*DirWriter, error) {
 	if _, err := atomicfile.CleanStale(dir); err != nil {
 		return nil, fmt.Errorf("write catalog %s: clean up after an earlier run: %w", dir, err)
 	}
+	if st, err := os.Lstat(dir); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		// The tree is moved into place over dir: the link would be
+		// replaced, and what it leads to left as it was.
+		dest, _ := os.Readlink(dir)
+		return nil, fmt.Errorf("write catalog %s: it is a symbolic link to %s; opm writes a catalog directory in place of DIR, not through a link: give the directory itself", dir, dest)
+	}
 	exists := false
 	if st, err := os.Stat(dir); err == nil {
 		if !st.IsDir() {

@@ -40,6 +40,53 @@ func Dir(dir string, level fbc.MigrateLevel, opts fbc.LoadOptions, each func(*fb
 	return LoadWith(fsys, level, opts, each)
 }
 
+// DirEach reads the catalog in directory dir a package at a time, each
+// package whole however its blobs are spread over files, and hands each
+// to each (migrated to level) in the order fbc.Write prints packages:
+// memory holds a few packages, not the catalog (fbc.ScanDir). The error
+// is what Dir returns for the same directory; a catalog with load errors
+// is handed over no further than its first, so a caller that writes as it
+// goes must keep what it wrote until DirEach returns nil.
+func DirEach(ctx context.Context, dir string, level fbc.MigrateLevel, opts fbc.LoadOptions, each func(*fbc.Catalog) error) error {
+	if opts.Package != "" {
+		// Dir decodes that one package and nothing else: one call.
+		c, err := Dir(dir, level, opts, nil)
+		if err != nil {
+			return err
+		}
+		return each(c)
+	}
+	s, err := fbc.ScanDir(dir, opts)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = s.Close() }() // only a temporary file to release
+	if err := s.Err(); err != nil {
+		// Problems found by the scan (syntax, limits) fail the catalog
+		// before any package is handed over; reading the packages adds
+		// those of decoding them, in Load's order.
+		if !s.Cut() {
+			_ = s.EachInWriteOrder(ctx, func(string, *fbc.Catalog) error { return nil })
+		}
+		return s.Err()
+	}
+	failed := false
+	err = s.EachInWriteOrder(ctx, func(_ string, c *fbc.Catalog) error {
+		if failed || s.Err() != nil {
+			failed = true // go on reading: every problem is reported
+			return nil
+		}
+		if err := fbc.Migrate(c, level); err != nil {
+			return err
+		}
+		return each(c)
+	})
+	if err != nil {
+		return err
+	}
+	return s.Err()
+}
+
 // LoadWith is Load with load options (the limits on what is read).
 func LoadWith(fsys fs.FS, level fbc.MigrateLevel, opts fbc.LoadOptions, each func(*fbc.Catalog) error) (*fbc.Catalog, error) {
 	if each != nil {

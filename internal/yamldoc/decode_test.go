@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,10 +36,11 @@ func TestAliasBombIsRefused(t *testing.T) {
 		}
 		sb.WriteString("]\n")
 	}
-	start := time.Now()
+	// Expanded, the document would be 10^10 scalars: an error at all
+	// (not an hour of work, or memory running out) is the refusal.
 	_, err := Decode("bomb.yaml", []byte(sb.String()))
 	require.Error(t, err)
-	assert.Less(t, time.Since(start), 10*time.Second)
+	assert.Contains(t, err.Error(), "expands to too many values")
 }
 
 func TestLineOf(t *testing.T) {

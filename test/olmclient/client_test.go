@@ -120,7 +120,9 @@ func serve(t *testing.T, args ...string) *client.Client {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close() })
-	deadline := time.Now().Add(60 * time.Second)
+	// Polled: the minutes only bound a server that never serves, however
+	// loaded the machine.
+	deadline := time.Now().Add(3 * time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		ok, err := c.HealthCheck(ctx, time.Second)

@@ -64,10 +64,12 @@ type Opener struct {
 	opts    image.Options
 	render  fbc.RenderOptions
 	bundles *bundlesource.Opener
-	// each, when set, takes file-based catalogs part by part (OpenEach),
-	// eachDB sqlite ones a package at a time (Each, OpenEach).
-	each   func(*fbc.Catalog) error
-	eachDB func(Kind, *fbc.Catalog, []string) error
+	// each, when set, takes file-based catalogs in images part by part
+	// (OpenEach), eachDir catalog directories and eachDB sqlite ones a
+	// package at a time (Each, OpenEach).
+	each    func(*fbc.Catalog) error
+	eachDir func(*fbc.Catalog) error
+	eachDB  func(Kind, *fbc.Catalog, []string) error
 }
 
 // NewOpener opens sources with image options opts, rendering databases and
@@ -92,7 +94,14 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 		if err := check(arg, CatalogDir, accept); err != nil {
 			return nil, err
 		}
-		c, err := fbcsource.Dir(arg, o.render.Migrate, fbc.LoadOptions{Limits: o.Limits, Package: o.Package}, o.each)
+		load := fbc.LoadOptions{Limits: o.Limits, Package: o.Package}
+		if o.eachDir != nil {
+			if err := fbcsource.DirEach(ctx, arg, o.render.Migrate, load, o.eachDir); err != nil {
+				return nil, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", arg, err, arg)
+			}
+			return &Catalog{Catalog: &fbc.Catalog{}, Kind: CatalogDir}, nil
+		}
+		c, err := fbcsource.Dir(arg, o.render.Migrate, load, o.each)
 		if err != nil {
 			return nil, fmt.Errorf("load catalog %s: %w\n(`opm validate %s` lists every problem)", arg, err, arg)
 		}
@@ -111,14 +120,15 @@ func (o *Opener) Open(ctx context.Context, arg string, accept ...Kind) (*Catalog
 }
 
 // OpenEach is Open for a reader that takes a catalog part by part (fn):
-// a file-based catalog, in a directory or an image, is read one top-level
-// directory at a time (fbc.LoadEach), and a sqlite database, as a file or
-// in an image, one package at a time, so that memory follows the largest
-// package rather than the catalog; any other source is handed over whole.
+// a catalog directory and a sqlite database, as a file or in an image, are
+// read one package at a time, a file-based catalog in an image one
+// top-level directory at a time (fbc.LoadEach), so that memory follows the
+// largest package rather than the catalog; any other source is handed
+// over whole.
 // The returned Catalog holds the kind and warnings, not the blobs.
 func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog) error, accept ...Kind) (*Catalog, error) {
 	each := *o
-	each.each = fn
+	each.each, each.eachDir = fn, fn
 	var warns []string
 	each.eachDB = func(_ Kind, c *fbc.Catalog, w []string) error { warns = append(warns, w...); return fn(c) }
 	c, err := each.Open(ctx, arg, accept...)
@@ -134,14 +144,17 @@ func (o *Opener) OpenEach(ctx context.Context, arg string, fn func(*fbc.Catalog)
 	return &Catalog{Catalog: &fbc.Catalog{}, Kind: c.Kind, Warnings: c.Warnings, Labels: c.Labels}, nil
 }
 
-// Each is Open handing the catalog to f a package at a time, in name
-// order, for a sqlite database or index image (memory then holds one
-// package, not the catalog); any other source whole, in one call.
+// Each is Open handing the catalog to f a package at a time, in the order
+// fbc.Write prints packages, for a sqlite database, an index image or a
+// catalog directory (memory then holds a few packages, not the catalog);
+// any other source whole, in one call. A catalog directory with load
+// errors may have handed over packages before Each returns the error.
 func (o *Opener) Each(ctx context.Context, arg string, accept []Kind, f func(Kind, *fbc.Catalog, []string) error) (Kind, error) {
 	each := *o
 	each.eachDB = f
+	each.eachDir = func(c *fbc.Catalog) error { return f(CatalogDir, c, nil) }
 	c, err := each.Open(ctx, arg, accept...)
-	if err == nil && c.Kind != Database && c.Kind != DatabaseImage {
+	if err == nil && c.Kind != Database && c.Kind != DatabaseImage && c.Kind != CatalogDir {
 		err = f(c.Kind, c.Catalog, c.Warnings)
 	}
 	if err != nil {

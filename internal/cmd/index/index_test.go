@@ -84,6 +84,18 @@ func TestIndexAddInspectRmExport(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, entries)
 
+	// A package directory that is a symbolic link (issue 40, item 4) is
+	// refused as one that exists: nothing is written where it leads.
+	linked, outside := filepath.Join(t.TempDir(), "out"), t.TempDir()
+	require.NoError(t, os.MkdirAll(linked, 0o755))
+	require.NoError(t, os.Symlink(outside, filepath.Join(linked, "example-operator")))
+	r = o.Run("index", "export", "--index", db, "--download-folder", linked)
+	assert.NotEqual(t, 0, r.Code)
+	assert.Contains(t, r.ErrOut, filepath.Join(linked, "example-operator")+" already exists")
+	entries, err = os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "written through the link")
+
 	r = o.Run("index", "rm", "--database", db, "-o", "example-operator")
 	require.Equal(t, 0, r.Code, r.ErrOut)
 	r = o.Run("index", "inspect", db, "-o", "json")

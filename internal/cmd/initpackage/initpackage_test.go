@@ -151,8 +151,8 @@ func TestInitRefusesHostileInputs(t *testing.T) {
 			assert.Equal(t, exit.Failed, r.Code, "%v: %s", c.args, r.ErrOut)
 			assert.Contains(t, r.ErrOut, c.want, "%v", c.args)
 			assert.Empty(t, r.Out, "%v", c.args)
-		case <-time.After(20 * time.Second):
-			t.Fatalf("%v: still running after 20s", c.args)
+		case <-time.After(2 * time.Minute): // only a hang
+			t.Fatalf("%v: still running after 2 minutes", c.args)
 		}
 	}
 }

@@ -328,3 +328,40 @@ func TestMigrateRefusesOverlap(t *testing.T) {
 		t.Fatalf("migrate beside the source: exit %d: %s", r.Code, r.ErrOut)
 	}
 }
+
+// TestMigrateRefusesLinkedDest (issue 40, item 4): a DEST that is a
+// symbolic link is refused, naming it, with or without --force: the
+// catalog tree is moved into place over DEST, so the link would be
+// replaced while the directory it leads to kept what it had. Neither the
+// link nor where it leads changes.
+func TestMigrateRefusesLinkedDest(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	src := t.TempDir()
+	if err := os.WriteFile(filepath.Join(src, "catalog.json"), []byte(tinyCatalog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, full := range []bool{false, true} {
+		outside := t.TempDir()
+		if full {
+			if err := os.WriteFile(filepath.Join(outside, "mine.txt"), []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		link := filepath.Join(t.TempDir(), "dest")
+		if err := os.Symlink(outside, link); err != nil {
+			t.Fatal(err)
+		}
+		r := o.Run("migrate", src, link, "--force")
+		if r.Code != 1 || !strings.Contains(r.ErrOut, link+": it is a symbolic link to "+outside) {
+			t.Errorf("migrate to a link (to a directory with files: %v): exit %d: %s", full, r.Code, r.ErrOut)
+		}
+		if dest, err := os.Readlink(link); err != nil || dest != outside {
+			t.Errorf("the link changed: %q, %v", dest, err)
+		}
+		entries, _ := os.ReadDir(outside)
+		if want := map[bool]int{false: 0, true: 1}[full]; len(entries) != want {
+			t.Errorf("the directory the link leads to holds %d entries, want %d", len(entries), want)
+		}
+	}
+}

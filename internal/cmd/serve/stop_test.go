@@ -114,14 +114,16 @@ func stopWithStalledClient(t *testing.T, dir string, grace time.Duration) {
 		if err != nil {
 			t.Errorf("serve: %v, want nil (exit 0)", err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("opm serve still running 30 s after the stop, held by a stalled client")
+	case <-time.After(2 * time.Minute):
+		t.Fatal("opm serve still running 2 minutes after the stop, held by a stalled client")
 	}
 	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
 		t.Errorf("temporary files left after the stop: %v", entries)
 	}
-	if !strings.Contains(errOut.String(), "cancelled") {
-		t.Errorf("log does not say calls were cancelled:\n%s", errOut.String())
+	// Events, not time: the stop cancelled the stalled call; the stall
+	// timeout (30 s) did not end it first.
+	if !strings.Contains(errOut.String(), "were cancelled") || strings.Contains(errOut.String(), "for the stall timeout") {
+		t.Errorf("log does not say the stop cancelled the stalled call:\n%s", errOut.String())
 	}
 }
 

@@ -118,6 +118,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		seen := map[string]bool{}
 		for _, m := range repo.Mappings {
 			if p := repo.TemplatePath(m); !seen[p] {
+				// Edited in place: a template a link keeps outside the
+				// repository is not the repository's to edit.
+				if err := atomicfile.CheckInside(repo.TemplateBase(), p); err != nil {
+					return exit.With(exit.Failed, fmt.Errorf("template %s: %w\nno template was changed", m.Template, err))
+				}
 				seen[p] = true
 				templates = append(templates, p)
 			}

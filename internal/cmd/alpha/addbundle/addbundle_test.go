@@ -151,3 +151,29 @@ func TestAddBundleAllAndRefusals(t *testing.T) {
 	assert.Equal(t, exit.UpstreamUsage, r.Code)
 	assert.Contains(t, r.ErrOut, "--image")
 }
+
+// TestAddBundleAllRefusesLinksOut (issue 40, item 4): --all edits the
+// templates of a repository in place; catalog-templates/ linked out of
+// the repository is refused, naming the link, and the template it leads
+// to is left as it was (nothing is pulled).
+func TestAddBundleAllRefusesLinksOut(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	pkg := filepath.Join(root, "operators", "example-operator")
+	require.NoError(t, os.MkdirAll(pkg, 0o755))
+	ci := filepath.Join(pkg, "ci.yaml")
+	require.NoError(t, os.WriteFile(ci, []byte("fbc:\n  enabled: true\n  catalog_mapping:\n    - template_name: basic.yaml\n      catalog_names: [\"v4.16\"]\n      type: olm.template.basic\n"), 0o644))
+	outside := t.TempDir()
+	tmpl := basicTemplate(map[string]string{"0.1.0": "registry.invalid/b:v0.1.0", "0.2.0": "registry.invalid/b:v0.2.0"})
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "basic.yaml"), []byte(tmpl), 0o644))
+	link := filepath.Join(pkg, "catalog-templates")
+	require.NoError(t, os.Symlink(outside, link))
+
+	r := cmdtest.New(t).Run("alpha", "template", "add-bundle", "--all", "--mapping", ci, "--image", "registry.invalid/b:v0.3.0")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, link+" is a symbolic link to "+outside)
+	assert.Contains(t, r.ErrOut, "no template was changed")
+	got, err := os.ReadFile(filepath.Join(outside, "basic.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, tmpl, string(got))
+}

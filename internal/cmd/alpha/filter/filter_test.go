@@ -163,3 +163,28 @@ func TestFilterCommandAnchorRules(t *testing.T) {
 	assert.NotContains(t, r.ErrOut, "a bug in the filter")
 	assert.NoDirExists(t, out)
 }
+
+// TestFilterRefusesLinkedOutputDir (issue 40, item 4): an --output-dir
+// that is a symbolic link is refused, naming it: the catalog directory is
+// moved into place over it, so the link would go and the directory it
+// leads to keep what it had. Nothing changes on either side.
+func TestFilterRefusesLinkedOutputDir(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(src, "catalog.json"), []byte(`{"schema":"olm.package","name":"p","defaultChannel":"stable"}
+{"schema":"olm.channel","name":"stable","package":"p","entries":[{"name":"p.v1"}]}
+{"schema":"olm.bundle","name":"p.v1","package":"p","image":"r/p:1","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}
+`), 0o644))
+	outside := t.TempDir()
+	link := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, os.Symlink(outside, link))
+	r := cmdtest.New(t).Run("alpha", "filter", src, "--keep-packages", "p", "--output-dir", link, "--force")
+	assert.NotEqual(t, exit.OK, r.Code)
+	assert.Contains(t, r.ErrOut, link+": it is a symbolic link to "+outside)
+	dest, err := os.Readlink(link)
+	require.NoError(t, err)
+	assert.Equal(t, outside, dest)
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+}

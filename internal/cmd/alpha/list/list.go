@@ -5,6 +5,7 @@ package list
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
+	"github.com/opmkit/opm/internal/gcbudget"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
 )
@@ -149,6 +151,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	o := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{})
 	o.Limits = opts.Limits
+	if st, err := os.Stat(opts.Index); err == nil && st.IsDir() && !opts.OLMv1 && opts.What != Images {
+		return listEach(ctx, f, o, opts)
+	}
 	c, err := o.Open(ctx, opts.Index, catalogsource.Catalogs...)
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
@@ -161,33 +166,40 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.OLMv1 {
 		return listErr(opts, runOLMv1(ctx, f, opts, c.Catalog))
 	}
-	if opts.What == Images {
-		return listErr(opts, writeImages(f, opts, c.Catalog))
+	return listErr(opts, writeImages(f, opts, c.Catalog))
+}
+
+// listEach prints packages, channels or bundles of a catalog directory
+// read a package at a time: the list is the one of the catalog read
+// whole, byte for byte.
+func listEach(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, opts *Options) error {
+	defer gcbudget.Batch()() // the live heap is a few packages: collect less often
+	rows := &graph.Rows{Package: opts.Package}
+	_, err := o.Each(ctx, opts.Index, catalogsource.Catalogs, func(_ catalogsource.Kind, c *fbc.Catalog, _ []string) error {
+		return rows.Add(c)
+	})
+	if err != nil {
+		return indexio.Interrupted(ctx, err)
 	}
-	json := opts.Output == output.JSON
-	switch opts.What {
-	case Packages:
-		rows := graph.ListPackages(c.Catalog)
-		if json {
-			return listErr(opts, output.WriteJSON(f.IO.Out, rows))
-		}
-		return listErr(opts, index.WritePackages(f.IO.Out, rows))
-	case Channels:
-		rows, err := graph.ListChannels(c.Catalog, opts.Package)
-		if err == nil && json {
-			err = output.WriteJSON(f.IO.Out, rows)
-		} else if err == nil {
-			err = index.WriteChannels(f.IO.Out, rows)
-		}
+	if err := rows.Done(); err != nil && opts.What != Packages {
 		return listErr(opts, err)
 	}
-	rows, err := graph.ListBundles(c.Catalog, opts.Package)
-	if err == nil && json {
-		err = output.WriteJSON(f.IO.Out, rows)
-	} else if err == nil {
-		err = index.WriteBundles(f.IO.Out, rows)
+	var v any
+	switch opts.What {
+	case Packages:
+		if v = rows.Packages; opts.Output != output.JSON {
+			return listErr(opts, index.WritePackages(f.IO.Out, rows.Packages))
+		}
+	case Channels:
+		if v = rows.Channels; opts.Output != output.JSON {
+			return listErr(opts, index.WriteChannels(f.IO.Out, rows.Channels))
+		}
+	default:
+		if v = rows.Bundles; opts.Output != output.JSON {
+			return listErr(opts, index.WriteBundles(f.IO.Out, rows.Bundles))
+		}
 	}
-	return listErr(opts, err)
+	return listErr(opts, output.WriteJSON(f.IO.Out, v))
 }
 
 func listErr(opts *Options, err error) error {

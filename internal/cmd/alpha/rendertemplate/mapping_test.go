@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
 )
 
@@ -132,4 +133,36 @@ func TestRenderTemplateMappingAllOrNone(t *testing.T) {
 
 	r = f.run(t, "alpha", "render-template", "basic", "x.yaml", "--mapping", file)
 	assert.Equal(t, exit.UpstreamUsage, r.Code, r.ErrOut)
+}
+
+// TestRenderTemplateMappingRefusesLinksOut (issue 40, item 4): a catalog
+// directory that a symbolic link takes out of the repository (or out of
+// --output-dir) is refused, naming the link, before any image is pulled;
+// nothing is written through it.
+func TestRenderTemplateMappingRefusesLinksOut(t *testing.T) {
+	t.Parallel()
+	tmpl := "schema: olm.template.basic\nentries:\n" + pkgBlob + channelBlob +
+		"  - schema: olm.bundle\n    image: registry.invalid/example-operator-bundle:v0.1.0\n"
+	root, ci := catalogRepo(t, threeCatalogs, map[string]string{"basic.yaml": tmpl})
+	outside := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "catalogs"), 0o755))
+	link := filepath.Join(root, "catalogs", "v4.16")
+	require.NoError(t, os.Symlink(outside, link))
+	r := cmdtest.New(t).Run("alpha", "render-template", "--mapping", ci)
+	assert.NotEqual(t, exit.OK, r.Code)
+	assert.Contains(t, r.ErrOut, link+" is a symbolic link to "+outside)
+	assert.NotContains(t, r.ErrOut, "registry.invalid", "refused before pulling")
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "written through the link")
+
+	out := t.TempDir()
+	outLink := filepath.Join(out, "v4.17")
+	require.NoError(t, os.Symlink(outside, outLink))
+	r = cmdtest.New(t).Run("alpha", "render-template", "--mapping", ci, "--output-dir", out)
+	assert.NotEqual(t, exit.OK, r.Code)
+	assert.Contains(t, r.ErrOut, outLink+" is a symbolic link to "+outside)
+	entries, err = os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "written through the link")
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,12 +23,12 @@ func TestRenderTemplateStdinNeverCloses(t *testing.T) {
 	go func() { _, _ = pw.Write([]byte("schema: olm.template.basic\n")) }()
 	o := cmdtest.New(t)
 	o.Configure = func(f *factory.Factory) { f.IO.In = pr }
-	start := time.Now()
+	// The stdin never closes: a run that ends at all, timed out, is
+	// --timeout's doing, however long a loaded machine took.
 	r := o.Run("alpha", "render-template", "basic", "-", "--timeout", "300ms")
 	assert.Equal(t, exit.TimedOut, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "timed out after 300ms")
 	assert.Empty(t, r.Out)
-	assert.Less(t, time.Since(start), 10*time.Second)
 }
 
 // A stdin that never ends is refused past --max-input-size, naming it.

@@ -246,3 +246,27 @@ func TestGenerateDockerfileHostileNames(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(string(got), "\nADD "), "%q", c.name)
 	}
 }
+
+// TestGenerateDockerfileRefusesLinks (issue 40, item 4): a symbolic link
+// where the Dockerfile goes, to a file or to nothing yet, is refused as an
+// existing file: nothing is written where it leads.
+func TestGenerateDockerfileRefusesLinks(t *testing.T) {
+	t.Parallel()
+	for _, dangling := range []bool{false, true} {
+		_, dir := catalogDir(t)
+		target := filepath.Join(t.TempDir(), "elsewhere.Dockerfile")
+		if !dangling {
+			require.NoError(t, os.WriteFile(target, []byte("mine"), 0o644))
+		}
+		require.NoError(t, os.Symlink(target, dir+".Dockerfile"))
+		r := runner(t, "v1.2.3").Run("generate", "dockerfile", dir)
+		assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+		assert.Contains(t, r.ErrOut, dir+".Dockerfile exists")
+		got, err := os.ReadFile(target)
+		if dangling {
+			assert.ErrorIs(t, err, os.ErrNotExist, "written through a dangling link")
+		} else {
+			assert.Equal(t, "mine", string(got))
+		}
+	}
+}
