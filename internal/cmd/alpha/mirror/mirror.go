@@ -4,7 +4,9 @@ package mirror
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -35,6 +37,9 @@ type Options struct {
 	Concurrency  int
 	FailFast     bool
 	Signatures   bool
+	// AllowIncomplete writes the catalog's objects for a mirror that
+	// lacks images.
+	AllowIncomplete bool
 	Output       string
 	Image        image.Options
 }
@@ -64,9 +69,17 @@ the exit status is 1 unless everything arrived.
 Copying to a registry writes into --manifests-dir what a cluster needs:
 an ImageDigestMirrorSet and an ImageTagMirrorSet (--icsp adds an
 ImageContentSourcePolicy for OpenShift before 4.13), a CatalogSource and a
-ClusterCatalog for the mirrored catalog, and mapping.txt. Filter the
-catalog first (opm index filter) to mirror part of it. docs/mirroring.md
-walks through it.`,
+ClusterCatalog for the mirrored catalog, and mapping.txt. The CatalogSource
+and ClusterCatalog (and mapping.txt's catalog line) are written only when
+every image the catalog needs arrived; --allow-incomplete writes them
+anyway, headed by a comment naming what is missing.
+
+A catalog names images in registries: one naming an image by another
+transport (oci:, oci-archive:, dir: ...) is refused, and nothing of it is
+read. A mirror directory is checked against the report written in it
+(opm-mirror.json) before anything is copied from it, and --from-dir never
+reads a registry. Filter the catalog first (opm index filter) to mirror
+part of it. docs/mirroring.md walks through it.`,
 		Example: `  opm alpha mirror quay.io/me/index:v1 --to mirror.example:5000/olm
   opm alpha mirror quay.io/me/index:v1 --to-dir /media/usb/mirror
   opm alpha mirror --from-dir /media/usb/mirror --to mirror.internal:5000/olm --manifests-dir manifests/`,
@@ -92,6 +105,7 @@ walks through it.`,
 	fl.IntVar(&opts.Concurrency, "concurrency", 4, "how many images to copy at once")
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first image that cannot be copied")
 	fl.BoolVar(&opts.Signatures, "signatures", true, "copy the signatures, attestations and referrers attached to each image")
+	fl.BoolVar(&opts.AllowIncomplete, "allow-incomplete", false, "write the CatalogSource and ClusterCatalog even when images the catalog needs did not arrive (marked as incomplete)")
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (the report, on stdout)")
 	opts.Image.AddFlags(fl)
 	return cmd
@@ -119,11 +133,21 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return exit.With(exit.Usage, err)
 		}
 	} else {
+		if opts.ToDir != "" {
+			// Before the catalog is read: a directory that cannot be
+			// written safely is refused at once.
+			if err := image.CheckLayoutDir(opts.ToDir); err != nil {
+				return exit.With(exit.Usage, fmt.Errorf("--to-dir %s: %w", opts.ToDir, err))
+			}
+		}
 		// Read part by part: the images of a large catalog, not the catalog.
 		l := catalogimages.NewLister("")
 		add := func(c *fbc.Catalog) error { l.Add(c); return nil }
 		if _, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).OpenEach(ctx, opts.Catalog, add, catalogsource.DatabaseImage, catalogsource.CatalogImage); err != nil {
 			return indexio.Interrupted(ctx, exit.With(exit.Usage, fmt.Errorf("read catalog %s: %w", opts.Catalog, err)))
+		}
+		if refused := l.Refused(); len(refused) > 0 {
+			return exit.With(exit.Failed, refusedError(opts.Catalog, refused))
 		}
 		items = mirror.Plan(opts.Catalog, l.Images())
 		if ref, err := image.ParseReference(opts.Catalog); err == nil && ref.Transport != image.TransportRegistry {
@@ -135,17 +159,16 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	start := time.Now()
 	stop := progress.Tick(time.Second, func() string { return progressLine(counters, len(items), time.Since(start)) })
 	rep, err := mirror.Run(ctx, cl, items, mirror.Options{To: opts.To, ToDir: opts.ToDir, Concurrency: opts.Concurrency,
-		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters})
+		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != ""})
 	stop()
 	progress.Finish()
 	if err != nil && rep == nil {
 		return exit.With(exit.Usage, err)
 	}
-	rep.Images, rep.Failed = append(rep.Images, missing...), rep.Failed+len(missing)
 	var files []string
-	if opts.To != "" && rep != nil {
+	if opts.To != "" {
 		var werr error
-		files, werr = mirror.WriteManifests(opts.ManifestsDir, rep, mirror.ManifestOptions{Name: opts.Name, ICSP: opts.ICSP})
+		files, werr = mirror.WriteManifests(opts.ManifestsDir, rep, mirror.ManifestOptions{Name: opts.Name, ICSP: opts.ICSP, AllowIncomplete: opts.AllowIncomplete})
 		if werr != nil && err == nil {
 			err = fmt.Errorf("write %s: %w", opts.ManifestsDir, werr)
 		}
@@ -155,15 +178,87 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			err = werr
 		}
 	} else {
-		writeText(f, rep, files)
+		writeText(f, opts, rep, files)
 	}
 	if err != nil {
-		return indexio.Interrupted(ctx, exit.With(exit.Failed, err))
+		if ctx.Err() != nil {
+			// Stopped: the last line (printed by opm's root) says what
+			// this run wrote, not that it wrote nothing.
+			return exit.With(exit.Failed, exit.Partial(err, written(opts, rep, files)))
+		}
+		return exit.With(exit.Failed, err)
 	}
 	if rep.Failed > 0 {
 		return exit.With(exit.Failed, nil)
 	}
 	return nil
+}
+
+// refusedError names each image the catalog names by another transport
+// than a registry, with the bundle naming it.
+func refusedError(catalog string, refused []catalogimages.Refused) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "catalog %s names %d images that are not in a registry; nothing was copied:", catalog, len(refused))
+	for i, r := range refused {
+		if i == 20 {
+			fmt.Fprintf(&b, "\n  and %d more", len(refused)-i)
+			break
+		}
+		b.WriteString("\n  " + r.Error())
+	}
+	return errors.New(b.String())
+}
+
+// written says what a stopped run wrote, and where.
+func written(opts *Options, rep *mirror.Report, files []string) string {
+	whole, partial := 0, 0
+	var bytes int64
+	for _, r := range rep.Images {
+		switch {
+		case r.Error == "" && r.Copied:
+			whole++
+			bytes += r.Bytes
+		case r.Error != "" && r.Blobs > 0:
+			partial += r.Blobs
+		}
+	}
+	var parts []string
+	if whole > 0 || partial > 0 {
+		s := fmt.Sprintf("%d of %d images whole (%s)", whole, len(rep.Images), layerfs.HumanSize(bytes))
+		if partial > 0 {
+			s += fmt.Sprintf(" and %d blobs of images that did not arrive", partial)
+		}
+		parts = append(parts, s)
+	}
+	to := rep.To
+	if opts.ToDir != "" {
+		parts = append(parts, "index.json and "+mirror.ReportFile+" (the report: what arrived, what did not)")
+	}
+	var msg string
+	if len(parts) > 0 {
+		msg = "wrote to " + to + ": " + strings.Join(parts, "; ")
+	}
+	if len(files) > 0 {
+		var names []string
+		for _, f := range files {
+			names = append(names, filepath.Base(f))
+		}
+		if msg != "" {
+			msg += "; "
+		}
+		msg += "wrote " + strings.Join(names, ", ") + " in " + opts.ManifestsDir
+	}
+	if msg == "" {
+		return "nothing was written"
+	}
+	if opts.To != "" && rep.CatalogObjects != mirror.CatalogWritten {
+		if rep.CatalogObjects == mirror.CatalogIncomplete {
+			msg += " (the CatalogSource and ClusterCatalog marked incomplete)"
+		} else {
+			msg += "; no CatalogSource or ClusterCatalog (the mirror is incomplete)"
+		}
+	}
+	return msg + "; run the same command again to resume"
 }
 
 func check(opts *Options) error {
