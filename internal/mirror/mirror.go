@@ -498,7 +498,7 @@ func FromDir(dir string) (items []Item, missing []Result, err error) {
 			missing = append(missing, Result{Item: r.Item, Error: fmt.Sprintf("not in %s whole: %s attached to it is missing; run opm alpha mirror --to-dir again on the connected side and carry the directory across", dir, strings.Join(gone, ", "))})
 			continue
 		}
-			items = append(items, it)
+		items = append(items, it)
 	}
 	if len(items) == 0 && len(missing) == 0 {
 		return nil, nil, fmt.Errorf("mirror directory %s holds no images", dir)

@@ -40,8 +40,8 @@ type Options struct {
 	// AllowIncomplete writes the catalog's objects for a mirror that
 	// lacks images.
 	AllowIncomplete bool
-	Output       string
-	Image        image.Options
+	Output          string
+	Image           image.Options
 }
 
 // NewCmd is `opm alpha mirror`; runF, when not nil, runs instead of Run.
