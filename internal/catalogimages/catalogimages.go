@@ -93,7 +93,7 @@ var transports = []string{"oci", "oci-archive", "docker-archive", "dir", "contai
 // is, for the pull to report.
 func RegistryRef(ref string) (string, error) {
 	if rest, ok := strings.CutPrefix(ref, "docker://"); ok {
-		return rest, nil
+		ref = rest // checked as a bare name: docker://oci:/x is still oci:/x to a pull
 	}
 	scheme, _, hasScheme := strings.Cut(ref, ":")
 	if hasScheme && slices.Contains(transports, scheme) {

@@ -164,7 +164,8 @@ func TestMirrorInterruptedTellsTheTruth(t *testing.T) {
 					}
 					run := append(append([]string{}, args...), "-o", "json")
 					if stop == "timeout" {
-						run = append(run, "--timeout", "20s")
+						// The stall outlasts --timeout: no retry passes it.
+						run = append(run, "--timeout", "15s", "--registry-timeout", "10m")
 					}
 					cmd := o.Command(run...)
 					var out, errOut strings.Builder
@@ -196,6 +197,7 @@ func TestMirrorInterruptedTellsTheTruth(t *testing.T) {
 					assert.Equal(t, want, cmd.ProcessState.ExitCode(), errOut.String())
 					lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
 					last := lines[len(lines)-1]
+					t.Logf("last line: %s", last)
 
 					// What the report says arrived.
 					var rep struct {

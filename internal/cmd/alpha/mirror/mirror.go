@@ -209,6 +209,13 @@ func refusedError(catalog string, refused []catalogimages.Refused) error {
 	return errors.New(b.String())
 }
 
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // written says what a stopped run wrote, and where.
 func written(opts *Options, rep *mirror.Report, files []string) string {
 	whole, partial := 0, 0
@@ -226,7 +233,7 @@ func written(opts *Options, rep *mirror.Report, files []string) string {
 	if whole > 0 || partial > 0 {
 		s := fmt.Sprintf("%d of %d images whole (%s)", whole, len(rep.Images), layerfs.HumanSize(bytes))
 		if partial > 0 {
-			s += fmt.Sprintf(" and %d blobs of images that did not arrive", partial)
+			s += fmt.Sprintf(" and %d %s of images that did not arrive", partial, plural(partial, "blob", "blobs"))
 		}
 		parts = append(parts, s)
 	}
