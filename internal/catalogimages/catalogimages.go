@@ -7,6 +7,7 @@
 package catalogimages
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -116,6 +117,21 @@ func isScheme(s string) bool {
 		}
 	}
 	return true
+}
+
+// RefusedError names each of refused with the bundle naming it, for a
+// command that copies nothing of catalog because of them.
+func RefusedError(catalog string, refused []Refused) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "catalog %s names %d images that are not in a registry; nothing was copied:", catalog, len(refused))
+	for i, r := range refused {
+		if i == 20 {
+			fmt.Fprintf(&b, "\n  and %d more", len(refused)-i)
+			break
+		}
+		b.WriteString("\n  " + r.Error())
+	}
+	return errors.New(b.String())
 }
 
 // Refused lists the images the catalog names by another transport than a

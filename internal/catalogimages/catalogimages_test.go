@@ -73,11 +73,11 @@ func TestRegistryRef(t *testing.T) {
 	t.Parallel()
 	for ref, want := range map[string]string{
 		"quay.io/org/op@sha256:" + strings.Repeat("a", 64): "quay.io/org/op@sha256:" + strings.Repeat("a", 64),
-		"docker://quay.io/org/op:v1":                        "quay.io/org/op:v1",
-		"localhost:5000/op:v1":                              "localhost:5000/op:v1",
-		"docker:dind":                                       "docker:dind",
-		"nginx":                                             "nginx",
-		"Not A Reference":                                   "Not A Reference", // left to the pull to report
+		"docker://quay.io/org/op:v1":                       "quay.io/org/op:v1",
+		"localhost:5000/op:v1":                             "localhost:5000/op:v1",
+		"docker:dind":                                      "docker:dind",
+		"nginx":                                            "nginx",
+		"Not A Reference":                                  "Not A Reference", // left to the pull to report
 	} {
 		got, err := RegistryRef(ref)
 		require.NoError(t, err, ref)

@@ -100,6 +100,10 @@ type Report struct {
 	To      string   `json:"to"`
 	Catalog string   `json:"catalog,omitempty"`
 	Images  []Result `json:"images"`
+	// Earlier are images an earlier run wrote into the same directory that
+	// this run did not copy (another catalog's): the report lists every
+	// image of the directory, which --from-dir checks it against.
+	Earlier []Result `json:"earlier,omitempty"`
 	Failed  int      `json:"failed"`
 	// Complete is true when every image the catalog needs arrived.
 	Complete bool `json:"complete"`
@@ -115,6 +119,8 @@ type Report struct {
 	Bytes          int64   `json:"bytes"`
 	Blobs          int     `json:"blobsCopied"`
 	Seconds        float64 `json:"seconds"`
+	// toDir: To is a directory.
+	toDir bool
 }
 
 // Tally counts what arrived and what did not.
@@ -209,7 +215,7 @@ func Run(ctx context.Context, cl *image.Client, items []Item, o Options) (*Repor
 	defer cp.Close()
 	rep := &Report{To: o.To, Images: make([]Result, len(items))}
 	if o.ToDir != "" {
-		rep.To = o.ToDir
+		rep.To, rep.toDir = o.ToDir, true
 		// Locked, checked and cleaned of a killed run's partial files
 		// before anything is copied.
 		if err := cp.OpenLayout(o.ToDir); err != nil {
@@ -262,7 +268,7 @@ feed:
 	for i := range rep.Images {
 		r := &rep.Images[i]
 		if r.Source == "" { // never started: fail-fast or cancelled
-			*r = Result{Item: items[i], Error: "not copied: the run stopped before this image", cut: true}
+			*r = Result{Item: items[i], Error: NotStarted, cut: true}
 		}
 		if r.Role == RoleCatalog && r.Error == "" {
 			rep.Catalog = r.Target
@@ -278,6 +284,7 @@ feed:
 		return rep, fmt.Errorf("write %s: %w", o.ToDir, flushErr)
 	}
 	if o.ToDir != "" {
+		rep.Earlier = earlier(o.ToDir, items)
 		if err := writeJSON(filepath.Join(o.ToDir, ReportFile), rep); err != nil {
 			return rep, err
 		}
@@ -286,6 +293,31 @@ feed:
 		return rep, err
 	}
 	return rep, nil
+}
+
+// earlier are the images the report already in dir says arrived that
+// items do not name.
+func earlier(dir string, items []Item) []Result {
+	raw, err := image.ReadRegular(filepath.Join(dir, ReportFile), 256<<20)
+	if err != nil {
+		return nil
+	}
+	var prev Report
+	if json.Unmarshal(raw, &prev) != nil {
+		return nil
+	}
+	now := map[string]bool{}
+	for _, it := range items {
+		now[layoutName(it.Source)] = true
+	}
+	var out []Result
+	for _, r := range append(prev.Images, prev.Earlier...) {
+		if r.Error == "" && r.Digest != "" && !now[layoutName(r.Source)] {
+			now[layoutName(r.Source)] = true
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // NotStarted is the error of an image a stopped run never started.
@@ -440,6 +472,7 @@ func FromDir(dir string) (items []Item, missing []Result, err error) {
 		image  int // index in prev.Images
 		attach string
 	}
+	prev.Images = append(prev.Images, prev.Earlier...)
 	wants := map[string]want{}
 	for i, r := range prev.Images {
 		if r.Error != "" || r.Digest == "" {

@@ -191,6 +191,21 @@ func TestFromDir(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, missing, 2)
 
+	// An image an earlier run wrote (another catalog's) is in the report's
+	// earlier list, and copied on too.
+	dir = write(t, append(good, entry("quay.io/other/x:1", dig2, ""))...)
+	raw, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	require.NoError(t, err)
+	var prev Report
+	require.NoError(t, json.Unmarshal(raw, &prev))
+	prev.Earlier = []Result{{Item: Item{Source: "quay.io/other/x:1", Role: RoleImage}, Digest: dig2}}
+	raw, err = json.Marshal(prev)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ReportFile), raw, 0o644))
+	items, _, err = FromDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, items, 3)
+
 	// No report.
 	dir = write(t, good...)
 	require.NoError(t, os.Remove(filepath.Join(dir, ReportFile)))

@@ -4,9 +4,7 @@ package mirror
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,7 +18,6 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
-	"github.com/opmkit/opm/internal/image/layerfs"
 	"github.com/opmkit/opm/internal/mirror"
 )
 
@@ -147,7 +144,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return indexio.Interrupted(ctx, exit.With(exit.Usage, fmt.Errorf("read catalog %s: %w", opts.Catalog, err)))
 		}
 		if refused := l.Refused(); len(refused) > 0 {
-			return exit.With(exit.Failed, refusedError(opts.Catalog, refused))
+			return exit.With(exit.Failed, catalogimages.RefusedError(opts.Catalog, refused))
 		}
 		items = mirror.Plan(opts.Catalog, l.Images())
 		if ref, err := image.ParseReference(opts.Catalog); err == nil && ref.Transport != image.TransportRegistry {
@@ -157,7 +154,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	counters := &mirror.Counters{}
 	progress := output.Progress(f.IO, opts.Output, "", 0)
 	start := time.Now()
-	stop := progress.Tick(time.Second, func() string { return progressLine(counters, len(items), time.Since(start)) })
+	stop := progress.Tick(time.Second, func() string { return counters.Line(len(items), time.Since(start)) })
 	rep, err := mirror.Run(ctx, cl, items, mirror.Options{To: opts.To, ToDir: opts.ToDir, Concurrency: opts.Concurrency,
 		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != ""})
 	stop()
@@ -184,7 +181,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if ctx.Err() != nil {
 			// Stopped: the last line (printed by opm's root) says what
 			// this run wrote, not that it wrote nothing.
-			return exit.With(exit.Failed, exit.Partial(err, written(opts, rep, files)))
+			return exit.With(exit.Failed, exit.Partial(err, mirror.Written(rep, opts.ManifestsDir, files)))
 		}
 		return exit.With(exit.Failed, err)
 	}
@@ -192,80 +189,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, nil)
 	}
 	return nil
-}
-
-// refusedError names each image the catalog names by another transport
-// than a registry, with the bundle naming it.
-func refusedError(catalog string, refused []catalogimages.Refused) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "catalog %s names %d images that are not in a registry; nothing was copied:", catalog, len(refused))
-	for i, r := range refused {
-		if i == 20 {
-			fmt.Fprintf(&b, "\n  and %d more", len(refused)-i)
-			break
-		}
-		b.WriteString("\n  " + r.Error())
-	}
-	return errors.New(b.String())
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// written says what a stopped run wrote, and where.
-func written(opts *Options, rep *mirror.Report, files []string) string {
-	whole, partial := 0, 0
-	var bytes int64
-	for _, r := range rep.Images {
-		switch {
-		case r.Error == "" && r.Copied:
-			whole++
-			bytes += r.Bytes
-		case r.Error != "" && r.Blobs > 0:
-			partial += r.Blobs
-		}
-	}
-	var parts []string
-	if whole > 0 || partial > 0 {
-		s := fmt.Sprintf("%d of %d images whole (%s)", whole, len(rep.Images), layerfs.HumanSize(bytes))
-		if partial > 0 {
-			s += fmt.Sprintf(" and %d %s of images that did not arrive", partial, plural(partial, "blob", "blobs"))
-		}
-		parts = append(parts, s)
-	}
-	to := rep.To
-	if opts.ToDir != "" {
-		parts = append(parts, "index.json and "+mirror.ReportFile+" (the report: what arrived, what did not)")
-	}
-	var msg string
-	if len(parts) > 0 {
-		msg = "wrote to " + to + ": " + strings.Join(parts, "; ")
-	}
-	if len(files) > 0 {
-		var names []string
-		for _, f := range files {
-			names = append(names, filepath.Base(f))
-		}
-		if msg != "" {
-			msg += "; "
-		}
-		msg += "wrote " + strings.Join(names, ", ") + " in " + opts.ManifestsDir
-	}
-	if msg == "" {
-		return "nothing was written"
-	}
-	if opts.To != "" && rep.CatalogObjects != mirror.CatalogWritten {
-		if rep.CatalogObjects == mirror.CatalogIncomplete {
-			msg += " (the CatalogSource and ClusterCatalog marked incomplete)"
-		} else {
-			msg += "; no CatalogSource or ClusterCatalog (the mirror is incomplete)"
-		}
-	}
-	return msg + "; run the same command again to resume"
 }
 
 func check(opts *Options) error {
@@ -286,16 +209,4 @@ func check(opts *Options) error {
 		return exit.Usagef("--to %q: give REGISTRY[/PREFIX] without a scheme", opts.To)
 	}
 	return nil
-}
-
-func progressLine(c *mirror.Counters, total int, elapsed time.Duration) string {
-	b := c.Bytes.Load()
-	line := fmt.Sprintf("mirrored %d/%d images, %s", c.Done.Load(), total, layerfs.HumanSize(b))
-	if s := elapsed.Seconds(); s >= 1 {
-		line += fmt.Sprintf(" (%s/s)", layerfs.HumanSize(int64(float64(b)/s)))
-	}
-	if n := c.Failed.Load(); n > 0 {
-		line += fmt.Sprintf(", %d failed", n)
-	}
-	return line
 }
