@@ -212,7 +212,7 @@ func Run(ctx context.Context, cl *image.Client, items []Item, o Options) (*Repor
 	}
 	start := time.Now()
 	cp := cl.NewCopier()
-	defer cp.Close()
+	defer func() { _ = cp.Close() }() // unlocks a directory; its index.json is flushed below
 	rep := &Report{To: o.To, Images: make([]Result, len(items))}
 	if o.ToDir != "" {
 		rep.To, rep.toDir = o.ToDir, true
