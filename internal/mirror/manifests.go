@@ -81,6 +81,7 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 		}
 	}
 	var files []string
+	rep.Files = nil
 	header := ""
 	write := func(file string, obj any) error {
 		raw, err := yaml.Marshal(obj)
@@ -93,6 +94,7 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 			return err
 		}
 		files = append(files, path)
+		rep.Files = files
 		return nil
 	}
 	if len(byDigest) > 0 {
@@ -141,7 +143,9 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 	if err := atomicfile.WriteFile(path, []byte(strings.Join(mapping, "\n")+"\n")); err != nil {
 		return files, err
 	}
-	return append(files, path), nil
+	files = append(files, path)
+	rep.Files = files
+	return files, nil
 }
 
 // incompleteComment heads the catalog objects of an incomplete mirror

@@ -115,10 +115,12 @@ type Report struct {
 	// CatalogObjects says whether the CatalogSource and ClusterCatalog
 	// were written (a mirror to a registry): "written", "incomplete"
 	// (written with --allow-incomplete) or "not written".
-	CatalogObjects string  `json:"catalogObjects,omitempty"`
-	Bytes          int64   `json:"bytes"`
-	Blobs          int     `json:"blobsCopied"`
-	Seconds        float64 `json:"seconds"`
+	CatalogObjects string `json:"catalogObjects,omitempty"`
+	// Files are the files written for the cluster (WriteManifests).
+	Files   []string `json:"files,omitempty"`
+	Bytes   int64    `json:"bytes"`
+	Blobs   int      `json:"blobsCopied"`
+	Seconds float64  `json:"seconds"`
 	// toDir: To is a directory.
 	toDir bool
 }

@@ -95,6 +95,7 @@ func TestWriteManifests(t *testing.T) {
 	assert.ElementsMatch(t, []string{"imagedigestmirrorset.yaml", "imagecontentsourcepolicy.yaml", "imagetagmirrorset.yaml",
 		"catalogsource-index-v1.yaml", "clustercatalog-index-v1.yaml", "mapping.txt"}, baseNames(files))
 	assert.Equal(t, CatalogWritten, rep.CatalogObjects)
+	assert.Equal(t, files, rep.Files, "the report names the files written")
 
 	var idms struct {
 		APIVersion, Kind string
