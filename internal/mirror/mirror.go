@@ -51,9 +51,12 @@ type Item struct {
 	From string `json:"-"`
 	// Dir is the mirror directory the image is read from, its entry named
 	// after Source (FromDir's items); nothing is then read from a registry.
-	Dir  string              `json:"-"`
-	Role string              `json:"role"`
-	Uses []catalogimages.Use `json:"uses,omitempty"`
+	Dir string `json:"-"`
+	// Digest is the digest the image must arrive with, when known (what a
+	// mirror directory's report says it holds).
+	Digest string              `json:"-"`
+	Role   string              `json:"role"`
+	Uses   []catalogimages.Use `json:"uses,omitempty"`
 	// Attached are the entries of Dir attached to the image (signatures,
 	// attestations, referrers), copied with it.
 	Attached []Attachment `json:"-"`
@@ -379,6 +382,9 @@ func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress
 	if want := catalogimages.Digest(it.Source); want != "" && want != r.Digest {
 		return fail(fmt.Errorf("%s arrived with digest %s", it.Source, r.Digest))
 	}
+	if it.Digest != "" && it.Digest != r.Digest {
+		return fail(fmt.Errorf("%s arrived with digest %s, not %s as %s says", it.Source, r.Digest, it.Digest, ReportFile))
+	}
 	if o.Signatures {
 		for _, a := range it.Attached {
 			res, err := copyAttached(ctx, cp, it, a, dst, o.ToDir != "", copyOpts.Progress)
@@ -517,7 +523,7 @@ func FromDir(dir string) (items []Item, missing []Result, err error) {
 			missing = append(missing, Result{Item: r.Item, Error: why + "; run opm alpha mirror --to-dir again on the connected side and carry the directory across"})
 			continue
 		}
-		it := Item{Source: r.Source, Dir: dir, Role: r.Role, Uses: r.Uses}
+		it := Item{Source: r.Source, Dir: dir, Digest: r.Digest, Role: r.Role, Uses: r.Uses}
 		if it.Role != RoleCatalog {
 			it.Role = RoleImage
 		}
