@@ -516,7 +516,7 @@ func FromDir(dir string) (items []Item, missing []Result, err error) {
 		if r.Error != "" || !held[name] {
 			why := "not in " + dir
 			if r.Error != "" {
-				why += ": " + r.Error
+				why += " (the --to-dir run that wrote it could not copy it: " + r.Error + ")"
 			} else {
 				why += " (" + ReportFile + " says it arrived: was the directory cut short?)"
 			}

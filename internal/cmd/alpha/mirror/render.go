@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/image/layerfs"
@@ -63,11 +64,20 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 	case mirror.CatalogIncomplete:
 		fmt.Fprintf(w, "%s the CatalogSource and ClusterCatalog were written for an incomplete mirror (--allow-incomplete): %d images are missing\n", th.ErrorPrefix(), len(rep.Missing))
 	}
-	if rep.Failed > 0 && rep.Stopped == "" {
-		advice := "run the same command again to retry them (what arrived is not copied again)"
-		if opts.FromDir != "" {
-			advice = "the directory lacks them: run opm alpha mirror --to-dir again on the connected side, carry the directory across and run this command again"
+	if rep.Failed == 0 || rep.Stopped != "" {
+		return
+	}
+	lacking := 0 // what a mirror directory lacks: a rerun here cannot help
+	for _, r := range rep.Images {
+		if opts.FromDir != "" && strings.HasPrefix(r.Error, "not in ") {
+			lacking++
 		}
-		fmt.Fprintf(w, "%s %d images did not arrive; %s\n", th.ErrorPrefix(), rep.Failed, advice)
+	}
+	if n := rep.Failed - lacking; n > 0 {
+		fmt.Fprintf(w, "%s %d images did not arrive; run the same command again to retry them (what arrived is not copied again)\n", th.ErrorPrefix(), n)
+	}
+	if lacking > 0 {
+		fmt.Fprintf(w, "%s %d images are not in %s: run opm alpha mirror --to-dir again on the connected side, carry the directory across and run this command again\n",
+			th.ErrorPrefix(), lacking, printable.Name(opts.FromDir))
 	}
 }
