@@ -555,3 +555,46 @@ func TestMirrorRefusesLocalImages(t *testing.T) {
 		assert.NotContains(t, sc.Text(), "docker://", "listed as a registry name")
 	}
 }
+
+// TestMirrorDirectoryLocked (issue 35): while one run writes a mirror
+// directory, a second run into it is refused at once (the first holds its
+// lock); once the first has stopped, a run removes the partial files it
+// left and completes the directory.
+func TestMirrorDirectoryLocked(t *testing.T) {
+	t.Parallel()
+	fx := newTruthFixture(t)
+	proxy := newSourceProxy(t, fx.src, 9, true)
+	catalog := fx.catalogVia(t, proxy.Addr, "olm/cat:locked")
+	o := cmdtest.New(t)
+	dir := filepath.Join(t.TempDir(), "carry")
+	cmd := o.Command("alpha", "mirror", "--use-http", catalog, "--to-dir", dir, "--concurrency", "1", "--registry-timeout", "10m")
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-proxy.stalled:
+	case err := <-done:
+		t.Fatalf("the first run ended before the stall (%v):\n%s", err, errOut.String())
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("the first run never reached the stall:\n%s", errOut.String())
+	}
+
+	r := o.Run("alpha", "mirror", "--use-http", catalog, "--to-dir", dir)
+	assert.NotEqual(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "another opm run is writing to it")
+
+	// Killed mid-blob: its partial file stays behind, and goes at the next start.
+	require.NoError(t, cmd.Process.Kill())
+	<-done
+	tmps, err := filepath.Glob(filepath.Join(dir, "blobs", "sha256", ".tmp-*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, tmps, "a killed run leaves its partial blob")
+	r = o.Run("alpha", "mirror", "--use-http", catalog, "--to-dir", dir)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	for _, tmp := range tmps {
+		assert.NoFileExists(t, tmp, "removed however fresh")
+	}
+}
