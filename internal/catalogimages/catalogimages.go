@@ -1,16 +1,21 @@
 // Package catalogimages lists the images a catalog needs: each bundle's
 // image and its related images, with who uses each and as what. An image
 // named by digest is one image however many repositories or names list it
-// (what a mirror copies once).
+// (what a mirror copies once). A catalog names images in registries: an
+// image it names by another transport (oci:, oci-archive:, dir: ...), a
+// file on the machine reading the catalog, is refused, never listed.
 package catalogimages
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/containers/image/v5/docker/reference"
 
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/printable"
@@ -51,8 +56,93 @@ func List(c *fbc.Catalog, pkg string) []Image {
 // the result is List's of the whole, whatever the parts, as long as no
 // bundle is split between two.
 type Lister struct {
-	pkg   string
-	byKey map[string]*listed
+	pkg     string
+	byKey   map[string]*listed
+	refused map[string]*Refused
+}
+
+// Refused is an image a catalog names that is not a registry reference,
+// with every bundle naming it.
+type Refused struct {
+	Image  string `json:"image"`
+	Reason string `json:"reason"`
+	Uses   []Use  `json:"uses"`
+}
+
+// Error says which bundle names the image and what is wrong with it.
+func (r Refused) Error() string {
+	u := r.Uses[0]
+	by := u.Package + "/" + u.Bundle
+	if n := len(r.Uses) - 1; n > 0 {
+		by += fmt.Sprintf(" (and %d more bundles)", n)
+	}
+	as := u.As + " image"
+	if u.Name != "" {
+		as = fmt.Sprintf("related image %q", u.Name)
+	}
+	return fmt.Sprintf("bundle %s names %s %s: %s", by, as, r.Image, r.Reason)
+}
+
+// transports are containers/image's transport names: a catalog naming an
+// image through one of them names a file, directory or store of the
+// machine reading it.
+var transports = []string{"oci", "oci-archive", "docker-archive", "dir", "containers-storage", "docker-daemon", "ostree", "sif", "tarball", "atomic"}
+
+// RegistryRef returns ref as a registry reference (without a docker://
+// prefix), or why a catalog may not name it: another transport than a
+// registry. A name that is no valid reference at all is returned as it
+// is, for the pull to report.
+func RegistryRef(ref string) (string, error) {
+	if rest, ok := strings.CutPrefix(ref, "docker://"); ok {
+		ref = rest // checked as a bare name: docker://oci:/x is still oci:/x to a pull
+	}
+	scheme, _, hasScheme := strings.Cut(ref, ":")
+	if hasScheme && slices.Contains(transports, scheme) {
+		return "", fmt.Errorf("the %s: transport reads this machine's files; a catalog names images in registries (NAME or docker://NAME): push the image to a registry and name it there", scheme)
+	}
+	if _, err := reference.ParseNormalizedNamed(ref); err != nil && hasScheme && isScheme(scheme) {
+		return "", fmt.Errorf("%s: is not a registry reference; a catalog names images in registries (NAME or docker://NAME)", scheme)
+	}
+	return ref, nil
+}
+
+// isScheme: s could be a transport's name (letters, digits, '-', '+').
+func isScheme(s string) bool {
+	if s == "" || s == "localhost" {
+		return false
+	}
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '+' {
+			return false
+		}
+	}
+	return true
+}
+
+// RefusedError names each of refused with the bundle naming it, for a
+// command that copies nothing of catalog because of them.
+func RefusedError(catalog string, refused []Refused) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "catalog %s names %d images that are not in a registry; nothing was copied:", catalog, len(refused))
+	for i, r := range refused {
+		if i == 20 {
+			fmt.Fprintf(&b, "\n  and %d more", len(refused)-i)
+			break
+		}
+		b.WriteString("\n  " + r.Error())
+	}
+	return errors.New(b.String())
+}
+
+// Refused lists the images the catalog names by another transport than a
+// registry, sorted by image.
+func (l *Lister) Refused() []Refused {
+	out := make([]Refused, 0, len(l.refused))
+	for _, r := range l.refused {
+		out = append(out, *r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Image < out[j].Image })
+	return out
 }
 
 // listed is an image with the pull spec of each use, in the order added.
@@ -63,7 +153,9 @@ type listed struct {
 }
 
 // NewLister lists the images of package pkg ("" for every package).
-func NewLister(pkg string) *Lister { return &Lister{pkg: pkg, byKey: map[string]*listed{}} }
+func NewLister(pkg string) *Lister {
+	return &Lister{pkg: pkg, byKey: map[string]*listed{}, refused: map[string]*Refused{}}
+}
 
 // Add lists the images of c's bundles.
 func (l *Lister) Add(c *fbc.Catalog) {
@@ -86,6 +178,17 @@ func (l *Lister) add(ref string, u Use) {
 	if ref == "" {
 		return
 	}
+	reg, err := RegistryRef(ref)
+	if err != nil {
+		r := l.refused[ref]
+		if r == nil {
+			r = &Refused{Image: ref, Reason: err.Error()}
+			l.refused[ref] = r
+		}
+		r.Uses = append(r.Uses, u)
+		return
+	}
+	ref = reg
 	key, digest := ref, Digest(ref)
 	if digest != "" {
 		key = digest

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -56,6 +56,16 @@ type CopyResult struct {
 	// Referrers are the attached artifacts copied: tags, or digests for
 	// those only the referrers API lists.
 	Referrers []string
+	// Attached maps each of Referrers to the digest of its manifest.
+	Attached map[string]string
+}
+
+func (res *CopyResult) attach(name string, d v1.Hash) {
+	if res.Attached == nil {
+		res.Attached = map[string]string{}
+	}
+	res.Attached[name] = d.String()
+	res.Referrers = append(res.Referrers, name)
 }
 
 // Copier copies images whole (every platform of a manifest list, every
@@ -82,8 +92,8 @@ func (c *Client) NewCopier() *Copier {
 	return &Copier{c: c, layouts: map[string]*layoutDest{}, pushers: map[string]*registryDest{}, sources: map[string]*layoutSource{}}
 }
 
-// Close writes the index.json of every layout copied to.
-func (cp *Copier) Close() error {
+// Flush writes the index.json of every layout copied to so far.
+func (cp *Copier) Flush() error {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	var errs []error
@@ -91,6 +101,27 @@ func (cp *Copier) Close() error {
 		errs = append(errs, l.flush())
 	}
 	return errors.Join(errs...)
+}
+
+// Close writes the index.json of every layout copied to and releases
+// their locks.
+func (cp *Copier) Close() error {
+	err := cp.Flush()
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	for _, l := range cp.layouts {
+		l.unlock()
+	}
+	return err
+}
+
+// OpenLayout opens (making it if need be) and locks the layout directory
+// dir for copies into it, before any is made: a directory another run
+// writes, or whose blobs or index.json is a symbolic link, is refused
+// here, and partial blobs a killed run left are removed.
+func (cp *Copier) OpenLayout(dir string) error {
+	_, err := cp.dest(context.Background(), Ref{Transport: TransportOCI, Path: dir})
+	return err
 }
 
 // Copy copies src to dst. src is a registry reference or an oci: layout
@@ -406,7 +437,7 @@ func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Desc
 					}
 				}
 			}
-			r.res.Referrers = append(r.res.Referrers, t)
+			r.res.attach(t, ad.Digest)
 		}
 		idx, err := remote.Referrers(repo.Digest(d.String()), append(s.opts, remote.WithContext(ctx), remote.Reuse(s.puller))...)
 		if err != nil {
@@ -427,7 +458,7 @@ func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Desc
 			if err := r.dst.tag(ctx, m, nil, "", layoutDigestName(layoutName, m.Digest), nil); err != nil {
 				return err
 			}
-			r.res.Referrers = append(r.res.Referrers, m.Digest.String())
+			r.res.attach(m.Digest.String(), m.Digest)
 		}
 	}
 	sort.Strings(r.res.Referrers)
@@ -625,50 +656,55 @@ func (l *streamLayer) Compressed() (io.ReadCloser, error) {
 	return l.open()
 }
 
-// layoutDest is an OCI layout directory. Blobs and manifests are files
-// renamed into place once complete; index.json is kept in memory and
-// written by flush (a rerun that finds a manifest adds its entry again).
+// layoutDest is an OCI layout directory, locked while a Copier writes
+// it. Blobs and manifests are files renamed into place once complete;
+// index.json is kept in memory and written by flush (a rerun that finds a
+// manifest adds its entry again).
 type layoutDest struct {
 	dir     string
+	lock    *os.File
 	mu      sync.Mutex
 	entries []v1.Descriptor
 	dirty   bool
 }
 
 func openLayoutDest(dir string) (*layoutDest, error) {
+	// Checked before initLayout, whose MkdirAll would follow a link.
+	if err := CheckLayoutDir(dir); err != nil {
+		return nil, fmt.Errorf("layout %s: %w", dir, err)
+	}
 	if err := initLayout(dir); err != nil {
 		return nil, fmt.Errorf("layout %s: %w", dir, err)
 	}
-	removeStaleTemps(filepath.Join(dir, "blobs", "sha256"))
-	l := &layoutDest{dir: dir}
-	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	lock, err := lockLayout(dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &layoutDest{dir: dir, lock: lock}
+	if err := CheckLayoutDir(dir); err != nil {
+		l.unlock()
+		return nil, fmt.Errorf("layout %s: %w", dir, err)
+	}
+	removeTemps(filepath.Join(dir, "blobs", "sha256"))
+	raw, err := ReadRegular(filepath.Join(dir, "index.json"), maxIndexSize)
 	if err == nil {
 		var idx v1.IndexManifest
 		if err := json.Unmarshal(raw, &idx); err != nil {
+			l.unlock()
 			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "index.json"), err)
 		}
 		l.entries = idx.Manifests
-	} else if !os.IsNotExist(err) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		l.unlock()
 		return nil, err
 	}
 	return l, nil
 }
 
-// removeStaleTemps deletes the partial blobs a killed copy left: temporary
-// files nobody has written to for ten minutes (a live copy writes its own
-// continuously).
-func removeStaleTemps(dir string) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".tmp-") {
-			continue
-		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > 10*time.Minute {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
-		}
+func (l *layoutDest) unlock() {
+	if l.lock != nil {
+		_ = l.lock.Close()
+		l.lock = nil
 	}
 }
 
@@ -685,8 +721,12 @@ func (l *layoutDest) putManifest(ctx context.Context, desc v1.Descriptor, raw []
 }
 
 func (l *layoutDest) hasBlob(_ context.Context, desc v1.Descriptor) (bool, error) {
-	st, err := os.Stat(l.blobPath(desc.Digest))
+	p := l.blobPath(desc.Digest)
+	st, err := os.Lstat(p)
 	if err == nil {
+		if !st.Mode().IsRegular() {
+			return false, notRegular(p, st.Mode())
+		}
 		return st.Size() == desc.Size, nil
 	}
 	if os.IsNotExist(err) {
@@ -723,7 +763,7 @@ func (l *layoutDest) tag(_ context.Context, desc v1.Descriptor, _ []byte, _, lay
 }
 
 func (l *layoutDest) verify(_ context.Context, desc v1.Descriptor) error {
-	raw, err := os.ReadFile(l.blobPath(desc.Digest))
+	raw, err := ReadRegular(l.blobPath(desc.Digest), maxManifestSize)
 	if err != nil {
 		return err
 	}
@@ -764,9 +804,14 @@ type layoutSource struct {
 	err  error
 }
 
-// LayoutEntries lists the entries of the OCI layout at dir.
+// LayoutEntries lists the entries of the OCI layout at dir (refused when
+// its index.json, blobs or blobs/sha256 is a link or not a plain file or
+// directory).
 func LayoutEntries(dir string) ([]v1.Descriptor, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "index.json"))
+	if err := CheckLayoutDir(dir); err != nil {
+		return nil, err
+	}
+	raw, err := ReadRegular(filepath.Join(dir, "index.json"), maxIndexSize)
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: %w", dir, err)
 	}
@@ -807,7 +852,7 @@ func (s *layoutSource) manifest(_ context.Context, dgst string) ([]byte, string,
 	if err != nil {
 		return nil, "", err
 	}
-	f, err := os.Open(filepath.Join(s.dir, "blobs", h.Algorithm, h.Hex))
+	f, err := OpenRegular(filepath.Join(s.dir, "blobs", h.Algorithm, h.Hex))
 	if err != nil {
 		return nil, "", fmt.Errorf("layout %s: manifest %s: %w", s.dir, dgst, err)
 	}
@@ -817,7 +862,7 @@ func (s *layoutSource) manifest(_ context.Context, dgst string) ([]byte, string,
 }
 
 func (s *layoutSource) blob(_ context.Context, desc v1.Descriptor) (io.ReadCloser, error) {
-	f, err := os.Open(filepath.Join(s.dir, "blobs", desc.Digest.Algorithm, desc.Digest.Hex))
+	f, err := OpenRegular(filepath.Join(s.dir, "blobs", desc.Digest.Algorithm, desc.Digest.Hex))
 	if err != nil {
 		return nil, fmt.Errorf("layout %s: blob %s: %w", s.dir, desc.Digest, err)
 	}

@@ -149,8 +149,8 @@ func TestCopyThroughLayout(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "mirror")
 	entry := "quay.io/team/app:v1"
-	// What a killed copy leaves: an old partial blob (removed) and a fresh
-	// one (maybe another copy's; kept).
+	// What a killed copy leaves: partial blobs, old and fresh, all removed
+	// (the directory's lock says no live copy writes them).
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "blobs", "sha256"), 0o755))
 	stale, fresh := filepath.Join(dir, "blobs", "sha256", ".tmp-aaaa-1"), filepath.Join(dir, "blobs", "sha256", ".tmp-bbbb-2")
 	require.NoError(t, os.WriteFile(stale, []byte("partial"), 0o644))
@@ -161,10 +161,15 @@ func TestCopyThroughLayout(t *testing.T) {
 	res, err := cp.Copy(ctx, mustRef(t, f.src.Ref("team/app:v1")), Ref{Transport: TransportOCI, Path: dir, Tag: entry},
 		CopyOptions{Referrers: true, Annotations: map[string]string{"example.role": "x"}})
 	require.NoError(t, err)
-	require.NoError(t, cp.Close())
-	assert.ElementsMatch(t, []string{f.sigTag, "sha256-" + f.digest.Hex}, res.Referrers)
 	assert.NoFileExists(t, stale)
-	assert.FileExists(t, fresh)
+	assert.NoFileExists(t, fresh)
+	// A second run cannot write the directory while the first holds it.
+	other := c.NewCopier()
+	assert.ErrorIs(t, other.OpenLayout(dir), ErrLayoutBusy)
+	require.NoError(t, cp.Close())
+	require.NoError(t, other.OpenLayout(dir), "free once the first is done")
+	require.NoError(t, other.Close())
+	assert.ElementsMatch(t, []string{f.sigTag, "sha256-" + f.digest.Hex}, res.Referrers)
 	entries, err := LayoutEntries(dir)
 	require.NoError(t, err)
 	names := map[string]v1.Descriptor{}

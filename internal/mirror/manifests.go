@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,14 +23,28 @@ type ManifestOptions struct {
 	ICSP bool
 	// Namespace of the CatalogSource (default openshift-marketplace).
 	Namespace string
+	// AllowIncomplete writes the CatalogSource and ClusterCatalog of a
+	// mirror that lacks images the catalog needs, marked as incomplete.
+	AllowIncomplete bool
 }
+
+// Catalog object states (Report.CatalogObjects).
+const (
+	CatalogWritten    = "written"
+	CatalogIncomplete = "incomplete"
+	CatalogWithheld   = "not written"
+)
 
 // WriteManifests writes, for the images of rep that arrived, what a
 // cluster needs to pull them from the mirror: an ImageDigestMirrorSet (for
 // images pulled by digest), an ImageTagMirrorSet (for images pulled by
 // tag), optionally an ImageContentSourcePolicy, a CatalogSource and a
 // ClusterCatalog for the mirrored catalog, and mapping.txt (source=target,
-// a line per image). It returns the files written.
+// a line per image). The catalog's objects and its mapping line are
+// written only for a complete mirror (rep.Complete), or with
+// AllowIncomplete, then headed by a comment naming what is missing: a
+// cluster would otherwise serve bundles it cannot pull. It returns the
+// files written and sets rep.CatalogObjects.
 func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -42,11 +57,11 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 		if r.Error != "" || r.Target == "" {
 			continue
 		}
-		mapping = append(mapping, r.Source+"="+r.Target)
 		if r.Role == RoleCatalog {
 			catalog = r
 			continue
 		}
+		mapping = append(mapping, r.Source+"="+r.Target)
 		src, err := reference.ParseNormalizedNamed(r.Source)
 		if err != nil {
 			return nil, err
@@ -66,16 +81,20 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 		}
 	}
 	var files []string
+	rep.Files = nil
+	header := ""
 	write := func(file string, obj any) error {
 		raw, err := yaml.Marshal(obj)
 		if err != nil {
 			return err
 		}
+		raw = append([]byte(header), raw...)
 		path := filepath.Join(dir, file)
 		if err := atomicfile.WriteFile(path, raw); err != nil {
 			return err
 		}
 		files = append(files, path)
+		rep.Files = files
 		return nil
 	}
 	if len(byDigest) > 0 {
@@ -93,7 +112,21 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 			return files, err
 		}
 	}
+	rep.CatalogObjects = CatalogWithheld
 	if catalog != nil {
+		rep.CatalogObjects = CatalogWritten
+		if !rep.Complete {
+			rep.CatalogObjects = CatalogWithheld
+			if o.AllowIncomplete {
+				rep.CatalogObjects = CatalogIncomplete
+				header = incompleteComment(rep)
+			} else {
+				catalog = nil
+			}
+		}
+	}
+	if catalog != nil {
+		mapping = append(mapping, catalog.Source+"="+catalog.Target)
 		ns := o.Namespace
 		if ns == "" {
 			ns = "openshift-marketplace"
@@ -110,7 +143,28 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 	if err := atomicfile.WriteFile(path, []byte(strings.Join(mapping, "\n")+"\n")); err != nil {
 		return files, err
 	}
-	return append(files, path), nil
+	files = append(files, path)
+	rep.Files = files
+	return files, nil
+}
+
+// incompleteComment heads the catalog objects of an incomplete mirror
+// (--allow-incomplete) with what it lacks.
+func incompleteComment(rep *Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# INCOMPLETE MIRROR (--allow-incomplete): %d images the catalog needs did not arrive at %s;\n", len(rep.Missing), rep.To)
+	b.WriteString("# bundles that need them cannot be installed from it. Missing:\n")
+	for i, m := range rep.Missing {
+		if i == 20 {
+			fmt.Fprintf(&b, "#   and %d more (the run's report lists them all)\n", len(rep.Missing)-i)
+			break
+		}
+		fmt.Fprintf(&b, "#   %s\n", strings.NewReplacer("\n", " ", "\r", " ").Replace(m))
+	}
+	if rep.Stopped != "" {
+		fmt.Fprintf(&b, "# The run stopped early: %s.\n", rep.Stopped)
+	}
+	return b.String()
 }
 
 type object = map[string]any

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -48,10 +47,25 @@ type Item struct {
 	// Source is the pull spec (registry reference) as the catalog lists it.
 	Source string `json:"source"`
 	// From is where the bytes are read, when not Source (a local catalog
-	// image, a mirror directory's entry).
-	From string              `json:"-"`
-	Role string              `json:"role"`
-	Uses []catalogimages.Use `json:"uses,omitempty"`
+	// image).
+	From string `json:"-"`
+	// Dir is the mirror directory the image is read from, its entry named
+	// after Source (FromDir's items); nothing is then read from a registry.
+	Dir string `json:"-"`
+	// Digest is the digest the image must arrive with, when known (what a
+	// mirror directory's report says it holds).
+	Digest string              `json:"-"`
+	Role   string              `json:"role"`
+	Uses   []catalogimages.Use `json:"uses,omitempty"`
+	// Attached are the entries of Dir attached to the image (signatures,
+	// attestations, referrers), copied with it.
+	Attached []Attachment `json:"-"`
+}
+
+// Attachment is an artifact attached to an image in a mirror directory:
+// Name is the tag (sha256-HEX.sig) or the digest it is known by.
+type Attachment struct {
+	Name, Digest string
 }
 
 // Result is what became of one Item.
@@ -63,14 +77,25 @@ type Result struct {
 	// names no tag).
 	Tag    string `json:"tag,omitempty"`
 	Digest string `json:"digest,omitempty"`
-	// Copied is false when everything was already at the destination.
+	// Copied is true when this run completed the image at the
+	// destination, false when it was there already or did not arrive
+	// whole (Error says why; Blobs and Bytes what of it was written).
 	Copied    bool     `json:"copied"`
 	Blobs     int      `json:"blobsCopied"`
 	Present   int      `json:"blobsPresent"`
 	Bytes     int64    `json:"bytes"`
 	Referrers []string `json:"referrers,omitempty"`
-	Error     string   `json:"error,omitempty"`
+	// Attached maps each of Referrers to its manifest's digest (what a
+	// mirror directory's entries are checked against).
+	Attached map[string]string `json:"attached,omitempty"`
+	Error    string            `json:"error,omitempty"`
+	// cut: the image did not arrive because the run stopped.
+	cut bool
 }
+
+// Cut says the image did not arrive because the run stopped (interrupted,
+// out of time, --fail-fast), not for a fault of its own.
+func (r Result) Cut() bool { return r.cut }
 
 // Report is a whole run.
 type Report struct {
@@ -78,15 +103,49 @@ type Report struct {
 	To      string   `json:"to"`
 	Catalog string   `json:"catalog,omitempty"`
 	Images  []Result `json:"images"`
+	// Earlier are images an earlier run wrote into the same directory that
+	// this run did not copy (another catalog's): the report lists every
+	// image of the directory, which --from-dir checks it against.
+	Earlier []Result `json:"earlier,omitempty"`
 	Failed  int      `json:"failed"`
+	// Complete is true when every image the catalog needs arrived.
+	Complete bool `json:"complete"`
+	// Missing are the images that did not arrive (their Results say why).
+	Missing []string `json:"missing,omitempty"`
+	// Stopped says why the run stopped before its end (interrupted, out of
+	// time), "" when it ran to its end.
+	Stopped string `json:"stopped,omitempty"`
+	// CatalogObjects says whether the CatalogSource and ClusterCatalog
+	// were written (a mirror to a registry): "written", "incomplete"
+	// (written with --allow-incomplete) or "not written".
+	CatalogObjects string `json:"catalogObjects,omitempty"`
+	// Files are the files written for the cluster (WriteManifests).
+	Files   []string `json:"files,omitempty"`
 	Bytes   int64    `json:"bytes"`
 	Blobs   int      `json:"blobsCopied"`
 	Seconds float64  `json:"seconds"`
+	// toDir: To is a directory.
+	toDir bool
+}
+
+// Tally counts what arrived and what did not.
+func (rep *Report) Tally() {
+	rep.Failed, rep.Missing, rep.Bytes, rep.Blobs = 0, nil, 0, 0
+	for _, r := range rep.Images {
+		if r.Error != "" {
+			rep.Failed++
+			rep.Missing = append(rep.Missing, r.Source)
+		}
+		rep.Bytes += r.Bytes
+		rep.Blobs += r.Blobs
+	}
+	rep.Complete = rep.Failed == 0 && rep.Stopped == ""
 }
 
 // Counters are a run's progress, updated as it goes, for a progress line.
 type Counters struct {
-	Done, Failed, Bytes atomic.Int64
+	// Present counts the images found whole at the destination.
+	Done, Failed, Present, Bytes atomic.Int64
 }
 
 // Options control a run.
@@ -99,8 +158,14 @@ type Options struct {
 	FailFast bool
 	// Signatures copies cosign signatures, attestations and OCI referrers.
 	Signatures bool
+	// Offline refuses every item not read from a mirror directory: a run
+	// from a directory reads no registry.
+	Offline bool
 	// Counters, when set, are kept up to date while the run goes.
 	Counters *Counters
+	// Missing are images known not to arrive (what a mirror directory
+	// lacks), added to the report as failures.
+	Missing []Result
 }
 
 // Plan lists what mirroring the catalog image catalogRef copies: the
@@ -152,9 +217,15 @@ func Run(ctx context.Context, cl *image.Client, items []Item, o Options) (*Repor
 	}
 	start := time.Now()
 	cp := cl.NewCopier()
+	defer func() { _ = cp.Close() }() // unlocks a directory; its index.json is flushed below
 	rep := &Report{To: o.To, Images: make([]Result, len(items))}
 	if o.ToDir != "" {
-		rep.To = o.ToDir
+		rep.To, rep.toDir = o.ToDir, true
+		// Locked, checked and cleaned of a killed run's partial files
+		// before anything is copied.
+		if err := cp.OpenLayout(o.ToDir); err != nil {
+			return nil, err
+		}
 	}
 	st := o.Counters
 	if st == nil {
@@ -172,10 +243,13 @@ func Run(ctx context.Context, cl *image.Client, items []Item, o Options) (*Repor
 			for i := range next {
 				r := copyOne(runCtx, cp, items[i], o, func(n int64) { st.Bytes.Add(n) })
 				if r.Error != "" {
+					r.cut = runCtx.Err() != nil
 					st.Failed.Add(1)
 					if o.FailFast {
 						cancel()
 					}
+				} else if !r.Copied {
+					st.Present.Add(1)
 				}
 				st.Done.Add(1)
 				rep.Images[i] = r
@@ -192,27 +266,30 @@ feed:
 	}
 	close(next)
 	wg.Wait()
-	closeErr := cp.Close()
+	// index.json first, then the report: a report never names an entry
+	// the directory lacks.
+	flushErr := cp.Flush()
 
 	for i := range rep.Images {
 		r := &rep.Images[i]
 		if r.Source == "" { // never started: fail-fast or cancelled
-			*r = Result{Item: items[i], Error: "not copied: the run stopped before this image"}
-		}
-		if r.Error != "" {
-			rep.Failed++
+			*r = Result{Item: items[i], Error: NotStarted, cut: true}
 		}
 		if r.Role == RoleCatalog && r.Error == "" {
 			rep.Catalog = r.Target
 		}
-		rep.Bytes += r.Bytes
-		rep.Blobs += r.Blobs
 	}
+	rep.Images = append(rep.Images, o.Missing...)
+	if ctx.Err() != nil {
+		rep.Stopped = context.Cause(ctx).Error()
+	}
+	rep.Tally()
 	rep.Seconds = time.Since(start).Seconds()
-	if closeErr != nil {
-		return rep, fmt.Errorf("write %s: %w", o.ToDir, closeErr)
+	if flushErr != nil {
+		return rep, fmt.Errorf("write %s: %w", o.ToDir, flushErr)
 	}
 	if o.ToDir != "" {
+		rep.Earlier = earlier(o.ToDir, items)
 		if err := writeJSON(filepath.Join(o.ToDir, ReportFile), rep); err != nil {
 			return rep, err
 		}
@@ -223,19 +300,56 @@ feed:
 	return rep, nil
 }
 
+// earlier are the images the report already in dir says arrived that
+// items do not name.
+func earlier(dir string, items []Item) []Result {
+	raw, err := image.ReadRegular(filepath.Join(dir, ReportFile), 256<<20)
+	if err != nil {
+		return nil
+	}
+	var prev Report
+	if json.Unmarshal(raw, &prev) != nil {
+		return nil
+	}
+	now := map[string]bool{}
+	for _, it := range items {
+		now[layoutName(it.Source)] = true
+	}
+	var out []Result
+	for _, r := range append(prev.Images, prev.Earlier...) {
+		if r.Error == "" && r.Digest != "" && !now[layoutName(r.Source)] {
+			now[layoutName(r.Source)] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// NotStarted is the error of an image a stopped run never started.
+const NotStarted = "not copied: the run stopped before this image"
+
 func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress func(int64)) Result {
 	r := Result{Item: it}
 	fail := func(err error) Result {
 		r.Error = err.Error()
 		return r
 	}
-	from := it.From
-	if from == "" {
-		from = it.Source
-	}
-	src, err := image.ParseReference(from)
-	if err != nil {
-		return fail(err)
+	var src image.Ref
+	switch {
+	case it.Dir != "":
+		src = image.Ref{Transport: image.TransportOCI, Path: it.Dir, Tag: layoutName(it.Source)}
+	case o.Offline:
+		// A mirror directory's run never reaches for a registry.
+		return fail(fmt.Errorf("%s is not in the mirror directory", it.Source))
+	default:
+		from := it.From
+		if from == "" {
+			from = it.Source
+		}
+		var err error
+		if src, err = image.ParseReference(from); err != nil {
+			return fail(err)
+		}
 	}
 	copyOpts := image.CopyOptions{Referrers: o.Signatures, Progress: progress}
 	var dst image.Ref
@@ -255,22 +369,77 @@ func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress
 		}
 		copyOpts.Tag = r.Tag
 	}
+	if it.Dir != "" {
+		copyOpts.Referrers = false // the directory holds them as entries
+	}
 	res, err := cp.Copy(ctx, src, dst, copyOpts)
 	r.Digest = res.Digest.String()
-	r.Blobs, r.Present, r.Bytes, r.Referrers = res.BlobsCopied, res.BlobsPresent, res.Bytes, res.Referrers
-	r.Copied = res.ManifestsCopied > 0 || res.BlobsCopied > 0
+	r.Blobs, r.Present, r.Bytes, r.Referrers, r.Attached = res.BlobsCopied, res.BlobsPresent, res.Bytes, res.Referrers, res.Attached
+	copied := res.ManifestsCopied > 0 || res.BlobsCopied > 0
 	if err != nil {
 		return fail(err)
 	}
 	if want := catalogimages.Digest(it.Source); want != "" && want != r.Digest {
 		return fail(fmt.Errorf("%s arrived with digest %s", it.Source, r.Digest))
 	}
+	if it.Digest != "" && it.Digest != r.Digest {
+		return fail(fmt.Errorf("%s arrived with digest %s, not %s as %s says", it.Source, r.Digest, it.Digest, ReportFile))
+	}
+	if o.Signatures {
+		for _, a := range it.Attached {
+			res, err := copyAttached(ctx, cp, it, a, dst, o.ToDir != "", copyOpts.Progress)
+			r.Blobs, r.Present, r.Bytes = r.Blobs+res.BlobsCopied, r.Present+res.BlobsPresent, r.Bytes+res.Bytes
+			if err != nil {
+				return fail(fmt.Errorf("%s, attached to it: %w", a.Name, err))
+			}
+			copied = copied || res.ManifestsCopied > 0 || res.BlobsCopied > 0
+			r.Referrers = append(r.Referrers, a.Name)
+			if r.Attached == nil {
+				r.Attached = map[string]string{}
+			}
+			r.Attached[a.Name] = a.Digest
+		}
+	}
+	// Only an image that arrived whole counts as copied.
+	r.Copied = copied
 	if o.ToDir != "" {
 		r.Target = "oci:" + o.ToDir + ":" + dst.Tag
 	} else {
 		r.Target = repo + "@" + r.Digest
 	}
 	return r
+}
+
+// copyAttached copies a mirror directory's entry attached to it's image to
+// the image's repository at dst, tagged with its tag (a digest-named
+// referrer gets no tag).
+func copyAttached(ctx context.Context, cp *image.Copier, it Item, a Attachment, dst image.Ref, toDir bool, progress func(int64)) (image.CopyResult, error) {
+	src := image.Ref{Transport: image.TransportOCI, Path: it.Dir, Tag: attachedName(it.Source, a.Name)}
+	opts := image.CopyOptions{Progress: progress}
+	if toDir {
+		dst.Tag = src.Tag
+	} else if catalogimages.Digest("x@"+a.Name) == "" {
+		opts.Tag = a.Name
+	}
+	res, err := cp.Copy(ctx, src, dst, opts)
+	if err == nil && res.Digest.String() != a.Digest {
+		err = fmt.Errorf("arrived with digest %s, not %s", res.Digest, a.Digest)
+	}
+	return res, err
+}
+
+// attachedName names the entry of what is attached to the image source in
+// a mirror directory, as the copy into it names it: the image's
+// repository and the tag, or @ and the digest.
+func attachedName(source, name string) string {
+	repo := source
+	if named, err := reference.ParseNormalizedNamed(source); err == nil {
+		repo = named.Name()
+	}
+	if catalogimages.Digest("x@"+name) != "" {
+		return repo + "@" + name
+	}
+	return repo + ":" + name
 }
 
 // layoutName names an image's entry in a mirror directory: its source
@@ -283,46 +452,97 @@ func layoutName(source string) string {
 	return named.String()
 }
 
-// FromDir lists what a mirror directory holds, as items to copy on: every
-// entry of its index.json (images, the catalog, attached signatures), with
-// the bundles that use each from the report left beside them. missing are
-// the images the run that wrote the directory could not copy into it.
+// FromDir lists what a mirror directory holds, as items to copy on: the
+// images of the report the run that wrote it left beside them, each with
+// what is attached to it and the bundles that use it. The directory is
+// untrusted input: every entry of its index.json must be in the report
+// with the same digest, and its files must be regular files (checked
+// again as each is read). missing are the images the directory lacks.
 func FromDir(dir string) (items []Item, missing []Result, err error) {
 	entries, err := image.LayoutEntries(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("mirror directory %s: %w (was it written by opm alpha mirror --to-dir?)", dir, err)
 	}
-	uses := map[string][]catalogimages.Use{}
+	reportPath := filepath.Join(dir, ReportFile)
+	raw, err := image.ReadRegular(reportPath, 256<<20)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mirror directory %s: %w (the report of the --to-dir run that wrote the directory, which every image is checked against; run opm alpha mirror --to-dir again on the connected side)", dir, err)
+	}
 	var prev Report
-	if raw, err := os.ReadFile(filepath.Join(dir, ReportFile)); err == nil {
-		if err := json.Unmarshal(raw, &prev); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, ReportFile), err)
+	if err := json.Unmarshal(raw, &prev); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", reportPath, err)
+	}
+
+	// What the report says the directory holds: each image that arrived,
+	// and what is attached to it, by entry name.
+	type want struct {
+		digest string
+		image  int // index in prev.Images
+		attach string
+	}
+	prev.Images = append(prev.Images, prev.Earlier...)
+	wants := map[string]want{}
+	for i, r := range prev.Images {
+		if r.Error != "" || r.Digest == "" {
+			continue
 		}
-		for _, r := range prev.Images {
-			uses[layoutName(r.Source)] = r.Uses
+		wants[layoutName(r.Source)] = want{digest: r.Digest, image: i}
+		for name, d := range r.Attached {
+			wants[attachedName(r.Source, name)] = want{digest: d, image: i, attach: name}
 		}
 	}
 	held := map[string]bool{}
 	for _, e := range entries {
 		name := e.Annotations[refName]
 		if name == "" {
-			continue
+			continue // never read
+		}
+		w, ok := wants[name]
+		if !ok {
+			return nil, nil, fmt.Errorf("mirror directory %s: index.json names %s (%s), which %s does not list as copied: the directory was changed after the run that wrote it; nothing was copied from it", dir, name, e.Digest, ReportFile)
+		}
+		if e.Digest.String() != w.digest {
+			what := "image"
+			if prev.Images[w.image].Role == RoleCatalog && w.attach == "" {
+				what = "catalog"
+			}
+			return nil, nil, fmt.Errorf("mirror directory %s: index.json names %s %s with digest %s, but %s says the run wrote %s: the directory was changed after it was written; nothing was copied from it", dir, what, name, e.Digest, ReportFile, w.digest)
 		}
 		held[name] = true
-		role := RoleImage
-		if e.Annotations[AnnotationRole] == RoleCatalog {
-			role = RoleCatalog
-		}
-		items = append(items, Item{Source: name, From: "oci:" + dir + ":" + name, Role: role, Uses: uses[name]})
 	}
-	if len(items) == 0 {
-		return nil, nil, fmt.Errorf("mirror directory %s holds no images", dir)
-	}
+
 	for _, r := range prev.Images {
-		if r.Error != "" && !held[layoutName(r.Source)] {
-			r.Error = "not in " + dir + ": " + r.Error
-			missing = append(missing, r)
+		name := layoutName(r.Source)
+		if r.Error != "" || !held[name] {
+			why := "not in " + dir
+			if r.Error != "" {
+				why += " (the --to-dir run that wrote it could not copy it: " + r.Error + ")"
+			} else {
+				why += " (" + ReportFile + " says it arrived: was the directory cut short?)"
+			}
+			missing = append(missing, Result{Item: r.Item, Error: why + "; run opm alpha mirror --to-dir again on the connected side and carry the directory across"})
+			continue
 		}
+		it := Item{Source: r.Source, Dir: dir, Digest: r.Digest, Role: r.Role, Uses: r.Uses}
+		if it.Role != RoleCatalog {
+			it.Role = RoleImage
+		}
+		var gone []string
+		for _, a := range sortedKeys(r.Attached) {
+			if !held[attachedName(r.Source, a)] {
+				gone = append(gone, a)
+				continue
+			}
+			it.Attached = append(it.Attached, Attachment{Name: a, Digest: r.Attached[a]})
+		}
+		if len(gone) > 0 {
+			missing = append(missing, Result{Item: r.Item, Error: fmt.Sprintf("not in %s whole: %s attached to it is missing; run opm alpha mirror --to-dir again on the connected side and carry the directory across", dir, strings.Join(gone, ", "))})
+			continue
+		}
+		items = append(items, it)
+	}
+	if len(items) == 0 && len(missing) == 0 {
+		return nil, nil, fmt.Errorf("mirror directory %s holds no images", dir)
 	}
 	// The catalog first, as a mirror to a registry copies it.
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Role == RoleCatalog && items[j].Role != RoleCatalog })

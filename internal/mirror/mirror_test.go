@@ -47,24 +47,55 @@ func TestObjectName(t *testing.T) {
 
 // TestWriteManifests: images by digest go to the ImageDigestMirrorSet,
 // by tag to the ImageTagMirrorSet, failed ones nowhere; the catalog gets a
-// CatalogSource and a ClusterCatalog by digest.
+// CatalogSource and a ClusterCatalog by digest, only for a complete mirror
+// or with AllowIncomplete (then headed by what is missing).
 func TestWriteManifests(t *testing.T) {
 	t.Parallel()
-	dir := filepath.Join(t.TempDir(), "out")
-	rep := &Report{Images: []Result{
+	images := []Result{
 		{Item: Item{Source: "quay.io/org/index:v1", Role: RoleCatalog}, Target: "m.example/olm/org/index@" + dig},
 		{Item: Item{Source: "quay.io/org/op@" + dig, Role: RoleImage}, Target: "m.example/olm/org/op@" + dig},
 		{Item: Item{Source: "quay.io/org/bundle:v1", Role: RoleImage}, Target: "m.example/olm/org/bundle@" + dig},
-		{Item: Item{Source: "quay.io/org/gone@" + dig, Role: RoleImage}, Error: "not found"},
-	}}
+	}
+	gone := Result{Item: Item{Source: "quay.io/org/gone@" + dig, Role: RoleImage}, Error: "not found"}
+
+	// Incomplete: mirror sets, mapping.txt without the catalog, no catalog objects.
+	dir := filepath.Join(t.TempDir(), "out")
+	rep := &Report{To: "m.example/olm", Images: append(append([]Result{}, images...), gone)}
+	rep.Tally()
+	require.False(t, rep.Complete)
 	files, err := WriteManifests(dir, rep, ManifestOptions{ICSP: true})
 	require.NoError(t, err)
-	var names []string
-	for _, f := range files {
-		names = append(names, filepath.Base(f))
+	assert.ElementsMatch(t, []string{"imagedigestmirrorset.yaml", "imagecontentsourcepolicy.yaml", "imagetagmirrorset.yaml", "mapping.txt"}, baseNames(files))
+	assert.Equal(t, CatalogWithheld, rep.CatalogObjects)
+	assert.NotContains(t, readText(t, filepath.Join(dir, "mapping.txt")), "index")
+	assert.Equal(t, []string{"quay.io/org/gone@" + dig}, rep.Missing)
+
+	// --allow-incomplete: written, headed by what is missing.
+	dir = filepath.Join(t.TempDir(), "out")
+	files, err = WriteManifests(dir, rep, ManifestOptions{AllowIncomplete: true})
+	require.NoError(t, err)
+	assert.Contains(t, baseNames(files), "catalogsource-index-v1.yaml")
+	assert.Equal(t, CatalogIncomplete, rep.CatalogObjects)
+	for _, f := range []string{"catalogsource-index-v1.yaml", "clustercatalog-index-v1.yaml"} {
+		text := readText(t, filepath.Join(dir, f))
+		assert.True(t, strings.HasPrefix(text, "# INCOMPLETE MIRROR (--allow-incomplete): 1 images"), text)
+		assert.Contains(t, text, "#   quay.io/org/gone@"+dig)
+		var obj map[string]any
+		require.NoError(t, yaml.Unmarshal([]byte(text), &obj), "still YAML")
 	}
+	assert.Contains(t, readText(t, filepath.Join(dir, "mapping.txt")), "quay.io/org/index:v1=")
+
+	// Complete.
+	dir = filepath.Join(t.TempDir(), "out")
+	rep = &Report{Images: images}
+	rep.Tally()
+	require.True(t, rep.Complete)
+	files, err = WriteManifests(dir, rep, ManifestOptions{ICSP: true})
+	require.NoError(t, err)
 	assert.ElementsMatch(t, []string{"imagedigestmirrorset.yaml", "imagecontentsourcepolicy.yaml", "imagetagmirrorset.yaml",
-		"catalogsource-index-v1.yaml", "clustercatalog-index-v1.yaml", "mapping.txt"}, names)
+		"catalogsource-index-v1.yaml", "clustercatalog-index-v1.yaml", "mapping.txt"}, baseNames(files))
+	assert.Equal(t, CatalogWritten, rep.CatalogObjects)
+	assert.Equal(t, files, rep.Files, "the report names the files written")
 
 	var idms struct {
 		APIVersion, Kind string
@@ -77,7 +108,7 @@ func TestWriteManifests(t *testing.T) {
 	}
 	readYAML(t, filepath.Join(dir, "imagedigestmirrorset.yaml"), &idms)
 	assert.Equal(t, "config.openshift.io/v1", idms.APIVersion)
-	require.Len(t, idms.Spec.ImageDigestMirrors, 1, "the failed image has no mirror")
+	require.Len(t, idms.Spec.ImageDigestMirrors, 1)
 	assert.Equal(t, "quay.io/org/op", idms.Spec.ImageDigestMirrors[0].Source)
 	assert.Equal(t, []string{"m.example/olm/org/op"}, idms.Spec.ImageDigestMirrors[0].Mirrors)
 
@@ -93,38 +124,94 @@ func TestWriteManifests(t *testing.T) {
 	assert.Equal(t, "openshift-marketplace", cs.Metadata.Namespace)
 	assert.Equal(t, "grpc", cs.Spec.SourceType)
 	assert.Equal(t, "m.example/olm/org/index@"+dig, cs.Spec.Image)
+	assert.NotContains(t, readText(t, filepath.Join(dir, "catalogsource-index-v1.yaml")), "INCOMPLETE")
 	assert.Contains(t, readText(t, filepath.Join(dir, "clustercatalog-index-v1.yaml")), "ref: m.example/olm/org/index@"+dig)
 	assert.Equal(t, "quay.io/org/bundle:v1=m.example/olm/org/bundle@"+dig+"\nquay.io/org/index:v1=m.example/olm/org/index@"+dig+
 		"\nquay.io/org/op@"+dig+"=m.example/olm/org/op@"+dig+"\n", readText(t, filepath.Join(dir, "mapping.txt")))
 }
 
-// TestFromDir: the entries of a mirror directory, the catalog first, with
-// the bundles that use each, and what the run that wrote it missed.
+func baseNames(files []string) []string {
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	return names
+}
+
+const dig2 = "sha256:" + "1123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// TestFromDir: the images of a mirror directory's report, the catalog
+// first, with the bundles that use each and what is attached to them,
+// and what the run that wrote it missed; an entry not in the report, or
+// with another digest, refuses the directory.
 func TestFromDir(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	index := `{"schemaVersion":2,"manifests":[
-{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"` + dig + `","size":1,"annotations":{"org.opencontainers.image.ref.name":"quay.io/org/op@` + dig + `"}},
-{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"` + dig + `","size":1,"annotations":{"org.opencontainers.image.ref.name":"quay.io/org/index:v1","io.opmkit.mirror.role":"catalog"}}]}`
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "index.json"), []byte(index), 0o644))
-	uses := []catalogimages.Use{{Package: "p", Bundle: "p.v1", As: "related"}}
-	prev := Report{Images: []Result{
-		{Item: Item{Source: "quay.io/org/op@" + dig, Uses: uses}},
-		{Item: Item{Source: "quay.io/org/gone:v1", Uses: uses}, Error: "manifest unknown"},
-	}}
-	raw, err := json.Marshal(prev)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ReportFile), raw, 0o644))
+	entry := func(name, d string, extra string) string {
+		return `{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"` + d + `","size":1,"annotations":{"org.opencontainers.image.ref.name":"` + name + `"` + extra + `}}`
+	}
+	write := func(t *testing.T, entries ...string) string {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "index.json"), []byte(`{"schemaVersion":2,"manifests":[`+strings.Join(entries, ",")+`]}`), 0o644))
+		uses := []catalogimages.Use{{Package: "p", Bundle: "p.v1", As: "related"}}
+		prev := Report{Images: []Result{
+			{Item: Item{Source: "quay.io/org/index:v1", Role: RoleCatalog}, Digest: dig},
+			{Item: Item{Source: "quay.io/org/op@" + dig, Role: RoleImage, Uses: uses}, Digest: dig,
+				Referrers: []string{"sha256-0123.sig"}, Attached: map[string]string{"sha256-0123.sig": dig2}},
+			{Item: Item{Source: "quay.io/org/gone:v1", Role: RoleImage, Uses: uses}, Error: "manifest unknown"},
+		}}
+		raw, err := json.Marshal(prev)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ReportFile), raw, 0o644))
+		return dir
+	}
+	good := []string{entry("quay.io/org/op@"+dig, dig, ""), entry("quay.io/org/op:sha256-0123.sig", dig2, ""),
+		entry("quay.io/org/index:v1", dig, `,"io.opmkit.mirror.role":"catalog"`)}
 
+	dir := write(t, good...)
 	items, missing, err := FromDir(dir)
 	require.NoError(t, err)
-	require.Len(t, items, 2)
+	require.Len(t, items, 2, "the signature goes with its image, not as an image of its own")
 	assert.Equal(t, RoleCatalog, items[0].Role)
-	assert.Equal(t, "oci:"+dir+":quay.io/org/index:v1", items[0].From)
-	assert.Equal(t, uses, items[1].Uses)
+	assert.Equal(t, dir, items[0].Dir)
+	assert.Equal(t, "quay.io/org/op@"+dig, items[1].Source)
+	assert.Equal(t, []Attachment{{Name: "sha256-0123.sig", Digest: dig2}}, items[1].Attached)
+	assert.Len(t, items[1].Uses, 1)
 	require.Len(t, missing, 1)
 	assert.Equal(t, "quay.io/org/gone:v1", missing[0].Source)
 	assert.Contains(t, missing[0].Error, "not in "+dir)
+	assert.Contains(t, missing[0].Error, "--to-dir again on the connected side")
+
+	// A swapped catalog.
+	_, _, err = FromDir(write(t, good[0], good[1], entry("quay.io/org/index:v1", dig2, "")))
+	assert.ErrorContains(t, err, "catalog quay.io/org/index:v1 with digest "+dig2+", but "+ReportFile+" says the run wrote "+dig)
+	// An entry slipped in.
+	_, _, err = FromDir(write(t, append(good, entry("quay.io/evil/x:1", dig2, ""))...))
+	assert.ErrorContains(t, err, "quay.io/evil/x:1")
+	// An image the report says arrived, gone from index.json: missing.
+	_, missing, err = FromDir(write(t, good[1], good[2]))
+	require.NoError(t, err)
+	assert.Len(t, missing, 2)
+
+	// An image an earlier run wrote (another catalog's) is in the report's
+	// earlier list, and copied on too.
+	dir = write(t, append(good, entry("quay.io/other/x:1", dig2, ""))...)
+	raw, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	require.NoError(t, err)
+	var prev Report
+	require.NoError(t, json.Unmarshal(raw, &prev))
+	prev.Earlier = []Result{{Item: Item{Source: "quay.io/other/x:1", Role: RoleImage}, Digest: dig2}}
+	raw, err = json.Marshal(prev)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ReportFile), raw, 0o644))
+	items, _, err = FromDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, items, 3)
+
+	// No report.
+	dir = write(t, good...)
+	require.NoError(t, os.Remove(filepath.Join(dir, ReportFile)))
+	_, _, err = FromDir(dir)
+	assert.ErrorContains(t, err, ReportFile)
 
 	_, _, err = FromDir(t.TempDir())
 	assert.ErrorContains(t, err, "was it written by opm alpha mirror --to-dir?")

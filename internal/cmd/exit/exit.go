@@ -130,6 +130,29 @@ func UsageOnUpstream(err error) int {
 	return Failed
 }
 
+// PartialError is the error of a run stopped (a signal, --timeout) after
+// it wrote something: Wrote says what, in place of "nothing was written".
+type PartialError struct {
+	Wrote string
+	Err   error
+}
+
+func (e *PartialError) Error() string { return e.Err.Error() }
+func (e *PartialError) Unwrap() error { return e.Err }
+
+// Partial is err of a run that wrote what wrote says before it stopped.
+func Partial(err error, wrote string) error { return &PartialError{Wrote: wrote, Err: err} }
+
+// WhatWasWritten is what a stopped run with error err wrote: the Wrote of
+// a PartialError in err, else "nothing was written".
+func WhatWasWritten(err error) string {
+	var p *PartialError
+	if errors.As(err, &p) && p.Wrote != "" {
+		return p.Wrote
+	}
+	return "nothing was written"
+}
+
 // TimeoutError is the cause of a run's context when --timeout ends it.
 type TimeoutError struct{ After time.Duration }
 

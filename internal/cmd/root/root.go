@@ -144,7 +144,7 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 	var timedOut exit.TimeoutError
 	if err != nil && ctx.Err() == nil && cmd != nil && cmd.Context() != nil && errors.As(context.Cause(cmd.Context()), &timedOut) {
 		// --timeout stopped the run: say it once, as for a signal.
-		msg := timedOut.Error() + "; nothing was written"
+		msg := timedOut.Error() + "; " + exit.WhatWasWritten(err)
 		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), msg)
 		if output.Of(cmd) == output.JSON {
 			_ = output.WriteJSON(f.IO.Out, output.NewErrorObject(errors.New(msg), exit.TimedOut))
@@ -167,9 +167,10 @@ func Run(ctx context.Context, f *factory.Factory, args []string) int {
 		if errors.As(context.Cause(ctx), &sig) {
 			code = sig.Status()
 		}
-		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), "interrupted; nothing was written")
+		msg := "interrupted; " + exit.WhatWasWritten(err)
+		fmt.Fprintln(f.IO.ErrOut, f.IO.ErrTheme().ErrorPrefix(), msg)
 		if output.Of(cmd) == output.JSON {
-			_ = output.WriteJSON(f.IO.Out, output.NewErrorObject(errors.New("interrupted; nothing was written"), code))
+			_ = output.WriteJSON(f.IO.Out, output.NewErrorObject(errors.New(msg), code))
 		}
 		return code
 	}

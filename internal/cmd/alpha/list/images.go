@@ -1,19 +1,41 @@
 package list
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 )
 
+// writeImages lists the images the catalog needs; images it names by
+// another transport than a registry (files of this machine) are not
+// listed but refused, each with the bundle naming it.
 func writeImages(f *factory.Factory, opts *Options, c *fbc.Catalog) error {
 	if err := c.CheckPackage(opts.Package); err != nil {
 		return err
 	}
-	images := catalogimages.List(c, opts.Package)
+	l := catalogimages.NewLister(opts.Package)
+	l.Add(c)
+	images := l.Images()
+	var err error
 	if opts.Output == output.JSON {
-		return output.WriteJSON(f.IO.Out, images)
+		err = output.WriteJSON(f.IO.Out, images)
+	} else {
+		err = catalogimages.WriteTable(f.IO.Out, images)
 	}
-	return catalogimages.WriteTable(f.IO.Out, images)
+	if err != nil {
+		return err
+	}
+	if refused := l.Refused(); len(refused) > 0 {
+		msgs := make([]string, len(refused))
+		for i, r := range refused {
+			msgs[i] = r.Error()
+		}
+		return errors.New(fmt.Sprintf("%d images are not registry references and are not listed:\n  ", len(refused)) + strings.Join(msgs, "\n  "))
+	}
+	return nil
 }

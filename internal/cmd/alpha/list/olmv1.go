@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/output"
@@ -16,6 +17,11 @@ func runOLMv1(ctx context.Context, f *factory.Factory, opts *Options, c *fbc.Cat
 	if opts.Pull {
 		opener := bundlesource.NewOpener(opts.Image, f.ImageClient)
 		jo.Pull = func(ctx context.Context, image string) (*bundle.Bundle, error) {
+			// The catalog names the image: a registry's, never a file here.
+			image, err := catalogimages.RegistryRef(image)
+			if err != nil {
+				return nil, err
+			}
 			o, err := opener.Open(ctx, image)
 			if o == nil {
 				return nil, err

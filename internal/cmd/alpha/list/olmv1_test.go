@@ -16,6 +16,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/olmv1"
+	"github.com/opmkit/opm/internal/registrytest"
 	"github.com/opmkit/opm/internal/shareddata"
 )
 
@@ -122,17 +123,22 @@ func TestListBundlesOLMv1Metadata(t *testing.T) {
 	t.Parallel()
 	o := cmdtest.New(t)
 	src := shareddata.Require(t, "corpus", "real", "marin3r", "0.13.1")
-	ref := "oci:" + filepath.Join(t.TempDir(), "layout") + ":1"
+	// The catalog names the bundle in a registry; the same image in an
+	// OCI layout on this machine is refused (issue 35).
+	ref := registrytest.Start(t).Ref("m-bundle:1")
+	local := "oci:" + filepath.Join(t.TempDir(), "layout") + ":1"
 	b, err := bundle.LoadDir(src)
 	require.NoError(t, err)
 	img, err := image.BuildBundleImage(os.DirFS(src), b.Annotations.Values)
 	require.NoError(t, err)
-	c, err := image.NewClient(image.Options{})
+	c, err := image.NewClient(image.Options{UseHTTP: true})
 	require.NoError(t, err)
-	pr, err := image.ParseReference(ref)
-	require.NoError(t, err)
-	_, err = c.Write(context.Background(), img, pr)
-	require.NoError(t, err)
+	for _, to := range []string{ref, local} {
+		pr, err := image.ParseReference(to)
+		require.NoError(t, err)
+		_, err = c.Write(context.Background(), img, pr)
+		require.NoError(t, err)
+	}
 
 	dir := t.TempDir()
 	cat := `{"schema":"olm.package","name":"m","defaultChannel":"stable"}
@@ -155,12 +161,17 @@ func TestListBundlesOLMv1Metadata(t *testing.T) {
 	assert.Equal(t, olmv1.FromCSVMetadata, v2.From)
 	assert.Equal(t, []string{"olmv1-webhooks"}, rulesOf(v2, "unknown"))
 
-	r = o.Run("alpha", "list", "bundles", dir, "m", "--olmv1", "--pull", "-o", "json")
+	r = o.Run("alpha", "list", "bundles", dir, "m", "--olmv1", "--pull", "--use-http", "-o", "json")
 	require.Equal(t, exit.Failed, r.Code, "m.v1's image cannot be pulled: %s", r.ErrOut)
 	assert.Contains(t, r.ErrOut, "example.invalid/m:1")
 
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(strings.Replace(cat, "example.invalid/m:1", local, 1)), 0o644))
+	r = o.Run("alpha", "list", "bundles", dir, "m", "--olmv1", "--pull", "--use-http", "-o", "json")
+	require.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "bundle m.v1: pull "+local+": the oci: transport reads this machine's files")
+
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(strings.Replace(cat, "example.invalid/m:1", ref, 1)), 0o644))
-	r = o.Run("alpha", "list", "bundles", dir, "m", "--olmv1", "--pull", "-o", "json")
+	r = o.Run("alpha", "list", "bundles", dir, "m", "--olmv1", "--pull", "--use-http", "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	list = nil
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &list))

@@ -18,7 +18,6 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
-	"github.com/opmkit/opm/internal/image/layerfs"
 	"github.com/opmkit/opm/internal/mirror"
 )
 
@@ -35,8 +34,11 @@ type Options struct {
 	Concurrency  int
 	FailFast     bool
 	Signatures   bool
-	Output       string
-	Image        image.Options
+	// AllowIncomplete writes the catalog's objects for a mirror that
+	// lacks images.
+	AllowIncomplete bool
+	Output          string
+	Image           image.Options
 }
 
 // NewCmd is `opm alpha mirror`; runF, when not nil, runs instead of Run.
@@ -64,9 +66,17 @@ the exit status is 1 unless everything arrived.
 Copying to a registry writes into --manifests-dir what a cluster needs:
 an ImageDigestMirrorSet and an ImageTagMirrorSet (--icsp adds an
 ImageContentSourcePolicy for OpenShift before 4.13), a CatalogSource and a
-ClusterCatalog for the mirrored catalog, and mapping.txt. Filter the
-catalog first (opm index filter) to mirror part of it. docs/mirroring.md
-walks through it.`,
+ClusterCatalog for the mirrored catalog, and mapping.txt. The CatalogSource
+and ClusterCatalog (and mapping.txt's catalog line) are written only when
+every image the catalog needs arrived; --allow-incomplete writes them
+anyway, headed by a comment naming what is missing.
+
+A catalog names images in registries: one naming an image by another
+transport (oci:, oci-archive:, dir: ...) is refused, and nothing of it is
+read. A mirror directory is checked against the report written in it
+(opm-mirror.json) before anything is copied from it, and --from-dir never
+reads a registry. Filter the catalog first (opm index filter) to mirror
+part of it. docs/mirroring.md walks through it.`,
 		Example: `  opm alpha mirror quay.io/me/index:v1 --to mirror.example:5000/olm
   opm alpha mirror quay.io/me/index:v1 --to-dir /media/usb/mirror
   opm alpha mirror --from-dir /media/usb/mirror --to mirror.internal:5000/olm --manifests-dir manifests/`,
@@ -92,6 +102,7 @@ walks through it.`,
 	fl.IntVar(&opts.Concurrency, "concurrency", 4, "how many images to copy at once")
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first image that cannot be copied")
 	fl.BoolVar(&opts.Signatures, "signatures", true, "copy the signatures, attestations and referrers attached to each image")
+	fl.BoolVar(&opts.AllowIncomplete, "allow-incomplete", false, "write the CatalogSource and ClusterCatalog even when images the catalog needs did not arrive (marked as incomplete)")
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (the report, on stdout)")
 	opts.Image.AddFlags(fl)
 	return cmd
@@ -119,11 +130,21 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return exit.With(exit.Usage, err)
 		}
 	} else {
+		if opts.ToDir != "" {
+			// Before the catalog is read: a directory that cannot be
+			// written safely is refused at once.
+			if err := image.CheckLayoutDir(opts.ToDir); err != nil {
+				return exit.With(exit.Usage, fmt.Errorf("--to-dir %s: %w", opts.ToDir, err))
+			}
+		}
 		// Read part by part: the images of a large catalog, not the catalog.
 		l := catalogimages.NewLister("")
 		add := func(c *fbc.Catalog) error { l.Add(c); return nil }
 		if _, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).OpenEach(ctx, opts.Catalog, add, catalogsource.DatabaseImage, catalogsource.CatalogImage); err != nil {
 			return indexio.Interrupted(ctx, exit.With(exit.Usage, fmt.Errorf("read catalog %s: %w", opts.Catalog, err)))
+		}
+		if refused := l.Refused(); len(refused) > 0 {
+			return exit.With(exit.Failed, catalogimages.RefusedError(opts.Catalog, refused))
 		}
 		items = mirror.Plan(opts.Catalog, l.Images())
 		if ref, err := image.ParseReference(opts.Catalog); err == nil && ref.Transport != image.TransportRegistry {
@@ -133,19 +154,18 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	counters := &mirror.Counters{}
 	progress := output.Progress(f.IO, opts.Output, "", 0)
 	start := time.Now()
-	stop := progress.Tick(time.Second, func() string { return progressLine(counters, len(items), time.Since(start)) })
+	stop := progress.Tick(time.Second, func() string { return counters.Line(len(items), time.Since(start)) })
 	rep, err := mirror.Run(ctx, cl, items, mirror.Options{To: opts.To, ToDir: opts.ToDir, Concurrency: opts.Concurrency,
-		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters})
+		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != ""})
 	stop()
 	progress.Finish()
 	if err != nil && rep == nil {
 		return exit.With(exit.Usage, err)
 	}
-	rep.Images, rep.Failed = append(rep.Images, missing...), rep.Failed+len(missing)
 	var files []string
-	if opts.To != "" && rep != nil {
+	if opts.To != "" {
 		var werr error
-		files, werr = mirror.WriteManifests(opts.ManifestsDir, rep, mirror.ManifestOptions{Name: opts.Name, ICSP: opts.ICSP})
+		files, werr = mirror.WriteManifests(opts.ManifestsDir, rep, mirror.ManifestOptions{Name: opts.Name, ICSP: opts.ICSP, AllowIncomplete: opts.AllowIncomplete})
 		if werr != nil && err == nil {
 			err = fmt.Errorf("write %s: %w", opts.ManifestsDir, werr)
 		}
@@ -155,10 +175,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			err = werr
 		}
 	} else {
-		writeText(f, rep, files)
+		writeText(f, opts, rep, files)
 	}
 	if err != nil {
-		return indexio.Interrupted(ctx, exit.With(exit.Failed, err))
+		if ctx.Err() != nil {
+			// Stopped: the last line (printed by opm's root) says what
+			// this run wrote, not that it wrote nothing.
+			return exit.With(exit.Failed, exit.Partial(err, mirror.Written(rep, opts.ManifestsDir, files)))
+		}
+		return exit.With(exit.Failed, err)
 	}
 	if rep.Failed > 0 {
 		return exit.With(exit.Failed, nil)
@@ -184,16 +209,4 @@ func check(opts *Options) error {
 		return exit.Usagef("--to %q: give REGISTRY[/PREFIX] without a scheme", opts.To)
 	}
 	return nil
-}
-
-func progressLine(c *mirror.Counters, total int, elapsed time.Duration) string {
-	b := c.Bytes.Load()
-	line := fmt.Sprintf("mirrored %d/%d images, %s", c.Done.Load(), total, layerfs.HumanSize(b))
-	if s := elapsed.Seconds(); s >= 1 {
-		line += fmt.Sprintf(" (%s/s)", layerfs.HumanSize(int64(float64(b)/s)))
-	}
-	if n := c.Failed.Load(); n > 0 {
-		line += fmt.Sprintf(", %d failed", n)
-	}
-	return line
 }

@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/image/layerfs"
@@ -11,15 +12,17 @@ import (
 
 // writeText says on stderr what arrived, what failed and for which
 // bundles, and what was written for the cluster.
-func writeText(f *factory.Factory, rep *mirror.Report, files []string) {
+func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []string) {
 	if rep == nil {
 		return
 	}
 	th := f.IO.ErrTheme()
 	w := f.IO.ErrOut
-	copied, present := 0, 0
+	copied, present, cut := 0, 0, 0
 	for _, r := range rep.Images {
 		switch {
+		case r.Error != "" && r.Cut() && rep.Stopped != "":
+			cut++ // said once below, not an error line each
 		case r.Error != "":
 			fmt.Fprintf(w, "%s %s: %s\n", th.ErrorPrefix(), printable.Name(r.Source), printable.Text(r.Error))
 			for i, u := range r.Uses {
@@ -39,6 +42,12 @@ func writeText(f *factory.Factory, rep *mirror.Report, files []string) {
 			present++
 		}
 	}
+	if present > 0 && copied+rep.Failed > 0 {
+		fmt.Fprintf(w, "resuming: %d images already there\n", present)
+	}
+	if cut > 0 {
+		fmt.Fprintf(w, "%d images not copied: the run stopped (%s)\n", cut, printable.Text(rep.Stopped))
+	}
 	fmt.Fprintf(w, "mirrored %d of %d images to %s: %d copied, %d already there; %s, %d blobs in %.1f s\n",
 		len(rep.Images)-rep.Failed, len(rep.Images), printable.Name(rep.To), copied, present,
 		layerfs.HumanSize(rep.Bytes), rep.Blobs, rep.Seconds)
@@ -48,7 +57,27 @@ func writeText(f *factory.Factory, rep *mirror.Report, files []string) {
 	for _, file := range files {
 		fmt.Fprintf(w, "wrote %s\n", printable.Name(file))
 	}
-	if rep.Failed > 0 {
-		fmt.Fprintf(w, "%s %d images did not arrive; run the same command again to retry them (what arrived is not copied again)\n", th.ErrorPrefix(), rep.Failed)
+	switch rep.CatalogObjects {
+	case mirror.CatalogWithheld:
+		fmt.Fprintf(w, "%s no CatalogSource or ClusterCatalog written: %d images the catalog needs did not arrive (a cluster could not install the bundles that need them); once they arrive they are written, or --allow-incomplete writes them now\n",
+			th.ErrorPrefix(), len(rep.Missing))
+	case mirror.CatalogIncomplete:
+		fmt.Fprintf(w, "%s the CatalogSource and ClusterCatalog were written for an incomplete mirror (--allow-incomplete): %d images are missing\n", th.ErrorPrefix(), len(rep.Missing))
+	}
+	if rep.Failed == 0 || rep.Stopped != "" {
+		return
+	}
+	lacking := 0 // what a mirror directory lacks: a rerun here cannot help
+	for _, r := range rep.Images {
+		if opts.FromDir != "" && strings.HasPrefix(r.Error, "not in ") {
+			lacking++
+		}
+	}
+	if n := rep.Failed - lacking; n > 0 {
+		fmt.Fprintf(w, "%s %d images did not arrive; run the same command again to retry them (what arrived is not copied again)\n", th.ErrorPrefix(), n)
+	}
+	if lacking > 0 {
+		fmt.Fprintf(w, "%s %d images are not in %s: run opm alpha mirror --to-dir again on the connected side, carry the directory across and run this command again\n",
+			th.ErrorPrefix(), lacking, printable.Name(opts.FromDir))
 	}
 }

@@ -82,6 +82,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 
 	progress := indexio.StartPull(f, output.Text, bundleimages.Distinct(images), &opts.Image)
 	b := bundleimages.New(func() (*image.Client, error) { return f.ImageClient(opts.Image) }, fbc.RenderOptions{Migrate: fbc.MigrateNone, ImageOrder: true})
+	b.RegistryOnly = true // what a template names, as a catalog: registry images only
 	b.KeepBundles = true
 	b.OnDone = progress.Step
 	b.Prefetch(ctx, images)

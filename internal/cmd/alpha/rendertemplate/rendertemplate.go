@@ -192,6 +192,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	// Related images in upstream's order: the catalog is compared with
 	// upstream's byte for byte.
 	b := bundleimages.New(func() (*image.Client, error) { return f.ImageClient(opts.Image) }, fbc.RenderOptions{Migrate: level, ImageOrder: true})
+	b.RegistryOnly = true // what a template names, as a catalog: registry images only
 	b.OnDone = progress.Step
 	b.Prefetch(ctx, images)
 	progress.Finish()

@@ -351,6 +351,8 @@ func TestRenderTemplateErrors(t *testing.T) {
 		{"bad output", good, []string{"-o", "table"}, exit.UpstreamUsage, []string{`invalid --output "table": use json, yaml or mermaid`}},
 		{"index image as a bundle", strings.Replace(good, f.refs["example-operator.v0.2.0"], f.indexImage(t), 1), nil, exit.Failed,
 			[]string{"t.yaml:20: entries[3].image: bundle image", "is an index image, not a bundle image"}},
+		{"local layout as a bundle (issue 35)", strings.Replace(good, f.refs["example-operator.v0.2.0"], "oci:/var/tmp/layout:1", 1), nil, exit.Failed,
+			[]string{"t.yaml:20: entries[3].image: bundle image oci:/var/tmp/layout:1", "the oci: transport reads this machine's files"}},
 		{"directory as a bundle", strings.Replace(good, f.refs["example-operator.v0.2.0"], templatetest.ValidBundle(), 1), nil, exit.Failed,
 			[]string{"t.yaml:20: entries[3].image", "is a directory here, but a template names bundle images"}},
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/cmd/bundlesource"
 	"github.com/opmkit/opm/internal/cmd/config"
 	"github.com/opmkit/opm/internal/cmd/exit"
@@ -97,6 +98,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	res, err := db.Export(ctx, opts.Folder, index.ExportOptions{
 		Packages: opts.Packages,
 		Fetch: func(ctx context.Context, ref string) (*bundle.Bundle, error) {
+			// The index names the image: a registry's, never a file or
+			// directory of this machine.
+			ref, err := catalogimages.RegistryRef(ref)
+			if err != nil {
+				return nil, err
+			}
 			ob, err := opener.Open(ctx, ref)
 			progress.Step()
 			if err != nil {

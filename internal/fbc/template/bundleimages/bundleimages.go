@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/indeximage"
@@ -28,6 +29,10 @@ type Renderer struct {
 	// KeepBundles keeps each loaded bundle, so that RenderAt renders it at
 	// other migrate levels without pulling it again (set before use).
 	KeepBundles bool
+	// RegistryOnly refuses images named by another transport than a
+	// registry (oci:, oci-archive:, dir: ...): a template, as a catalog,
+	// names images in registries, never files of the machine rendering it.
+	RegistryOnly bool
 
 	clientOnce sync.Once
 	client     *image.Client
@@ -126,6 +131,11 @@ func (r *Renderer) RenderAt(level fbc.MigrateLevel) func(ctx context.Context, re
 func (r *Renderer) load(ctx context.Context, ref string) (*bundle.Bundle, error) {
 	if st, err := os.Stat(ref); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("is a directory here, but a template names bundle images (push the bundle, or give its image reference)")
+	}
+	if r.RegistryOnly {
+		if _, err := catalogimages.RegistryRef(ref); err != nil {
+			return nil, fmt.Errorf("is refused: %w", err)
+		}
 	}
 	if _, err := image.ParseReference(ref); err != nil {
 		return nil, fmt.Errorf("is not a valid image reference: %w", err)

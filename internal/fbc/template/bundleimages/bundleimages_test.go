@@ -67,3 +67,22 @@ func TestRenderer(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "is not a valid image reference")
 }
+
+// TestRendererRegistryOnly (issue 35): a template names bundle images in
+// registries; with RegistryOnly a bundle in an OCI layout on this machine
+// is refused (without it, as for a bundle the user names, it renders).
+func TestRendererRegistryOnly(t *testing.T) {
+	t.Parallel()
+	ref := "oci:" + t.TempDir() + "/layout:1"
+	templatetest.Push(t, templatetest.Version(t, "example-operator.v0.1.0", "0.1.0", "", ""), ref)
+	newClient := func() (*image.Client, error) { return image.NewClient(image.Options{}) }
+
+	_, err := bundleimages.New(newClient, fbc.RenderOptions{}).Render(context.Background(), ref)
+	require.NoError(t, err, "a local bundle renders when allowed")
+
+	r := bundleimages.New(newClient, fbc.RenderOptions{})
+	r.RegistryOnly = true
+	_, err = r.Render(context.Background(), ref)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the oci: transport reads this machine's files")
+}
