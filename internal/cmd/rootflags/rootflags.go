@@ -40,7 +40,7 @@ func Add(root *cobra.Command) {
 	pf.Bool(flagDebug, false, "print more detail on stderr: the command's settings and the chain of a failure's causes")
 	_ = pf.MarkHidden(flagDebug)
 	pf.String(image.FlagSignaturePolicy, "", "containers policy.json every image pull is verified against (commands that pull nothing ignore it; default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
-	pf.Duration(flagTimeout, 0, "stop the command after this long (for example 10m): it stops its fetches, rolls back, writes nothing and exits 124; 0 means no limit")
+	pf.Duration(flagTimeout, 0, "stop the command after this long (for example 10m): it stops its fetches, rolls back what it was writing, says what was written (alpha mirror keeps what arrived, to resume) and exits 124; 0 means no limit")
 }
 
 // flagTimeout bounds a whole run.
