@@ -10,7 +10,8 @@
 # Runs the probe once per STALL_CONNS value (default "50 625": issue 20's
 # 5,000 streams on 50 connections, and issue 27's on 625, 8 a connection,
 # where each connection's own buffers count too).
-# Usage: bench/serve-stalled.sh   (RUNS=N, default 1; STALL_CONNS="50 625")
+# Issue 40's probe is STALL_STREAMS=2000 STALL_CONNS=20 (100 a connection).
+# Usage: bench/serve-stalled.sh   (RUNS=N, default 1; STALL_CONNS="50 625"; STALL_STREAMS=N)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TAGS='containers_image_openpgp containers_image_storage_stub containers_image_docker_daemon_stub'

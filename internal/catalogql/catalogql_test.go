@@ -22,7 +22,7 @@ func (m *memSource) EachBlob(fn func(string, []byte) error) error {
 	return nil
 }
 
-func (m *memSource) SchemaBlobs(schema string, offset, limit int) ([][]byte, error) {
+func (m *memSource) SchemaBlobs(schema string, offset, limit int, admit func(int64) error) ([][]byte, error) {
 	var out [][]byte
 	for i, b := range m.blobs {
 		if m.schemas[i] != schema {
@@ -34,6 +34,9 @@ func (m *memSource) SchemaBlobs(schema string, offset, limit int) ([][]byte, err
 		}
 		if len(out) == limit {
 			break
+		}
+		if err := admit(int64(len(b))); err != nil {
+			return nil, err
 		}
 		out = append(out, []byte(b))
 	}

@@ -17,12 +17,24 @@ const (
 // checkComplexity refuses a query that does not parse, nests selections
 // deeper than maxDepth, or selects more than maxFields fields or maxAliases
 // aliases in all (each operation counting the fragments it spreads once),
-// with catalogd's messages.
+// with catalogd's messages; and, before graphql-go parses or validates it,
+// a document of a shape it would recurse on without bound (shape.go).
 func checkComplexity(query string) error {
+	if err := checkNesting(query); err != nil {
+		return err
+	}
 	doc, err := parser.Parse(parser.ParseParams{Source: query})
 	if err != nil {
 		return fmt.Errorf("query parse error: %w", err)
 	}
+	if err := checkOperations(doc); err != nil {
+		return err
+	}
+	return checkFragments(doc)
+}
+
+// checkOperations is catalogd's own walk of the operations.
+func checkOperations(doc *ast.Document) error {
 	w := &walker{fragments: map[string]*ast.FragmentDefinition{}}
 	for _, d := range doc.Definitions {
 		if f, ok := d.(*ast.FragmentDefinition); ok {

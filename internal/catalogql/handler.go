@@ -1,10 +1,13 @@
 package catalogql
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -21,7 +24,21 @@ type HandlerOptions struct {
 	// are 404 (once the query is known to be well formed, as on catalogd
 	// for a catalog it does not hold).
 	Name string
+	// Concurrency is how many queries run at once (DefaultConcurrency
+	// when 0); one more waits up to QueueWait for a turn, then is
+	// answered 429 Too Many Requests with Retry-After.
+	Concurrency int
+	// QueueWait is how long a query waits for a turn (DefaultQueueWait
+	// when 0).
+	QueueWait time.Duration
 }
+
+// DefaultConcurrency is the queries answered at once by default: two for
+// each CPU.
+func DefaultConcurrency() int { return 2 * runtime.NumCPU() }
+
+// DefaultQueueWait is how long a query waits for a turn by default.
+const DefaultQueueWait = time.Second
 
 // Handler answers POST {"query": "..."} with the query's result as JSON,
 // checking the request in catalogd's order and with its statuses and
@@ -30,7 +47,17 @@ type HandlerOptions struct {
 // over MaxQueryBytes. Variables and operationName are ignored, as catalogd
 // ignores them. Mounted on a pattern with {catalog}, that path value is
 // checked as catalogd checks it.
+//
+// Queries that pass those checks and catalogd's bounds run at most
+// opts.Concurrency at once.
 func Handler(s *Schema, opts HandlerOptions) http.Handler {
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency()
+	}
+	if opts.QueueWait <= 0 {
+		opts.QueueWait = DefaultQueueWait
+	}
+	turns := make(chan struct{}, opts.Concurrency)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
@@ -66,6 +93,14 @@ func Handler(s *Schema, opts HandlerOptions) http.Handler {
 				statusError(w, http.StatusNotFound) // no such catalog
 				return
 			}
+			if !takeTurn(r.Context(), turns, opts.QueueWait) {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, fmt.Sprintf("%d %s: %d GraphQL queries are running (--http-graphql-concurrency); retry later", http.StatusTooManyRequests, http.StatusText(http.StatusTooManyRequests), opts.Concurrency), http.StatusTooManyRequests)
+				return
+			}
+			// The turn is held until the answer is written: its memory is
+			// the query's until then.
+			defer func() { <-turns }()
 			res = s.run(r.Context(), params.Query)
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -73,6 +108,25 @@ func Handler(s *Schema, opts HandlerOptions) http.Handler {
 			statusError(w, http.StatusInternalServerError) // as catalogd: after a failed write too
 		}
 	})
+}
+
+// takeTurn waits up to wait for one of turns, false when none came (or
+// the request ended).
+func takeTurn(ctx context.Context, turns chan struct{}, wait time.Duration) bool {
+	select {
+	case turns <- struct{}{}:
+		return true
+	default:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case turns <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // statusError writes catalogd's error body: the code and its text.

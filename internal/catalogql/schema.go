@@ -3,6 +3,7 @@ package catalogql
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -17,8 +18,9 @@ type Source interface {
 	// EachBlob calls fn with each blob's schema and JSON, in catalog order.
 	EachBlob(fn func(schema string, blob []byte) error) error
 	// SchemaBlobs returns at most limit blobs of a schema, skipping the
-	// first offset, in catalog order.
-	SchemaBlobs(schema string, offset, limit int) ([][]byte, error)
+	// first offset, in catalog order. It calls admit with each blob's
+	// size before reading it, and fails with admit's error.
+	SchemaBlobs(schema string, offset, limit int, admit func(size int64) error) ([][]byte, error)
 }
 
 // Schema is a catalog's GraphQL schema, answering from its Source.
@@ -26,6 +28,7 @@ type Schema struct {
 	schema  graphql.Schema
 	src     Source
 	summary []any // of map[string]any: name, totalObjects, totalFields
+	limits  Limits
 }
 
 // Paging bounds, as catalogd's: limit defaults to 100 and is at most 100.
@@ -34,7 +37,8 @@ const (
 	maxLimit     = 100
 )
 
-// QueryTimeout bounds the execution of one query, as catalogd bounds it.
+// QueryTimeout bounds the execution of one query, as catalogd bounds it;
+// here its work stops then too (Limits).
 const QueryTimeout = 5 * time.Second
 
 // Build discovers the schema of the catalog in src. It fails when two FBC
@@ -65,6 +69,7 @@ func Build(src Source) (*Schema, error) {
 		queries[queryField(n)] = n
 	}
 	s := &Schema{src: src}
+	s.SetLimits(Limits{})
 	root := graphql.Fields{}
 	for _, n := range names {
 		info := d.schemas[n]
@@ -128,15 +133,16 @@ func byFieldName(name string, flatten bool) graphql.FieldResolveFn {
 		if !ok {
 			return nil, nil
 		}
+		q := queryOf(p.Context)
 		for _, k := range sortedKeys(obj) {
 			if fieldName(k) == name {
-				if flatten {
-					return asJSONText(obj[k]), nil
+				if !flatten {
+					return charged(q, obj[k])
 				}
-				return obj[k], nil
+				return charged(q, asJSONText(obj[k]))
 			}
 		}
-		return nil, nil
+		return charged(q, nil)
 	}
 }
 
@@ -147,11 +153,24 @@ func nestedValue(name string) graphql.FieldResolveFn {
 	return func(p graphql.ResolveParams) (any, error) {
 		if obj, ok := p.Source.(map[string]any); ok {
 			if v, ok := obj[name]; ok {
-				return asJSONText(v), nil
+				return charged(queryOf(p.Context), asJSONText(v))
 			}
 		}
 		return byName(p)
 	}
+}
+
+// charged answers v when the query's budget has room for it, else nothing
+// (the query is stopped, and its answer will say why).
+func charged(q *query, v any) (any, error) {
+	n := int64(valueCost)
+	if s, ok := v.(string); ok {
+		n += int64(len(s))
+	}
+	if !q.charge(n) {
+		return nil, nil
+	}
+	return v, nil
 }
 
 // asJSONText turns objects and lists into their JSON (encoding/json's,
@@ -179,13 +198,25 @@ func (s *Schema) listField(schema string, t *graphql.Object) *graphql.Field {
 			"offset": &graphql.ArgumentConfig{Type: graphql.Int, DefaultValue: 0, Description: "Number of items to skip"},
 		},
 		Resolve: func(p graphql.ResolveParams) (any, error) {
+			q := queryOf(p.Context)
+			if !q.charge(valueCost) {
+				return nil, nil
+			}
 			limit, _ := p.Args["limit"].(int)
 			if limit <= 0 || limit > maxLimit {
 				limit = maxLimit
 			}
 			offset, _ := p.Args["offset"].(int)
 			offset = max(offset, 0)
-			blobs, err := s.src.SchemaBlobs(schema, offset, limit)
+			blobs, err := s.src.SchemaBlobs(schema, offset, limit, func(n int64) error {
+				if !q.charge(readFactor * n) {
+					return ErrOverBudget
+				}
+				return nil
+			})
+			if q != nil && q.stopped.Load() {
+				return nil, nil // why is answered instead
+			}
 			if err != nil {
 				return nil, fmt.Errorf("error loading objects for schema %s: %w", schema, err)
 			}
@@ -213,15 +244,17 @@ func (s *Schema) summaryField(n int) *graphql.Field {
 			"totalSchemas": &graphql.Field{Type: graphql.Int},
 			"schemas":      &graphql.Field{Type: graphql.NewList(schemaSummary)},
 		}}),
-		Resolve: func(graphql.ResolveParams) (any, error) {
-			return map[string]any{"totalSchemas": n, "schemas": s.summary}, nil
+		Resolve: func(p graphql.ResolveParams) (any, error) {
+			return charged(queryOf(p.Context), map[string]any{"totalSchemas": n, "schemas": s.summary})
 		},
 	}
 }
 
 // Do answers a query: a query over catalogd's bounds (depth, fields,
-// aliases) or that does not parse is one error; otherwise graphql-go's
-// result, within QueryTimeout.
+// aliases), of a shape graphql-go would recurse on without bound, or that
+// does not parse is one error; otherwise graphql-go's result, within the
+// Schema's Limits: a query whose time or budget runs out, or whose ctx
+// ends, stops its work and is answered with one error saying which.
 func (s *Schema) Do(ctx context.Context, query string) *graphql.Result {
 	if res := refused(query); res != nil {
 		return res
@@ -237,8 +270,22 @@ func refused(query string) *graphql.Result {
 	return nil
 }
 
-func (s *Schema) run(ctx context.Context, query string) *graphql.Result {
-	ctx, cancel := context.WithTimeout(ctx, QueryTimeout)
+func (s *Schema) run(ctx context.Context, text string) *graphql.Result {
+	ctx, cancel := context.WithTimeout(ctx, s.limits.Timeout)
 	defer cancel()
-	return graphql.Do(graphql.Params{Schema: s.schema, RequestString: query, Context: ctx})
+	q := &query{}
+	q.left.Store(s.limits.Memory)
+	// graphql-go gives up on a query whose context ends but leaves its
+	// executor running: the resolvers stop it.
+	unhook := context.AfterFunc(ctx, func() { q.stop(ctx.Err()) })
+	defer unhook()
+	res := graphql.Do(graphql.Params{Schema: s.schema, RequestString: text, Context: context.WithValue(ctx, queryKey{}, q)})
+	if !q.stopped.Load() {
+		return res
+	}
+	why := q.reason()
+	if errors.Is(why, ErrOverBudget) {
+		why = overBudget(s.limits.Memory)
+	}
+	return &graphql.Result{Errors: []gqlerrors.FormattedError{gqlerrors.FormatError(why)}}
 }

@@ -32,12 +32,18 @@ type catalogdAnswer struct {
 	BodyRepeat int               `json:"bodyRepeat"`
 	BodyPrefix string            `json:"bodyPrefix"`
 	BodySuffix string            `json:"bodySuffix"`
-	Response   struct {
+	// Opm is the GraphQL error opm answers instead of catalogd's answer
+	// (hostile.requests.json: documents catalogd dies or hangs on).
+	Opm      string `json:"opm"`
+	Response struct {
 		Status     int               `json:"status"`
 		Header     map[string]string `json:"header"`
 		Body       *string           `json:"body"`
 		BodySHA256 string            `json:"bodySHA256"`
 		BodyLen    int               `json:"bodyLen"`
+		// Failure is what became of catalogd's process when it did not
+		// answer (the harness's -isolate).
+		Failure string `json:"failure"`
 	} `json:"response"`
 }
 
@@ -68,6 +74,19 @@ func TestCatalogdAnswersReference(t *testing.T) {
 			t.Logf("%d catalogd answers replayed over %s", n, render)
 		})
 	}
+}
+
+// TestCatalogdHostileDocuments replays documents graphql-go's parser and
+// validation recurse on without bound: fragment cycles (which overflow
+// catalogd's stack and kill its process), nesting tens of thousands deep,
+// long and doubling fragment chains (which catalogd did not answer within
+// 30 s). opm refuses each before validation with the error recorded beside
+// catalogd's fate, and answers the others as catalogd does; a crash here
+// takes the test binary down with it.
+func TestCatalogdHostileDocuments(t *testing.T) {
+	t.Parallel()
+	n := replayCatalogd(t, filepath.Join("testdata", "catalogd", "fixture"), filepath.Join("testdata", "catalogd", "hostile.answers.json"))
+	t.Logf("%d hostile documents replayed over the fixture", n)
 }
 
 // TestCatalogdAnswersBigBlob replays catalogd's answers over a catalog
@@ -143,6 +162,17 @@ func replayCatalogd(t *testing.T, catalog, answersFile string) int {
 			continue
 		}
 		want := a.Response
+		if a.Opm != "" {
+			wantBody := `{"data":null,"errors":[{"message":` + jsonOf(a.Opm) + `,"locations":[]}]}` + "\n"
+			if resp.StatusCode != http.StatusOK || string(got) != wantBody {
+				t.Errorf("%s: %d %.500s, want 200 %s (catalogd: %d %s)", a.Name, resp.StatusCode, got, wantBody, want.Status, want.Failure)
+			}
+			continue
+		}
+		if want.Failure != "" {
+			t.Errorf("%s: catalogd gave no answer (%s) and no opm answer is recorded", a.Name, want.Failure)
+			continue
+		}
 		if resp.StatusCode != want.Status {
 			t.Errorf("%s: status %d, catalogd %d (body %.300q)", a.Name, resp.StatusCode, want.Status, got)
 		}

@@ -36,8 +36,8 @@ func (s *Store) EachBlob(fn func(schema string, blob []byte) error) error {
 const maxGraphQLBlob = 16 << 20
 
 // SchemaBlobs returns at most limit lines of the blobs of a schema, from
-// the offset-th, in catalog order.
-func (s *Store) SchemaBlobs(schema string, offset, limit int) ([][]byte, error) {
+// the offset-th, in catalog order, each admitted by admit before it is read.
+func (s *Store) SchemaBlobs(schema string, offset, limit int, admit func(int64) error) ([][]byte, error) {
 	idx := s.bySchema[schema]
 	if offset >= len(idx) || limit <= 0 {
 		return nil, nil
@@ -49,6 +49,9 @@ func (s *Store) SchemaBlobs(schema string, offset, limit int) ([][]byte, error) 
 		if b.length > maxGraphQLBlob {
 			return nil, fmt.Errorf("invalid section length %d at offset %d", b.length, b.offset)
 		}
+		if err := admit(b.length); err != nil {
+			return nil, err
+		}
 		out[i] = make([]byte, b.length)
 		if _, err := s.file.ReadAt(out[i], b.offset); err != nil {
 			return nil, fmt.Errorf("read stored catalog: %w", err)
@@ -59,8 +62,8 @@ func (s *Store) SchemaBlobs(schema string, offset, limit int) ([][]byte, error) 
 
 // graphQLRoutes mounts catalogd's GraphQL endpoint at the root and under
 // /catalogs/{catalog}/.
-func graphQLRoutes(mux *http.ServeMux, s *catalogql.Schema, name string) {
-	h := catalogql.Handler(s, catalogql.HandlerOptions{Name: name})
+func graphQLRoutes(mux *http.ServeMux, s *catalogql.Schema, name string, concurrency int) {
+	h := catalogql.Handler(s, catalogql.HandlerOptions{Name: name, Concurrency: concurrency})
 	mux.Handle("/api/v1/graphql", h)
 	mux.Handle("/catalogs/{catalog}/api/v1/graphql", h)
 }

@@ -31,6 +31,10 @@ type Options struct {
 	// GraphQL, when set, serves /api/v1/graphql from it (catalogd's
 	// GraphQLCatalogQueries gate, off by default there).
 	GraphQL *catalogql.Schema
+	// GraphQLConcurrency is how many GraphQL queries run at once (0:
+	// catalogql.DefaultConcurrency); others wait a second for a turn,
+	// then are answered 429.
+	GraphQLConcurrency int
 	// UI, when set, makes the handler for every path the API does not
 	// answer (opm serve --http-ui: internal/catalogui).
 	UI func(*Store) http.Handler
@@ -54,7 +58,7 @@ func Handler(s *Store, opts Options) http.Handler {
 		mux.HandleFunc("/catalogs/{catalog}/api/v1/metas", onlyMethods(h.named(h.metas)))
 	}
 	if opts.GraphQL != nil {
-		graphQLRoutes(mux, opts.GraphQL, opts.Name)
+		graphQLRoutes(mux, opts.GraphQL, opts.Name, opts.GraphQLConcurrency)
 	}
 	if opts.UI != nil {
 		mux.Handle("/", opts.UI(s))

@@ -23,7 +23,7 @@ import (
 const (
 	DefaultStopGrace            = 5 * time.Second
 	DefaultMaxConcurrentStreams = 0 // no limit, as upstream (grpc-go's default)
-	DefaultMaxWaitingStreams    = 1024
+	DefaultMaxWaitingStreams    = 128
 	DefaultKeepaliveTime        = time.Minute
 	DefaultKeepaliveTimeout     = 20 * time.Second
 	DefaultIdleTimeout          = 15 * time.Minute

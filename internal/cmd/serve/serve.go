@@ -56,6 +56,9 @@ type Options struct {
 	HTTPCatalogName string
 	HTTPUI          catalogui.Flags // --http-ui: a web UI of the catalog at / (internal/catalogui)
 	HTTPGraphQL     bool            // catalogd's GraphQL endpoint (internal/catalogql)
+	// HTTPGraphQLConcurrency is --http-graphql-concurrency: queries
+	// answered at once.
+	HTTPGraphQLConcurrency int
 	// HTTPGzipEncoders is --http-gzip-encoders as httpcatalog's
 	// Options.GzipEncoders: 0 is the default, negative no compression
 	// (the flag's 0).
@@ -132,6 +135,7 @@ The catalog is read once: later changes to DIR are not served.`,
 	fl.StringVar(&opts.HTTPCatalogName, "http-catalog-name", "", "answer /catalogs/NAME/api/v1/... only for this name (default: any name)")
 	opts.HTTPUI.AddFlags(fl)
 	fl.BoolVar(&opts.HTTPGraphQL, "http-graphql", false, "serve POST /api/v1/graphql too (catalogd's GraphQLCatalogQueries feature gate)")
+	fl.IntVar(&opts.HTTPGraphQLConcurrency, "http-graphql-concurrency", 0, "GraphQL queries answered at once, each within a 5 s deadline and a 64 MiB memory budget (0: two for each CPU); another waits up to a second for a turn, then is answered 429 Too Many Requests")
 	fl.IntVar(&opts.HTTPGzipEncoders, "http-gzip-encoders", httpcatalog.DefaultGzipEncoders, "gzip compressors (about 800 KiB each; zstd states alike) shared by all HTTP responses, each used for 32 KiB at a time; a slow client holds one compressed chunk, never a compressor (0: no compression)")
 	fl.Bool("grpc", true, "serve the gRPC api.Registry on --port; --grpc=false serves --http alone")
 	return cmd
@@ -151,6 +155,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if (opts.HTTPUI.On || opts.HTTPGraphQL) && !web {
 		return exit.Usagef("--http-ui and --http-graphql serve beside the HTTP API: add --http ADDR")
+	}
+	if opts.HTTPGraphQLConcurrency < 0 {
+		return exit.Usagef("--http-graphql-concurrency %d: give at least 1 (0: the default, two for each CPU)", opts.HTTPGraphQLConcurrency)
 	}
 	if opts.HTTPCatalogName != "" {
 		if errs := validation.IsDNS1123Subdomain(opts.HTTPCatalogName); len(errs) > 0 {
@@ -209,7 +216,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if web && !opts.CacheOnly {
 		// The HTTP store reads the same files as the gRPC conversion: both at once.
 		store = httpcatalog.Start(opts.Dir, httpcatalog.ServerOptions{Addr: opts.HTTP, Listener: opts.HTTPListener, GraphQL: opts.HTTPGraphQL,
-			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: catalogui.For[*httpcatalog.Store](opts.HTTPUI, opts.HTTPCatalogName), GzipEncoders: opts.HTTPGzipEncoders}, Limits: opts.Limits})
+			Handler: httpcatalog.Options{Name: opts.HTTPCatalogName, Metas: opts.HTTPMetas, Logger: log, UI: catalogui.For[*httpcatalog.Store](opts.HTTPUI, opts.HTTPCatalogName), GzipEncoders: opts.HTTPGzipEncoders, GraphQLConcurrency: opts.HTTPGraphQLConcurrency}, Limits: opts.Limits})
 		defer store.Close()
 	}
 	if opts.NoGRPC {

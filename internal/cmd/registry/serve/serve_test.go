@@ -36,7 +36,7 @@ func TestFlags(t *testing.T) {
 	// are bounded by what they hold (--max-waiting-streams).
 	assert.Equal(t, serve.ServerFlags{StopGrace: registry.DefaultStopGrace, MaxConcurrentStreams: 0, MaxWaitingStreams: registry.DefaultMaxWaitingStreams,
 		KeepaliveTime: registry.DefaultKeepaliveTime, IdleTimeout: registry.DefaultIdleTimeout, StallTimeout: registry.DefaultStallTimeout}, opts.Server)
-	assert.Equal(t, registry.Limits{MaxConcurrentStreams: -1, MaxWaitingStreams: 1024, KeepaliveTime: time.Minute, IdleTimeout: 15 * time.Minute, StallTimeout: 30 * time.Second}, opts.Server.Limits())
+	assert.Equal(t, registry.Limits{MaxConcurrentStreams: -1, MaxWaitingStreams: 128, KeepaliveTime: time.Minute, IdleTimeout: 15 * time.Minute, StallTimeout: 30 * time.Second}, opts.Server.Limits())
 
 	opts, err = cmdtest.Parse(t, serve.NewCmd, "-d", "x.db", "-p", "6000", "-t", "/tmp/tl", "--timeout-seconds", "30", "--skip-migrate", "--debug",
 		"--stop-grace", "2s", "--max-concurrent-streams", "8", "--max-waiting-streams", "0", "--keepalive-time", "0", "--idle-timeout", "1h", "--stall-timeout", "0")

@@ -175,4 +175,41 @@ json.dump([post("a page with the big blob", "{ bigblobs { name } }"),
            post("summary", "{ summary { schemas { name totalObjects totalFields } } }"),
            {"name": "all, zstd", "method": "GET", "path": "/catalogs/test-catalog/api/v1/all", "header": {"Accept-Encoding": "zstd"}}],
           open("big.requests.json", "w"), indent=1)
+# hostile.requests.json: documents graphql-go's parser and validation
+# recurse on without bound, over fixture/ (the harness runs with -isolate:
+# several kill catalogd's process). "opm" is the error opm answers instead.
+NEST = "query nests more than 256 levels of braces, brackets or parentheses: flatten it (at byte %d)"
+def nest_error(q):
+    depth = 0
+    for i, c in enumerate(q):
+        depth += (c in "{[(") - (c in "}])")
+        if depth > 256:
+            return NEST % i
+def chain(n, used):
+    frags = " ".join("fragment F%d on Query { ...F%d }" % (i, i + 1) for i in range(n)) + " fragment F%d on Query { summary { totalSchemas } }" % n
+    return ("{ ...F0 } " if used else "{ summary { totalSchemas } } ") + frags
+def doubling(n):
+    frags = ["fragment A0 on Query { ...A1 ...B1 }"]
+    for i in range(1, n):
+        frags += ["fragment A%d on Query { ...A%d ...B%d }" % (i, i + 1, i + 1), "fragment B%d on Query { ...A%d ...B%d }" % (i, i + 1, i + 1)]
+    frags += ["fragment A%d on Query { summary { totalSchemas } }" % n, "fragment B%d on Query { summary { totalSchemas } }" % n]
+    return "{ summary { totalSchemas } } " + " ".join(frags)
+deep_sel = "{ " + "summary { " * 7000 + "totalSchemas" + " }" * 7001
+deep_list = "{ olmbundles(limit: " + "[" * 30000 + "1" + "]" * 30000 + ") { name } }"
+deep_obj = "{ olmbundles(limit: " + "{a: " * 19000 + "1" + "}" * 19000 + ") { name } }"
+hostile = [
+    post("fragment spreading itself (50 bytes)", "fragment A on Query { ...A } { ...A }", opm='Cannot spread fragment "A" within itself.'),
+    post("fragment spreading itself, not used", "{ summary { totalSchemas } } fragment A on Query { summary { totalSchemas } ...A }", opm='Cannot spread fragment "A" within itself.'),
+    post("two fragments spreading each other, not used", "{ summary { totalSchemas } } fragment A on Query { ...B } fragment B on Query { ...A }", opm='Cannot spread fragment "A" within itself via B.'),
+    post("a cycle of three under a field", "{ olmbundles { ...F } } fragment F on OlmBundle { name ...G } fragment G on OlmBundle { package ...H } fragment H on OlmBundle { image ...F }", opm='Cannot spread fragment "F" within itself via G, H.'),
+    post("selections nested 7,000 deep", deep_sel, opm=nest_error(deep_sel)),
+    post("a list nested 30,000 deep in an argument", deep_list, opm=nest_error(deep_list)),
+    post("an object nested 19,000 deep in an argument", deep_obj, opm=nest_error(deep_obj)),
+    post("selections nested 100 deep (within opm's nesting bound)", "{ " + "summary { " * 99 + "totalSchemas" + " }" * 100),
+    post("a chain of 2,000 fragments, not used", chain(2000, False), opm='fragment "F0" leads through more than 32 fragments: spread fewer fragments within fragments'),
+    post("a chain of 2,000 fragments, used", chain(2000, True)),
+    post("a chain of 20 fragments, not used", chain(20, False)),
+    post("fragments each spreading two of the next, 24 deep, not used", doubling(24), opm='fragment "A0" comes to more than 5000 selections with the fragments it spreads written out: spread it less'),
+]
+json.dump(hostile, open("hostile.requests.json", "w"), indent=1)
 print(len(sample), "sample queries;", len(sample + more + edge + enc), "fixture requests")

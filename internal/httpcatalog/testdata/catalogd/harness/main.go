@@ -7,22 +7,27 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/klauspost/compress/gzhttp"
 	"github.com/klauspost/compress/zstd"
@@ -41,6 +46,10 @@ type request struct {
 	BodyRepeat int    `json:"bodyRepeat,omitempty"`
 	BodyPrefix string `json:"bodyPrefix,omitempty"`
 	BodySuffix string `json:"bodySuffix,omitempty"`
+	// Opm, in the hostile table, is the GraphQL error opm answers where
+	// it refuses a document catalogd answers otherwise (or not at all);
+	// the harness only carries it.
+	Opm string `json:"opm,omitempty"`
 }
 
 type response struct {
@@ -51,6 +60,9 @@ type response struct {
 	Body       *string `json:"body,omitempty"`
 	BodySHA256 string  `json:"bodySHA256"`
 	BodyLen    int     `json:"bodyLen"`
+	// Failure, with -isolate, is what became of catalogd's process when
+	// the request got no answer (it died, or was killed after -timeout).
+	Failure string `json:"failure,omitempty"`
 }
 
 type answer struct {
@@ -65,6 +77,9 @@ func main() {
 	name := flag.String("name", "test-catalog", "ClusterCatalog name to store it under")
 	reqs := flag.String("requests", "", "JSON file: a list of requests")
 	out := flag.String("out", "", "answers file to write")
+	isolate := flag.Bool("isolate", false, "serve from a child process, restarted after a request it does not answer (a crash is recorded, not shared)")
+	timeout := flag.Duration("timeout", 30*time.Second, "with -isolate, how long a request may take before the child is killed")
+	child := flag.Bool("child", false, "internal: serve and print the URL (for -isolate)")
 	flag.Parse()
 
 	var rs []request
@@ -108,6 +123,18 @@ func main() {
 	srv := httptest.NewServer(gzhttp.GzipHandler(st.StorageServerHandler()))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	if *child {
+		fmt.Println(srv.URL)
+		select {}
+	}
+	serverURL := srv.URL
+	var kid *childServer
+	if *isolate {
+		srv.Close()
+		client.Timeout = *timeout
+		kid = startChild(os.Args[1:])
+		serverURL = kid.url
+	}
 
 	var answers []answer
 	for _, r := range rs {
@@ -115,7 +142,7 @@ func main() {
 		if r.BodyRepeat > 0 {
 			body = r.BodyPrefix + strings.Repeat(body, r.BodyRepeat) + r.BodySuffix
 		}
-		req, err := http.NewRequest(r.Method, srv.URL+r.Path, strings.NewReader(body))
+		req, err := http.NewRequest(r.Method, serverURL+r.Path, strings.NewReader(body))
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -123,6 +150,13 @@ func main() {
 			req.Header.Set(k, v)
 		}
 		resp, err := client.Do(req)
+		if err != nil && kid != nil {
+			answers = append(answers, answer{request: r, Response: response{Failure: kid.failure(err)}})
+			log.Printf("%s: %s", r.Name, answers[len(answers)-1].Response.Failure)
+			kid = startChild(os.Args[1:])
+			serverURL = kid.url
+			continue
+		}
 		if err != nil {
 			log.Fatalf("%s: %v", r.Name, err)
 		}
@@ -170,6 +204,72 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Fprintf(os.Stderr, "%d answers from catalogd written to %s\n", len(answers), *out)
+}
+
+// childServer is catalogd's storage served by a child process (-child).
+type childServer struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *bytes.Buffer
+}
+
+func startChild(args []string) *childServer {
+	self, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	cmd := exec.Command(self, append([]string{"-child"}, args...)...)
+	c := &childServer{cmd: cmd, stderr: &bytes.Buffer{}}
+	cmd.Stderr = c.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		log.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		log.Fatalf("child: %v: %s", err, c.stderr)
+	}
+	c.url = strings.TrimSpace(line)
+	return c
+}
+
+// failure says what the request's error and the child's fate were; the
+// child is gone afterwards.
+func (c *childServer) failure(reqErr error) string {
+	exited := make(chan error, 1)
+	go func() { exited <- c.cmd.Wait() }()
+	var fate string
+	select {
+	case err := <-exited:
+		fate = fmt.Sprintf("the process exited (%v)", err)
+		var fatal, runtime string
+		for _, l := range strings.Split(c.stderr.String(), "\n") {
+			switch {
+			case fatal == "" && (strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "panic:")):
+				fatal = l
+			case runtime == "" && strings.HasPrefix(l, "runtime: goroutine"):
+				runtime = l
+			}
+		}
+		for _, l := range []string{fatal, runtime} {
+			if l != "" {
+				fate += ": " + l
+			}
+		}
+	case <-time.After(2 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-exited
+		fate = "the process was still running and was killed"
+	}
+	kind := "the connection failed"
+	var ne net.Error
+	if errors.As(reqErr, &ne) && ne.Timeout() {
+		kind = "no answer within the timeout"
+	}
+	return kind + "; " + fate
 }
 
 // decode undoes the Content-Encoding catalogd chose.
