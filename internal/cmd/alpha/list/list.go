@@ -166,7 +166,19 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.OLMv1 {
 		return listErr(opts, runOLMv1(ctx, f, opts, c.Catalog))
 	}
-	return listErr(opts, writeImages(f, opts, c.Catalog))
+	if opts.What == Images {
+		return listErr(opts, writeImages(f, opts, c.Catalog))
+	}
+	if opts.Package != "" && opts.What != Packages {
+		if err := c.Catalog.CheckPackage(opts.Package); err != nil {
+			return listErr(opts, err) // names the packages there are
+		}
+	}
+	rows := &graph.Rows{Package: opts.Package}
+	if err := rows.Add(c.Catalog); err != nil {
+		return listErr(opts, err)
+	}
+	return writeRows(f, opts, rows)
 }
 
 // listEach prints packages, channels or bundles of a catalog directory
@@ -181,6 +193,11 @@ func listEach(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, 
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}
+	return writeRows(f, opts, rows)
+}
+
+// writeRows prints the rows gathered, whole catalog or package by package.
+func writeRows(f *factory.Factory, opts *Options, rows *graph.Rows) error {
 	if err := rows.Done(); err != nil && opts.What != Packages {
 		return listErr(opts, err)
 	}
