@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Graph commands over the n² channel of issue 40: one package, one channel
 # whose entry i replaces i-1 and has skipRange "<i.0.0" (every bundle
-# before it). Runs, per size, render-graph (mermaid, dot, json), diff
-# (against the same channel one release shorter), upgrade-path from the
-# oldest bundle and --from-range over all of them, alpha filter keeping the
-# upper half (a versionRange), each a whole process
+# before it). Runs, per size, render-graph (mermaid, dot, json, svg, html),
+# diff (against the same channel one release shorter; -o json and -o html),
+# upgrade-path from the oldest bundle and --from-range over all of them,
+# alpha filter keeping the upper half (a versionRange), each a whole process
 # timed with /usr/bin/time: wall and CPU (user+sys) seconds, peak RSS and
-# output size. On a loaded machine read the CPU column.
+# output size; then one GET of the web UI's package page from
+# `opm serve --http-ui` (wall and the server's CPU for the GET, its peak RSS
+# before -> after the GET, page size). On a loaded machine read the CPU column.
 # Usage: bench/graph-hostile.sh   (SIZES="500 1000 2000 4000 8000"; OPM=path
 # to skip the build)
 set -euo pipefail
@@ -51,6 +53,25 @@ run() {
   printf '%-28s %6d %8.2f s %8.2f s %8.1f MB %10d B\n' "$label" "$n" "$wall" "$(echo "$user+$sys" | bc -l)" "$(echo "$rss/1024" | bc -l)" "$(stat -c %s "$work/out")"
 }
 
+# ui LABEL: opm serve --http-ui of the catalog new$n, one GET of its
+# package page; the server's peak RSS (VmHWM) before the GET, then after.
+ui() {
+  local label=$1 port=$((20000 + RANDOM % 20000)) pid hwm0 hwm1 cpu0 cpu1 t0 t1
+  "$OPM" serve "$work/new$n" --http "127.0.0.1:$port" --grpc=false --http-ui >/dev/null 2>"$work/err" &
+  pid=$!
+  for _ in $(seq 300); do curl -sf -o /dev/null "127.0.0.1:$port/" && break; sleep 0.2; done
+  hwm0=$(awk '/VmHWM/{print $2}' "/proc/$pid/status")
+  cpu0=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  t0=$(date +%s.%N)
+  curl -sf -o "$work/out" "127.0.0.1:$port/ui/packages/h" || echo "bench: GET /ui/packages/h failed" >&2
+  t1=$(date +%s.%N)
+  cpu1=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+  hwm1=$(awk '/VmHWM/{print $2}' "/proc/$pid/status")
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  printf '%-28s %6d %8.2f s %8.2f s %5.1f→%5.1f MB %10d B\n' "$label" "$n" "$(echo "$t1-$t0" | bc -l)" "$(echo "($cpu1-$cpu0)/$(getconf CLK_TCK)" | bc -l)" \
+    "$(echo "$hwm0/1024" | bc -l)" "$(echo "$hwm1/1024" | bc -l)" "$(stat -c %s "$work/out")"
+}
+
 printf '%-28s %6s %10s %10s %11s %12s\n' command bundles wall CPU "peak RSS" output
 for n in $SIZES; do
   catalog "$n" "$work/new$n"
@@ -58,10 +79,14 @@ for n in $SIZES; do
   run "render-graph (mermaid)" alpha render-graph "$work/new$n"
   run "render-graph -o dot" alpha render-graph "$work/new$n" -o dot
   run "render-graph -o json" alpha render-graph "$work/new$n" -o json
+  run "render-graph -o svg" alpha render-graph "$work/new$n" -o svg
+  run "render-graph -o html" alpha render-graph "$work/new$n" -o html
   run "diff (n-1 → n)" diff "$work/old$n" "$work/new$n" -o json
+  run "diff -o html (n-1 → n)" diff "$work/old$n" "$work/new$n" -o html
   run "upgrade-path --from oldest" alpha upgrade-path "$work/new$n" --package h --from h.v1.0.0
   run "upgrade-path --from-range" alpha upgrade-path "$work/new$n" --package h --from-range ">=0.0.0"
   printf 'apiVersion: olm.operatorframework.io/v1alpha1\nkind: FilterConfiguration\npackages:\n- name: h\n  channels:\n  - name: stable\n    versionRange: ">=%d.0.0"\n' "$((n / 2))" > "$work/filter.yaml"
   run "alpha filter (upper half)" alpha filter "$work/new$n" --config "$work/filter.yaml" -o json
+  ui "UI package page (GET)"
   rm -rf "$work/new$n" "$work/old$n"
 done

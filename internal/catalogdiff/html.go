@@ -18,6 +18,18 @@ import (
 // removed and added outlined likewise). old and new are the two sides r
 // was compared from: the pictures are drawn from them.
 func WriteHTML(w io.Writer, r *Result, old, new *Catalog) error {
+	return WriteHTMLWith(w, r, old, new, HTMLOptions{})
+}
+
+// HTMLOptions choose how WriteHTMLWith draws.
+type HTMLOptions struct {
+	// Expand draws every bundle of a picture as its own box: no folded
+	// runs, no skip groups (draw.Channel.Expand).
+	Expand bool
+}
+
+// WriteHTMLWith is WriteHTML with options.
+func WriteHTMLWith(w io.Writer, r *Result, old, new *Catalog, o HTMLOptions) error {
 	var b strings.Builder
 	draw.PageStart(&b, "Catalog diff: "+r.Old+" → "+r.New)
 	if len(r.FailOn) > 0 {
@@ -68,7 +80,7 @@ func WriteHTML(w io.Writer, r *Result, old, new *Catalog) error {
 		}
 		b.WriteString("</ul>\n")
 		for _, c := range p.Channels {
-			writeHTMLChannel(&b, p.Name, c, old.side(p.Name), new.side(p.Name), &pic)
+			writeHTMLChannel(&b, p.Name, c, old.side(p.Name), new.side(p.Name), o, &pic)
 		}
 	}
 	draw.PageEnd(&b)
@@ -78,7 +90,7 @@ func WriteHTML(w io.Writer, r *Result, old, new *Catalog) error {
 
 // writeHTMLChannel is a channel's section: its changes as a list, then
 // the pictures of the sides that have it.
-func writeHTMLChannel(b *strings.Builder, pkg string, c Channel, o, n *side, pic *int) {
+func writeHTMLChannel(b *strings.Builder, pkg string, c Channel, o, n *side, opts HTMLOptions, pic *int) {
 	fmt.Fprintf(b, "<section class=\"channel\">\n<h3>channel %s <span class=\"%s\">(%s)</span></h3>\n<ul>\n", esc(c.Name), c.Status, c.Status)
 	if c.Head != nil {
 		fmt.Fprintf(b, "<li>head <code>%s</code> → <code>%s</code></li>\n", esc(orNone(c.Head.Old)), esc(orNone(c.Head.New)))
@@ -113,27 +125,28 @@ func writeHTMLChannel(b *strings.Builder, pkg string, c Channel, o, n *side, pic
 	}
 	if ch := o.channels[c.Name]; ch != nil {
 		em, bm := marks(c.EdgesRemoved, c.EntriesRemoved, draw.Removed)
-		picture(b, "before", pkg, ch, o, em, bm, pic)
+		picture(b, "before", pkg, ch, o, em, bm, opts, pic)
 	}
 	if ch := n.channels[c.Name]; ch != nil {
 		em, bm := marks(c.EdgesAdded, c.EntriesAdded, draw.Added)
-		picture(b, "after", pkg, ch, n, em, bm, pic)
+		picture(b, "after", pkg, ch, n, em, bm, opts, pic)
 	}
 	b.WriteString("</div>\n</section>\n")
 }
 
-func picture(b *strings.Builder, when, pkg string, ch *fbc.Channel, s *side, em map[draw.EdgeKey]draw.Mark, bm map[string]draw.Mark, pic *int) {
+func picture(b *strings.Builder, when, pkg string, ch *fbc.Channel, s *side, em map[draw.EdgeKey]draw.Mark, bm map[string]draw.Mark, opts HTMLOptions, pic *int) {
 	deprecated := map[string]bool{}
 	for k := range s.deps {
 		if k[0] == fbc.SchemaBundle {
 			deprecated[k[1]] = true
 		}
 	}
-	dc, _ := graph.NewDocChannel(ch, s.versions, deprecated)
+	// Each skipRange once (Ranges), not an edge per covered bundle.
+	dc, _ := graph.NewDocChannelRanges(ch, s.versions, deprecated)
 	dc.Deprecated = hasKey(s.deps, fbc.SchemaChannel, ch.Name)
 	title := pkg + " / " + ch.Name + " " + when
 	fmt.Fprintf(b, "<figure class=\"pic\">\n<figcaption>%s: %s</figcaption>\n", when, draw.ChannelFacts(dc))
-	draw.InlineSVG(b, draw.Channel{Title: title, Doc: dc, Edges: em, Bundles: bm}, fmt.Sprintf("p%d", *pic))
+	draw.InlineSVG(b, draw.Channel{Title: title, Doc: dc, Edges: em, Bundles: bm, Expand: opts.Expand}, fmt.Sprintf("p%d", *pic))
 	b.WriteString("</figure>\n")
 	*pic++
 }

@@ -260,8 +260,33 @@ type pkgData struct {
 	p        *fbc.Package
 	deps     map[[2]string]string
 	versions map[string]semver.Version
+	// versionErrs say why a bundle has no version (missing or not semver).
+	versionErrs map[string]string
 	// channels in page order.
 	channels []*fbc.Channel
+}
+
+// bundleVersions reads each bundle's version on its own: a bundle whose
+// version is missing or not semver has none (why is in errs, for its
+// page), and every other bundle keeps its own. The first bundle of a name
+// wins, as graph.Versions reads them.
+func bundleVersions(c *fbc.Catalog) (versions map[string]semver.Version, errs map[string]string) {
+	versions, errs = make(map[string]semver.Version, len(c.Bundles)), map[string]string{}
+	seen := make(map[string]bool, len(c.Bundles))
+	for i := range c.Bundles {
+		b := &c.Bundles[i]
+		if seen[b.Name] {
+			continue
+		}
+		seen[b.Name] = true
+		v, err := graph.Version(b)
+		if err != nil {
+			errs[b.Name] = err.Error()
+			continue
+		}
+		versions[b.Name] = v
+	}
+	return versions, errs
 }
 
 func (u *ui) load(pkg string) (*pkgData, error) {
@@ -288,7 +313,7 @@ func (u *ui) load(pkg string) (*pkgData, error) {
 		return nil, nil
 	}
 	d := &pkgData{c: c, p: &c.Packages[0], deps: deprecations(c)}
-	d.versions, _ = graph.Versions(c)
+	d.versions, d.versionErrs = bundleVersions(c)
 	for i := range c.Channels {
 		d.channels = append(d.channels, &c.Channels[i])
 	}
@@ -497,7 +522,9 @@ func digitRun(s string) int {
 // channelGraph draws a channel's upgrade graph as inline SVG (the
 // drawing of opm alpha render-graph -o svg); n numbers it on the page.
 func channelGraph(pkg string, ch *fbc.Channel, versions map[string]semver.Version, deprecated map[string]bool, n int) template.HTML {
-	dc, _ := graph.NewDocChannel(ch, versions, deprecated)
+	// Each skipRange once, as the runs it covers: an edge per covered
+	// bundle is n² on a channel whose every entry skips all before it.
+	dc, _ := graph.NewDocChannelRanges(ch, versions, deprecated)
 	var b strings.Builder
 	draw.InlineSVG(&b, draw.Channel{Title: pkg + " / " + ch.Name, Doc: dc}, fmt.Sprintf("g%d", n))
 	return template.HTML(b.String()) //nolint:gosec // the drawing escapes every name it writes
@@ -554,6 +581,8 @@ type bundleView struct {
 	Channels                      []string
 	Deprecation                   string
 	Install                       *install
+	// VersionError says why the bundle has no version.
+	VersionError string
 }
 
 type propView struct{ Type, Value string }
@@ -570,7 +599,7 @@ func (u *ui) bundle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v := &bundleView{Package: b.Package, Name: b.Name, Image: b.Image, RelatedImages: b.RelatedImages, Version: d.version(b.Name),
-		Deprecation: d.deps[[2]string{fbc.SchemaBundle, b.Name}]}
+		VersionError: d.versionErrs[b.Name], Deprecation: d.deps[[2]string{fbc.SchemaBundle, b.Name}]}
 	for _, ch := range d.channels {
 		for _, e := range ch.Entries {
 			if e.Name == b.Name {

@@ -42,8 +42,10 @@ type Options struct {
 	// Fragment compares only the packages NEW holds: NEW is a catalog
 	// fragment meant to replace those packages of OLD (an index image).
 	Fragment bool
-	Image    image.Options
-	Limits   fbc.Limits
+	// Expand draws every bundle of an -o html picture as its own box.
+	Expand bool
+	Image  image.Options
+	Limits fbc.Limits
 }
 
 // NewCmd is `opm diff`; runF, when not nil, runs instead of Run.
@@ -67,7 +69,10 @@ layer holding its database is fetched); the two may be of different kinds.
 pull-request comment, -o json a document whose schema docs/diff.md
 describes, -o html one self-contained page (no script, no external asset)
 with the summary and, for each changed channel, its upgrade graph before
-and after, edges lost drawn red and edges added green. With --exit-code the exit status is 1 when the catalogs differ
+and after, edges lost drawn red and edges added green (runs of plain
+replaces steps fold into one box and bundles an entry skips group beside
+it, as render-graph draws; --expand draws every bundle as its own box).
+With --exit-code the exit status is 1 when the catalogs differ
 and 0 when they are equal, as git diff --exit-code.
 
 Release gates: --fail-on removed exits 1 when anything of OLD that clusters
@@ -100,6 +105,7 @@ fragment with its target index.`,
 	fl.BoolVar(&opts.ExitCode, "exit-code", false, "exit 1 when the catalogs differ, 0 when they are equal")
 	fl.StringSliceVar(&opts.FailOn, "fail-on", nil, "exit 1 when a release gate trips: "+strings.Join(catalogdiff.Gates, ", ")+" (repeat, or separate with commas)")
 	fl.BoolVar(&opts.Fragment, "fragment", false, "NEW is a fragment: compare only the packages NEW holds")
+	fl.BoolVar(&opts.Expand, "expand", false, "-o html: draw every bundle as its own box (no folded runs or skip groups)")
 	opts.Image.AddFlags(fl)
 	return cmd
 }
@@ -141,7 +147,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	case Markdown:
 		err = catalogdiff.WriteMarkdown(f.IO.Out, res)
 	case HTML:
-		err = catalogdiff.WriteHTML(f.IO.Out, res, oldC, newC)
+		err = catalogdiff.WriteHTMLWith(f.IO.Out, res, oldC, newC, catalogdiff.HTMLOptions{Expand: opts.Expand})
 	default:
 		err = catalogdiff.WriteText(f.IO.Out, res, newStyles(f.IO.Out, f.IO.ColorEnabled(f.IO.OutTTY)))
 	}

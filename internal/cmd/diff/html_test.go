@@ -3,7 +3,11 @@ package diff_test
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -59,4 +63,46 @@ func TestDiffHTML(t *testing.T) {
 	r = o.Run("diff", oldDir, oldDir, "-o", "html")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Contains(t, r.Out, "<p>No differences.</p>")
+}
+
+// TestDiffHTMLExpand: a channel of eight releases, the last one new, draws
+// its old releases as one folded run before and after; with --expand
+// every bundle is its own box, the same edges marked.
+func TestDiffHTMLExpand(t *testing.T) {
+	t.Parallel()
+	write := func(n int) string {
+		var lines, entries []string
+		lines = append(lines, `{"schema":"olm.package","name":"c","defaultChannel":"stable"}`)
+		for i := 1; i <= n; i++ {
+			e := fmt.Sprintf(`{"name":"c.v%d.0.0"`, i)
+			if i > 1 {
+				e += fmt.Sprintf(`,"replaces":"c.v%d.0.0"`, i-1)
+			}
+			entries = append(entries, e+"}")
+			lines = append(lines, fmt.Sprintf(`{"schema":"olm.bundle","name":"c.v%d.0.0","package":"c","image":"example.com/c:%d","properties":[{"type":"olm.package","value":{"packageName":"c","version":"%d.0.0"}}]}`, i, i, i))
+		}
+		lines = append(lines, `{"schema":"olm.channel","name":"stable","package":"c","entries":[`+strings.Join(entries, ",")+`]}`)
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+		return dir
+	}
+	oldC, newC := write(7), write(8)
+	o := cmdtest.New(t)
+	folded := o.Run("diff", oldC, newC, "-o", "html")
+	require.Equal(t, exit.OK, folded.Code, folded.ErrOut)
+	expanded := o.Run("diff", oldC, newC, "-o", "html", "--expand")
+	require.Equal(t, exit.OK, expanded.Code, expanded.ErrOut)
+
+	// The channel's section, past the legend (which shows a fold too).
+	section := func(page string) string { return page[strings.Index(page, `<section class="channel">`):] }
+	f, x := section(folded.Out), section(expanded.Out)
+	boxes := regexp.MustCompile(`<g class="node[^"]*"><title>`)
+	assert.Equal(t, 2, strings.Count(f, `<g class="node fold">`), "a folded run before and after")
+	assert.Equal(t, 0, strings.Count(x, `<g class="node fold">`), "--expand folds nothing")
+	assert.Equal(t, 7+8, len(boxes.FindAllString(x, -1)), "--expand: every bundle its own box, before and after")
+	assert.Less(t, len(boxes.FindAllString(f, -1)), 7+8)
+	for _, r := range []string{f, x} {
+		assert.Equal(t, 1, strings.Count(r, `class="edge replaces added"`), "c.v7 -> c.v8 added")
+		assert.Contains(t, r, `class="node head added"`)
+	}
 }

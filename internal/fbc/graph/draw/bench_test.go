@@ -35,9 +35,10 @@ func benchSVG(b *testing.B, n int) {
 }
 
 // Issue 40's channel (entry i replaces i-1, skipRange "<i.0.0"): the
-// layout and the SVG page of 2,000 bundles, from the Document the graph
-// package gives (today a skipRange edge per covered bundle, which Lay reads
-// only for the range).
+// layout and the SVG page of 2,000 bundles, from a Document with a
+// skipRange edge per covered bundle (graph.NewDocChannel; Lay reads them
+// only for the range) and, *Compact*, from one holding each skipRange once
+// in Ranges (graph.NewDocChannelRanges, what the commands draw from).
 func BenchmarkLayHostile2000(b *testing.B) {
 	ch := Channel{Doc: hostile(b, 2000)}
 	b.ReportAllocs()
@@ -47,8 +48,21 @@ func BenchmarkLayHostile2000(b *testing.B) {
 	}
 }
 
-func BenchmarkSVGHostile2000(b *testing.B) {
-	doc := &graph.Document{Packages: []graph.DocPackage{{Name: "h", DefaultChannel: "stable", Channels: []graph.DocChannel{hostile(b, 2000)}}}}
+func BenchmarkSVGHostile2000(b *testing.B) { benchSVGHostile(b, hostile(b, 2000)) }
+
+func BenchmarkLayHostileCompact2000(b *testing.B) {
+	ch := Channel{Doc: compactOf(hostile(b, 2000))}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		Lay(ch)
+	}
+}
+
+func BenchmarkSVGHostileCompact2000(b *testing.B) { benchSVGHostile(b, compactOf(hostile(b, 2000))) }
+
+func benchSVGHostile(b *testing.B, dc graph.DocChannel) {
+	doc := &graph.Document{Packages: []graph.DocPackage{{Name: "h", DefaultChannel: "stable", Channels: []graph.DocChannel{dc}}}}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
@@ -56,6 +70,19 @@ func BenchmarkSVGHostile2000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// compactOf is dc without its skipRange edges, as
+// graph.NewDocChannelRanges gives it.
+func compactOf(dc graph.DocChannel) graph.DocChannel {
+	var edges []graph.DocEdge
+	for _, e := range dc.Edges {
+		if e.Kind != graph.EdgeSkipRange {
+			edges = append(edges, e)
+		}
+	}
+	dc.Edges = edges
+	return dc
 }
 
 // The layout of the hostile channel given one skipRange edge per range, at

@@ -80,6 +80,9 @@ func channelFacts(ch graph.DocChannel) string {
 	// Ranges are counted once each, however many bundles they cover (or
 	// edges the document lists for them).
 	edges, ranges := 0, map[string]bool{}
+	for _, r := range ch.Ranges {
+		ranges[r.To] = true
+	}
 	for _, e := range ch.Edges {
 		if e.Kind == graph.EdgeSkipRange {
 			ranges[e.To] = true

@@ -429,19 +429,25 @@ func readNodes(ch Channel) ([]node, map[string]int) {
 		}
 		add(nd)
 	}
+	// Only a skipRange's text and entry matter: its coverage is read
+	// from the versions. A document lists each once in Ranges; one built
+	// without Ranges gives it as edges (those of one range together).
+	setRange := func(to, rng string) {
+		if i, ok := index[to]; ok && nodes[i].rng == "" {
+			nodes[i].rng = rng
+		}
+	}
+	for _, r := range ch.Doc.Ranges {
+		setRange(r.To, r.SkipRange)
+	}
 	type ek struct{ f, t int }
 	seen := map[ek]bool{}
 	last := ""
 	for _, e := range ch.Doc.Edges {
 		if e.Kind == graph.EdgeSkipRange {
-			// Only the range matters: its coverage is read from the
-			// versions (edges of one range come together).
-			if e.To == last {
-				continue
-			}
-			last = e.To
-			if i, ok := index[e.To]; ok && nodes[i].rng == "" {
-				nodes[i].rng = e.SkipRange
+			if e.To != last {
+				last = e.To
+				setRange(e.To, e.SkipRange)
 			}
 			continue
 		}
