@@ -123,16 +123,16 @@ func Add(source string, data []byte, b Bundle, opts Options) (*Result, error) {
 
 // editor collects text edits against the original lines.
 type editor struct {
-	source  string
-	lines   []string // with their line ends
-	json    bool     // the template is JSON: new text is JSON too
+	source string
+	lines  []string // with their line ends
+	json   bool     // the template is JSON: new text is JSON too
 	// flowLists: nested lists are written [a, b] (JSON, or a file that
 	// writes its skips so); seqIndent is how far right of its key a block
 	// list's dashes go in this file.
 	flowLists bool
 	seqIndent int
-	edits   []edit
-	changes []string
+	edits     []edit
+	changes   []string
 }
 
 // edit inserts text at (line, col), both 0-based; col -1 inserts whole
