@@ -1,17 +1,21 @@
 package filter_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/blang/semver/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/shareddata"
 )
 
@@ -162,4 +166,76 @@ func TestFilterCommandAnchorRules(t *testing.T) {
 	assert.Contains(t, r.ErrOut, "nothing was written")
 	assert.NotContains(t, r.ErrOut, "a bug in the filter")
 	assert.NoDirExists(t, out)
+}
+
+// TestFilteredReferenceCatalogsValidate (issue 36, item 2): each reference
+// catalog filtered to the middle half of its default channel passes
+// `opm validate --fail-on warning` whenever its source does, and gets no
+// finding of a rule its source lacks but the one note of
+// catalog-channel-edge: upgrades from the bundles filtered out.
+func TestFilteredReferenceCatalogsValidate(t *testing.T) {
+	t.Parallel()
+	dir := shareddata.Require(t, "reference", "index")
+	files, err := filepath.Glob(filepath.Join(dir, "*.fbc.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	o := cmdtest.New(t)
+	notes := 0
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".fbc.json")
+		src := filepath.Join(t.TempDir(), "src")
+		require.NoError(t, os.MkdirAll(src, 0o755))
+		data := mustRead(t, file)
+		require.NoError(t, os.WriteFile(filepath.Join(src, "catalog.json"), []byte(data), 0o644))
+		c := &fbc.Catalog{}
+		require.NoError(t, c.LoadFile(file, []byte(data)))
+		versions, _ := graph.Versions(c)
+		cfg := "apiVersion: olm.operatorframework.io/v1alpha1\nkind: FilterConfiguration\npackages:\n"
+		for _, p := range c.Packages {
+			var vs []semver.Version
+			for _, ch := range c.Channels {
+				if ch.Package == p.Name && ch.Name == p.DefaultChannel {
+					for _, e := range ch.Entries {
+						vs = append(vs, versions[e.Name])
+					}
+				}
+			}
+			semver.Sort(vs)
+			lo, hi := vs[len(vs)/4], vs[max(len(vs)/4, 3*len(vs)/4-1)]
+			cfg += fmt.Sprintf("- name: %s\n  channels:\n  - name: %s\n    versionRange: '>=%s <=%s'\n", p.Name, p.DefaultChannel, lo, hi)
+		}
+		cfgFile := filepath.Join(t.TempDir(), "filter.yaml")
+		require.NoError(t, os.WriteFile(cfgFile, []byte(cfg), 0o644))
+		out := filepath.Join(t.TempDir(), "out")
+		r := o.Run("alpha", "filter", src, "--config", cfgFile, "--output-dir", out)
+		require.Equal(t, exit.OK, r.Code, "%s: %s", name, r.ErrOut)
+
+		rules := func(dir string) (map[string]bool, int) {
+			v := o.Run("validate", dir, "--fail-on", "warning", "-o", "json")
+			var doc struct {
+				Bundles []struct {
+					Findings []struct{ Rule, Severity string }
+				}
+			}
+			require.NoError(t, json.Unmarshal([]byte(v.Out), &doc), "%s: %s", name, v.ErrOut)
+			got := map[string]bool{}
+			for _, b := range doc.Bundles {
+				for _, f := range b.Findings {
+					got[f.Rule+" "+f.Severity] = true
+				}
+			}
+			return got, v.Code
+		}
+		before, beforeCode := rules(src)
+		after, afterCode := rules(out)
+		assert.Equal(t, beforeCode, afterCode, "%s: opm validate --fail-on warning: source %d, filtered %d (%v)", name, beforeCode, afterCode, after)
+		for f := range after {
+			if f == "catalog-channel-edge info" {
+				notes++
+				continue
+			}
+			assert.True(t, before[f], "%s: the filtered catalog has %s, its source not", name, f)
+		}
+	}
+	assert.Greater(t, notes, len(files)/2, "the filtered-out bundles are noted where edges lead to them")
 }
