@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/iostreams"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -27,8 +30,10 @@ type Options struct {
 	Paths     []string
 	ListRules bool
 	FromFiles bool
-	Image     image.Options
-	Load      bundle.LoadOptions
+	// CIYAML is --ci-yaml: the operator's ci.yaml for --select community.
+	CIYAML string
+	Image  image.Options
+	Load   bundle.LoadOptions
 }
 
 // NewCmd is `opm bundle validate`; runF, when not nil, runs instead of Run
@@ -81,6 +86,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 	_ = cmd.Flags().SetAnnotation("list-rules", config.NoEnvAnnotation, []string{"true"})
 	cmd.Flags().BoolVar(&opts.FromFiles, "from-files", false, "the arguments are files: validate the bundle directories that hold them (for pre-commit hooks)")
 	_ = cmd.Flags().SetAnnotation("from-files", config.NoEnvAnnotation, []string{"true"})
+	cmd.Flags().StringVar(&opts.CIYAML, "ci-yaml", "", "the operator's ci.yaml for the community rules (updateGraph; default: the ci.yaml beside the bundle directories)")
 	opts.Image.AddFlags(cmd.Flags())
 	bundlesource.AddFlags(cmd.Flags(), &opts.Load)
 	return cmd
@@ -91,6 +97,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	vopts, err := opts.Options(f)
 	if err != nil {
 		return err
+	}
+	if opts.CIYAML != "" {
+		if _, err := os.Stat(opts.CIYAML); err != nil {
+			return exit.Usagef("--ci-yaml: %v", err)
+		}
+		vopts.CIYAML = opts.CIYAML
 	}
 	if opts.ListRules {
 		if opts.Output == output.SARIF {
@@ -110,6 +122,28 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			}
 			fmt.Fprintf(f.IO.ErrOut, "note: %s in no bundle directory (one holding manifests/ and metadata/): nothing to validate\n", filesAre(n))
 			return nil
+		}
+	}
+	if !opts.FromFiles {
+		// A shell glob over a repository (operators/*/*) also matches
+		// files beside the bundles (ci.yaml, README.md): those are skipped
+		// with one note, as long as something else is left to validate.
+		var kept, skipped []string
+		for _, p := range paths {
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				skipped = append(skipped, p)
+				continue
+			}
+			kept = append(kept, p)
+		}
+		if len(skipped) > 0 && len(kept) > 0 {
+			what := "1 file that is not a bundle"
+			if len(skipped) > 1 {
+				what = fmt.Sprintf("%d files that are not bundles", len(skipped))
+			}
+			fmt.Fprintf(f.IO.ErrOut, "note: skipped %s (%s): a bundle is a directory holding manifests/ and metadata/, or an image reference\n",
+				what, printable.Name(listFew(skipped)))
+			paths = kept
 		}
 	}
 	if len(paths) == 0 {
@@ -207,4 +241,12 @@ func listRules(f *factory.Factory, format string) error {
 		return output.WriteJSON(f.IO.Out, rules)
 	}
 	return validate.WriteCatalogText(f.IO.Out, rules, f.IO.OutTheme().ValidateStyles())
+}
+
+// listFew names up to three of names, and how many more.
+func listFew(names []string) string {
+	if len(names) <= 3 {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
