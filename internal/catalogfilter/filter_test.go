@@ -270,3 +270,14 @@ func TestSelectionMatchesFilter(t *testing.T) {
 	_, _, err = NewSelection(&Config{Packages: []Package{{Name: "gone"}}}).Filter()
 	assert.ErrorContains(t, err, "package gone is not in the catalog")
 }
+
+// TestReportCounts: the summary counts in the right number (issue 36).
+func TestReportCounts(t *testing.T) {
+	r := &Report{Removed: []Removal{{Package: "p", Bundle: "p.v1", Why: "outside"}}}
+	assert.Equal(t, "removed 1 bundle, kept 0 outside a range", r.Counts())
+	r.Removed = append(r.Removed, Removal{Package: "p", Bundle: "p.v2", Why: "outside"})
+	assert.Equal(t, "removed 2 bundles, kept 0 outside a range", r.Counts())
+	var b strings.Builder
+	require.NoError(t, r.WriteExplain(&b))
+	assert.Equal(t, "removed p/p.v1: outside\nremoved p/p.v2: outside\n", b.String())
+}

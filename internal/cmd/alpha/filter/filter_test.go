@@ -45,7 +45,7 @@ packages:
 	require.Len(t, c.Channels, 1)
 	assert.Equal(t, "singlenamespace-alpha", c.Channels[0].Name)
 	assert.Contains(t, r.ErrOut, "removed etcd/etcdoperator.v0.9.4: outside >=0.9.0 <0.9.4 in channel singlenamespace-alpha\n")
-	assert.Contains(t, r.ErrOut, "kept 1 packages, 1 channels, 2 bundles (4 removed, 0 kept outside a range)\n")
+	assert.Contains(t, r.ErrOut, "kept 1 package, 1 channel, 2 bundles (4 removed, 0 kept outside a range)\n")
 
 	out := filepath.Join(t.TempDir(), "filtered")
 	r = o.Run("alpha", "filter", db, "--keep-packages", "etcd", "--output-dir", out, "-o", "yaml")
@@ -101,7 +101,7 @@ func TestFilterCatalogDirInParts(t *testing.T) {
 	require.Equal(t, exit.OK, want.Code, want.ErrOut)
 	assert.Contains(t, want.ErrOut, "removed q/q.v1: package not selected\n")
 	assert.Contains(t, want.ErrOut, "removed p/p.v1: outside >=2.0.0 in channel stable\n")
-	assert.Contains(t, want.ErrOut, "kept 1 packages, 1 channels, 2 bundles (2 removed, 0 kept outside a range)\n")
+	assert.Contains(t, want.ErrOut, "kept 1 package, 1 channel, 2 bundles (2 removed, 0 kept outside a range)\n")
 	assert.NotContains(t, want.Out, "deprecations", "the deprecation of p.v1 went with it")
 	got := o.Run("alpha", "filter", parts, "--config", cfg, "--explain")
 	require.Equal(t, exit.OK, got.Code, got.ErrOut)

@@ -149,9 +149,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		path.Reached = path.AtHead
 	}
 	if len(path.Steps) == 0 && !path.AtHead && !p.HasBundle(opts.From) {
-		if v, err := semver.ParseTolerant(opts.From); err == nil && !hasVersion(p, v) {
+		if v, err := semver.ParseTolerant(opts.From); err == nil && !p.HasVersion(v) {
 			return exit.With(exit.Failed, fmt.Errorf("%s, package %s: no bundle has version %s and no entry upgrades from it (by replaces, skips or skipRange): OLM installs nothing from it; %s",
-				opts.Source, opts.Package, v, nearest(p, path.Channels, v)))
+				opts.Source, opts.Package, v, p.Nearest(path.Channels, v)))
 		}
 	}
 	if opts.Output == output.JSON {
@@ -268,49 +268,4 @@ func writeKeep(w io.Writer, k *graph.Keep) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func hasVersion(p *graph.Package, v semver.Version) bool {
-	for _, bv := range p.Versions {
-		if bv.EQ(v) {
-			return true
-		}
-	}
-	return false
-}
-
-// nearest names the versions either side of v in the channels.
-func nearest(p *graph.Package, channels []string, v semver.Version) string {
-	var below, above *semver.Version
-	for _, name := range channels {
-		ch := p.Channel(name)
-		if ch == nil {
-			continue
-		}
-		for _, e := range ch.Entries {
-			bv, ok := p.Versions[e.Name]
-			if !ok {
-				continue
-			}
-			nearer(&below, &above, bv, v)
-		}
-	}
-	switch {
-	case below != nil && above != nil:
-		return fmt.Sprintf("the nearest versions in %s are %s (below) and %s (above)", channelWord(channels), below, above)
-	case below != nil:
-		return fmt.Sprintf("the highest version in %s is %s", channelWord(channels), below)
-	case above != nil:
-		return fmt.Sprintf("the lowest version in %s is %s", channelWord(channels), above)
-	}
-	return "no bundle of " + channelWord(channels) + " has a version"
-}
-
-func nearer(below, above **semver.Version, bv, v semver.Version) {
-	if bv.LT(v) && (*below == nil || bv.GT(**below)) {
-		*below = &bv
-	}
-	if bv.GT(v) && (*above == nil || bv.LT(**above)) {
-		*above = &bv
-	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +19,6 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/iostreams"
-	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -126,24 +124,10 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if !opts.FromFiles {
 		// A shell glob over a repository (operators/*/*) also matches
-		// files beside the bundles (ci.yaml, README.md): those are skipped
-		// with one note, as long as something else is left to validate.
-		var kept, skipped []string
-		for _, p := range paths {
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
-				skipped = append(skipped, p)
-				continue
-			}
-			kept = append(kept, p)
-		}
-		if len(skipped) > 0 && len(kept) > 0 {
-			what := "1 file that is not a bundle"
-			if len(skipped) > 1 {
-				what = fmt.Sprintf("%d files that are not bundles", len(skipped))
-			}
-			fmt.Fprintf(f.IO.ErrOut, "note: skipped %s (%s): a bundle is a directory holding manifests/ and metadata/, or an image reference\n",
-				what, printable.Name(listFew(skipped)))
-			paths = kept
+		// files beside the bundles (ci.yaml): skipped, said once.
+		var note string
+		if paths, note = bundle.SkipFiles(paths); note != "" {
+			fmt.Fprintln(f.IO.ErrOut, note)
 		}
 	}
 	if len(paths) == 0 {
@@ -241,12 +225,4 @@ func listRules(f *factory.Factory, format string) error {
 		return output.WriteJSON(f.IO.Out, rules)
 	}
 	return validate.WriteCatalogText(f.IO.Out, rules, f.IO.OutTheme().ValidateStyles())
-}
-
-// listFew names up to three of names, and how many more.
-func listFew(names []string) string {
-	if len(names) <= 3 {
-		return strings.Join(names, ", ")
-	}
-	return fmt.Sprintf("%s and %d more", strings.Join(names[:3], ", "), len(names)-3)
 }
