@@ -312,7 +312,11 @@ type PackageVerdict struct {
 	// HeadComplete is the head's verdict's Complete.
 	HeadComplete bool `json:"-"`
 	Bundles      int  `json:"bundles"`
-	Installable  int  `json:"installable"`
+	// Installable counts the bundles known installable; Unknown those
+	// that nothing known stops but whose catalog entry cannot tell
+	// everything (yes?: olm.csv.metadata only), counted apart.
+	Installable int `json:"installable"`
+	Unknown     int `json:"installableUnknown"`
 	// Complete is false when some verdict could not read everything.
 	Complete bool `json:"complete"`
 }
@@ -339,8 +343,11 @@ func Packages(c *fbc.Catalog, verdicts []Verdict) []PackageVerdict {
 				continue
 			}
 			r.Bundles++
-			if v.Installable {
+			switch {
+			case v.Installable && v.Complete:
 				r.Installable++
+			case v.Installable:
+				r.Unknown++
 			}
 			r.Complete = r.Complete && v.Complete
 		}
@@ -383,8 +390,12 @@ func WritePackageTable(w io.Writer, rows []PackageVerdict) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tDEFAULT CHANNEL\tHEAD\tHEAD INSTALLABLE\tINSTALLABLE BUNDLES")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", printable.Name(r.Name), printable.Name(r.DefaultChannel), printable.Name(r.Head),
-			yesNo(r.HeadInstallable, r.HeadComplete), r.Installable, r.Bundles)
+		count := fmt.Sprintf("%d/%d", r.Installable, r.Bundles)
+		if r.Unknown > 0 {
+			count += fmt.Sprintf(" (%d yes?)", r.Unknown)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Name(r.Name), printable.Name(r.DefaultChannel), printable.Name(r.Head),
+			yesNo(r.HeadInstallable, r.HeadComplete), count)
 	}
 	return tw.Flush()
 }
