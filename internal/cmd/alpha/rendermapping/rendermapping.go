@@ -112,7 +112,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if r.Level == fbc.MigrateCSVMetadata {
 			what = "olm.csv.metadata"
 		}
-		fmt.Fprintf(f.IO.ErrOut, "wrote %s (%d bundles, %s)\n", printable.Name(r.File), r.Bundles, what)
+		fmt.Fprintf(f.IO.ErrOut, "wrote %s (%s, %s)\n", printable.Name(r.File), printable.Count(r.Bundles, "bundle", "bundles"), what)
 	}
 	return nil
 }

@@ -216,7 +216,7 @@ func writePath(w io.Writer, p *graph.Package, path *graph.Path) error {
 	}
 	switch {
 	case path.To != "" && path.Reached:
-		fmt.Fprintf(&b, "%s is reached in %d step(s).\n", printable.Name(path.To), len(path.Steps))
+		fmt.Fprintf(&b, "%s is reached in %s.\n", printable.Name(path.To), printable.Count(len(path.Steps), "step", "steps"))
 	case path.To != "":
 		fmt.Fprintf(&b, "%s is unreachable, because %s.\n", printable.Name(path.To), printable.Text(path.Unreachable))
 	case path.Unreachable != "":
@@ -249,8 +249,8 @@ func edgeText(st graph.Step) string {
 // versions of the range that pass through it.
 func writeKeep(w io.Writer, k *graph.Keep) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s, %s: to keep every version in %q upgrading to the head, keep %d bundle(s):\n",
-		k.Package, semantics(k.Semantics), channelWord(k.Channels), k.Range, len(k.Bundles))
+	fmt.Fprintf(&b, "%s, %s, %s: to keep every version in %q upgrading to the head, keep %s:\n",
+		k.Package, semantics(k.Semantics), channelWord(k.Channels), k.Range, printable.Count(len(k.Bundles), "bundle", "bundles"))
 	for _, kb := range k.Bundles {
 		fmt.Fprintf(&b, "  %s (%s)", printable.Name(kb.Name), kb.Version)
 		switch {

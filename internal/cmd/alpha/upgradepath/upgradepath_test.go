@@ -65,11 +65,11 @@ demo.v2.1.0 is the head of channel fast: OLM installs nothing more.
 
 	r = o.Run("alpha", "upgrade-path", demo, "--package", "demo", "--from", "1.0.0", "--to", "1.2.0")
 	assert.Equal(t, exit.OK, r.Code)
-	assert.Contains(t, r.Out, "demo.v1.2.0 is reached in 1 step(s).\n")
+	assert.Contains(t, r.Out, "demo.v1.2.0 is reached in 1 step.\n")
 
 	r = o.Run("alpha", "upgrade-path", demo, "--package", "demo", "--from-range", ">=1.0.0 <1.2.0")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
-	assert.Equal(t, `demo, OLM v0, channel stable: to keep every version in ">=1.0.0 <1.2.0" upgrading to the head, keep 2 bundle(s):
+	assert.Equal(t, `demo, OLM v0, channel stable: to keep every version in ">=1.0.0 <1.2.0" upgrading to the head, keep 2 bundles:
   demo.v1.2.0 (1.2.0)  on the path from demo.v1.0.0, demo.v1.0.1, demo.v1.0.2, demo.v1.1.0
   demo.v2.0.0 (2.0.0)  on the path from demo.v1.0.0, demo.v1.0.1, demo.v1.0.2, demo.v1.1.0
 `, r.Out)

@@ -19,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/iostreams"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -174,7 +175,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if n := src.Failed.Load(); n > 0 {
 		// The report names each image that could not be opened (rule
 		// bundle-load); that is an I/O error, not a verdict on a bundle.
-		msg := fmt.Sprintf("%d image(s) could not be opened", n)
+		msg := printable.Count(int(n), "image", "images") + " could not be opened"
 		for _, c := range src.SharedCauses() {
 			msg += "\n  " + c
 		}
