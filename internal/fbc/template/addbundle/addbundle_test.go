@@ -240,3 +240,20 @@ entries:
 		t.Errorf("skips not in the file's flow style:\n%s", res.Data)
 	}
 }
+
+func FuzzCSVEdges(f *testing.F) {
+	f.Add([]byte(`{"metadata":{"annotations":{"olm.skipRange":"<1.0.0"}},"spec":{"replaces":"a.v0.9.0","skips":["a.v0.8.0"]}}`))
+	f.Add([]byte(`{"spec":{"skips":[" ",""]}}`))
+	f.Add([]byte(`null`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		e, err := CSVEdges(data)
+		if err != nil {
+			return
+		}
+		for _, s := range e.Skips {
+			if strings.TrimSpace(s) == "" || s != strings.TrimSpace(s) {
+				t.Fatalf("skip %q kept", s)
+			}
+		}
+	})
+}
