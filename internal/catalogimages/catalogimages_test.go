@@ -64,3 +64,16 @@ func TestListSameDigestTwoNames(t *testing.T) {
 	assert.Equal(t, []Use{{Package: "a", Bundle: "a.v1", As: "related", Name: "op"}, {Package: "b", Bundle: "b.v1", As: "related", Name: "op"}}, op.Uses)
 	assert.Len(t, List(c, "a"), 2, "a's bundle image and its operator")
 }
+
+func TestDigestIsSHA256Only(t *testing.T) {
+	hex := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	if got := Digest("quay.io/x@sha256:" + hex); got != "sha256:"+hex {
+		t.Errorf("sha256: %q", got)
+	}
+	if got := Digest("quay.io/x@sha512:" + hex + hex); got != "" {
+		t.Errorf("sha512: %q", got)
+	}
+	if got := Digest("quay.io/x:1"); got != "" {
+		t.Errorf("tag: %q", got)
+	}
+}
