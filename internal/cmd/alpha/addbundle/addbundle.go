@@ -6,7 +6,6 @@ package addbundle
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +20,7 @@ import (
 	tmpladd "github.com/opmkit/opm/internal/fbc/template/addbundle"
 	"github.com/opmkit/opm/internal/fbc/template/bundleimages"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/printable"
 )
 
@@ -133,7 +133,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	datas := make([][]byte, len(templates))
 	for i, t := range templates {
-		data, err := os.ReadFile(t)
+		// Bounded as render-template's read of the same file.
+		data, err := iostreams.ReadFile(ctx, t, iostreams.DefaultMaxInput)
 		if err != nil {
 			return exit.With(exit.Failed, fmt.Errorf("read template: %w", err))
 		}
