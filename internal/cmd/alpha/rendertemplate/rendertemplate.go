@@ -224,4 +224,3 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	return nil
 }
-
