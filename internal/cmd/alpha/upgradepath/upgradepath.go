@@ -113,7 +113,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
 	}
-	if opts.Package, err = c.Catalog.ResolvePackage(opts.Package); err != nil {
+	if opts.Package, err = c.ResolvePackage(opts.Package); err != nil {
 		return exit.Usagef("%s: %v", opts.Source, err)
 	}
 	p, err := graph.NewPackage(c.Catalog, opts.Package)
