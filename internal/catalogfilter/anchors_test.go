@@ -420,7 +420,7 @@ func anchorCases() []anchorCase {
 		// Where opm is stricter or reads versions otherwise.
 		{id: "opm-missing-package", what: "a package the catalog does not have", src: es,
 			config:  isc("    packages:\n    - name: es\n    - name: nope\n"),
-			err:     "package nope is not in the catalog",
+			err:     `package "nope" not found (the catalog has es, other)`,
 			differs: "both anchors' filters leave it out silently"},
 		{id: "opm-missing-channel", what: "a channel the package does not have", src: es,
 			config:  fc("packages:\n- name: es\n  channels:\n  - name: stable\n  - name: nope\n"),

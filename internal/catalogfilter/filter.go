@@ -46,13 +46,9 @@ func Filter(c *fbc.Catalog, cfg *Config) (*fbc.Catalog, *Report, error) {
 	for i := range cfg.Packages {
 		want[cfg.Packages[i].Name] = &cfg.Packages[i]
 	}
-	have := map[string]bool{}
-	for _, p := range c.Packages {
-		have[p.Name] = true
-	}
 	for _, p := range cfg.Packages {
-		if !have[p.Name] {
-			return nil, nil, fmt.Errorf("package %s is not in the catalog", p.Name)
+		if err := c.CheckPackage(p.Name); err != nil {
+			return nil, nil, err
 		}
 	}
 	out := &fbc.Catalog{}

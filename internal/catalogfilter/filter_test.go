@@ -111,7 +111,7 @@ func TestFilterDefaultChannel(t *testing.T) {
 	_, _, err = Filter(load(t, graphCatalog), &Config{Packages: []Package{{Name: "p", Channels: []Channel{{Name: "nope"}}}}})
 	assert.ErrorContains(t, err, "package p has no channel nope (its channels: fast, stable)")
 	_, _, err = Filter(load(t, graphCatalog), &Config{Packages: []Package{{Name: "gone"}}})
-	assert.ErrorContains(t, err, "package gone is not in the catalog")
+	assert.ErrorContains(t, err, `package "gone" not found`)
 }
 
 func TestImageSetConfiguration(t *testing.T) {
@@ -268,5 +268,16 @@ func TestSelectionMatchesFilter(t *testing.T) {
 	assert.Contains(t, rep.Removed, Removal{Package: "q", Bundle: "q.v1", Why: "package not selected"})
 
 	_, _, err = NewSelection(&Config{Packages: []Package{{Name: "gone"}}}).Filter()
-	assert.ErrorContains(t, err, "package gone is not in the catalog")
+	assert.ErrorContains(t, err, `package "gone" not found`)
+}
+
+// TestReportCounts: the summary counts in the right number (issue 36).
+func TestReportCounts(t *testing.T) {
+	r := &Report{Removed: []Removal{{Package: "p", Bundle: "p.v1", Why: "outside"}}}
+	assert.Equal(t, "removed 1 bundle, kept 0 outside a range", r.Counts())
+	r.Removed = append(r.Removed, Removal{Package: "p", Bundle: "p.v2", Why: "outside"})
+	assert.Equal(t, "removed 2 bundles, kept 0 outside a range", r.Counts())
+	var b strings.Builder
+	require.NoError(t, r.WriteExplain(&b))
+	assert.Equal(t, "removed p/p.v1: outside\nremoved p/p.v2: outside\n", b.String())
 }

@@ -75,6 +75,17 @@ func (s *Selection) Add(part *fbc.Catalog) error {
 
 // Filter is Filter over the whole catalog the parts made.
 func (s *Selection) Filter() (*fbc.Catalog, *Report, error) {
+	// A missing package is said naming every package seen, the dropped
+	// ones too, as Filter of the whole catalog says it.
+	seen := &fbc.Catalog{Packages: append([]fbc.Package(nil), s.c.Packages...)}
+	for name := range s.droppedPkgs {
+		seen.Packages = append(seen.Packages, fbc.Package{Name: name})
+	}
+	for _, p := range s.cfg.Packages {
+		if err := seen.CheckPackage(p.Name); err != nil {
+			return nil, nil, err
+		}
+	}
 	out, rep, err := Filter(&s.c, s.cfg)
 	if err != nil {
 		return nil, nil, err

@@ -19,6 +19,7 @@ import (
 
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/printable"
+	"github.com/opmkit/opm/internal/validate"
 )
 
 // Use is one place an image is needed.
@@ -233,22 +234,12 @@ func (l *Lister) Images() []Image {
 }
 
 // Digest is the sha256 digest a pull spec is pinned by ("" when it is
-// not).
+// not): validate.PinnedDigest's, which parses pull specs for every rule.
 func Digest(ref string) string {
-	i := strings.LastIndex(ref, "@")
-	if i < 0 {
-		return ""
+	if d := validate.PinnedDigest(ref); strings.HasPrefix(d, "sha256:") {
+		return d
 	}
-	d := ref[i+1:]
-	if !strings.HasPrefix(d, "sha256:") || len(d) != len("sha256:")+64 {
-		return ""
-	}
-	for _, c := range d[len("sha256:"):] {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return ""
-		}
-	}
-	return d
+	return ""
 }
 
 // WriteTable prints images a row each: the image, its first use (and how

@@ -122,3 +122,16 @@ func FuzzRegistryRef(f *testing.F) {
 		}
 	})
 }
+
+func TestDigestIsSHA256Only(t *testing.T) {
+	hex := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	if got := Digest("quay.io/x@sha256:" + hex); got != "sha256:"+hex {
+		t.Errorf("sha256: %q", got)
+	}
+	if got := Digest("quay.io/x@sha512:" + hex + hex); got != "" {
+		t.Errorf("sha512: %q", got)
+	}
+	if got := Digest("quay.io/x:1"); got != "" {
+		t.Errorf("tag: %q", got)
+	}
+}

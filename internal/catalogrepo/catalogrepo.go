@@ -230,6 +230,14 @@ type Job struct {
 func (r *Repo) Render(ctx context.Context, jobs []Job, renderAt func(fbc.MigrateLevel) template.RenderBundle, outputDir string, format fbc.Format) ([]Target, []string, error) {
 	var out []Target
 	var failures []string
+	// A template that fails to render fails the same way for each of its
+	// catalogs (an image that cannot be pulled): said once, naming them.
+	type renderFailure struct {
+		at   int
+		cats []string
+		msg  string
+	}
+	var same []*renderFailure
 	for _, j := range jobs {
 		for _, cat := range j.Mapping.Catalogs {
 			level, err := MigrateLevel(cat)
@@ -245,7 +253,17 @@ func (r *Repo) Render(ctx context.Context, jobs []Job, renderAt func(fbc.Migrate
 				if ctx.Err() != nil {
 					return nil, nil, err
 				}
-				failures = append(failures, fmt.Sprintf("catalog %s: render %s: %v", cat, j.Source, err))
+				msg := fmt.Sprintf("render %s: %v", j.Source, err)
+				found := false
+				for _, f := range same {
+					if f.msg == msg {
+						f.cats, found = append(f.cats, cat), true
+					}
+				}
+				if !found {
+					same = append(same, &renderFailure{at: len(failures), cats: []string{cat}, msg: msg})
+					failures = append(failures, "")
+				}
 				continue
 			}
 			var problems []string
@@ -264,6 +282,13 @@ func (r *Repo) Render(ctx context.Context, jobs []Job, renderAt func(fbc.Migrate
 			}
 			out = append(out, Target{Catalog: cat, Dir: dir, Base: r.Base(outputDir), File: filepath.Join(dir, "catalog."+string(format)), Level: level, Bundles: len(c.Bundles), Data: buf.Bytes()})
 		}
+	}
+	for _, f := range same {
+		word := "catalog "
+		if len(f.cats) > 1 {
+			word = "catalogs "
+		}
+		failures[f.at] = word + strings.Join(f.cats, ", ") + ": " + f.msg
 	}
 	return out, failures, nil
 }

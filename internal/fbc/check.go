@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -16,7 +17,7 @@ type InvalidError struct {
 
 func (e *InvalidError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the catalog does not validate: %d problem(s)", len(e.Findings))
+	fmt.Fprintf(&b, "the catalog does not validate: %s", printable.Count(len(e.Findings), "problem", "problems"))
 	for _, f := range e.Findings {
 		b.WriteString("\n  ")
 		if loc := findingLocation(f); loc != "" {

@@ -210,17 +210,41 @@ func (c *Catalog) PackageNames() []string {
 
 // CheckPackage is nil when the catalog has an olm.package blob named name
 // (or name is "", which asks for no package in particular): the check of
-// a --package flag.
+// a --package flag, its error naming the packages there are.
 func (c *Catalog) CheckPackage(name string) error {
 	if name == "" {
 		return nil
 	}
+	var names []string
 	for _, p := range c.Packages {
 		if p.Name == name {
 			return nil
 		}
+		names = append(names, p.Name)
 	}
-	return fmt.Errorf("package %q not found", name)
+	sort.Strings(names)
+	has := "no package"
+	if len(names) > 0 {
+		has = listSome(names)
+	}
+	return fmt.Errorf("package %q not found (the catalog has %s)", name, has)
+}
+
+// ResolvePackage is the package a --package flag names: name when the
+// catalog has it, or, when name is empty, the catalog's one package (an
+// error naming them when there are several).
+func (c *Catalog) ResolvePackage(name string) (string, error) {
+	if name != "" {
+		return name, c.CheckPackage(name)
+	}
+	names := c.PackageNames()
+	switch len(names) {
+	case 1:
+		return names[0], nil
+	case 0:
+		return "", fmt.Errorf("the catalog has no package")
+	}
+	return "", fmt.Errorf("the catalog has %d packages (%s): say which with --package", len(names), listSome(names))
 }
 
 // Package returns the catalog's blobs of one package.

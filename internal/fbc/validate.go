@@ -12,6 +12,7 @@ import (
 	"github.com/blang/semver/v4"
 
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -319,9 +320,13 @@ func (v *checker) channels(c *Catalog) {
 				}
 			}
 		}
-		// Edges, heads and cycles.
+		// Edges, heads and cycles. An edge out of the channel is how
+		// clusters still running a pruned (or filtered-out) bundle upgrade
+		// into the channel: one note per channel, at its tail.
 		adj := map[string][]string{}
 		replaced := map[string]bool{}
+		var outside []string // targets, in order of first edge
+		outsideField := map[string]string{}
 		for i, e := range ch.Entries {
 			targets := append([]string{}, e.Skips...)
 			if e.Replaces != "" {
@@ -343,11 +348,17 @@ func (v *checker) channels(c *Catalog) {
 					if e.Replaces == "" || j > 0 {
 						field = fmt.Sprintf("entries[%d].skips", i)
 					}
-					v.report(validate.RuleCatalogChannelEdge, ch.Pos, field, "", "channel %s: %s replaces or skips %s, which is not in the channel", ch.Name, e.Name, to)
+					if _, dup := outsideField[to]; !dup {
+						outside = append(outside, to)
+						outsideField[to] = field
+					}
 					continue
 				}
 				adj[e.Name] = append(adj[e.Name], to)
 			}
+		}
+		if len(outside) > 0 {
+			v.edgesOut(ch, outside, outsideField, bundles[ch.Package])
 		}
 		var heads []string
 		for _, e := range ch.Entries {
@@ -371,6 +382,36 @@ func (v *checker) channels(c *Catalog) {
 			v.report(validate.RuleCatalogChannelHead, ch.Pos, "entries", "", "channel %s has %d heads (%s); exactly one entry may be left unreplaced", ch.Name, len(heads), strings.Join(heads, ", "))
 		}
 	}
+}
+
+// edgesOut notes the edges of channel ch to bundles outside it, once, at
+// the channel's tail: the entry whose replaces leaves the channel (the
+// first such edge when no replaces does).
+func (v *checker) edgesOut(ch Channel, outside []string, field map[string]string, inPackage map[string]bool) {
+	at := field[outside[0]]
+	for i, e := range ch.Entries {
+		if e.Replaces != "" && field[e.Replaces] == fmt.Sprintf("entries[%d].replaces", i) {
+			at = field[e.Replaces]
+			break
+		}
+	}
+	var gone, elsewhere []string
+	for _, to := range outside {
+		if inPackage[to] {
+			elsewhere = append(elsewhere, to)
+		} else {
+			gone = append(gone, to)
+		}
+	}
+	var parts []string
+	if len(gone) > 0 {
+		parts = append(parts, fmt.Sprintf("%s not in the catalog (%s)", printable.Count(len(gone), "bundle", "bundles"), listSome(gone)))
+	}
+	if len(elsewhere) > 0 {
+		parts = append(parts, fmt.Sprintf("%s of other channels (%s)", printable.Count(len(elsewhere), "bundle", "bundles"), listSome(elsewhere)))
+	}
+	v.report(validate.RuleCatalogChannelEdge, ch.Pos, at, "",
+		"channel %s upgrades from %s: clusters still running them upgrade into the channel by these edges", ch.Name, strings.Join(parts, " and "))
 }
 
 // findCycle returns one cycle of the channel's edges (first node repeated at

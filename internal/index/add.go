@@ -11,6 +11,8 @@ import (
 
 	"github.com/blang/semver/v4"
 	"github.com/mattn/go-sqlite3"
+
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // AddOptions control Add.
@@ -364,7 +366,7 @@ func (w *writer) addPackage(ctx context.Context, pkg string, news []*rows, opts 
 	}
 	if n > 0 {
 		return nil, []*Error{{Kind: KindUnsupported, Package: pkg,
-			Msg:   fmt.Sprintf("the package has %d deprecated bundle(s) (opm index deprecatetruncate); opm does not add to such packages yet", n),
+			Msg:   fmt.Sprintf("the package has %s (opm index deprecatetruncate); opm does not add to such packages yet", printable.Count(n, "deprecated bundle", "deprecated bundles")),
 			Fix:   "add these bundles with upstream opm v1.73.0, or rebuild the package without deprecations",
 			Blame: allNames()}}, nil
 	}

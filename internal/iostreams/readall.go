@@ -102,3 +102,27 @@ func FlagHint(err error) error {
 	}
 	return err
 }
+
+// ReadInput reads a command's input: the file named, or in for "" and "-"
+// (source says which: the file, or "stdin"), bounded by limit and stopped
+// by ctx as ReadAll is (a FIFO or a stdin that never ends would otherwise
+// outlive --timeout and fill memory). what names the input in errors
+// ("template", "catalog").
+func ReadInput(ctx context.Context, in io.Reader, file, what string, limit int64) (data []byte, source string, err error) {
+	if file == "" || file == "-" {
+		data, err := ReadAll(ctx, in, limit)
+		if err != nil {
+			return nil, "stdin", fmt.Errorf("read the %s from stdin: %w", what, FlagHint(err))
+		}
+		return data, "stdin", nil
+	}
+	data, err = ReadFile(ctx, file, limit)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, file, fmt.Errorf("read %s %s: %w", what, file, err)
+	}
+	return data, file, nil
+}

@@ -198,44 +198,23 @@ func check(name string, b *bundle.Bundle, loadErr error) []Reason {
 	return out
 }
 
-// csvMetadata is what the install checks read of olm.csv.metadata.
-type csvMetadata struct {
-	InstallModes []struct {
-		Type      string `json:"type"`
-		Supported bool   `json:"supported"`
-	} `json:"installModes"`
-	APIServiceDefinitions struct {
-		Owned []struct {
-			Name string `json:"name"`
-		} `json:"owned"`
-	} `json:"apiServiceDefinitions"`
-}
-
-func checkMetadata(m *csvMetadata) []Reason {
+func checkMetadata(m *fbc.CSVInstall) []Reason {
 	var out []Reason
-	var modes []string
-	all := false
-	for _, im := range m.InstallModes {
-		if im.Supported {
-			modes = append(modes, im.Type)
-			all = all || im.Type == bundle.InstallModeAllNamespaces
-		}
-	}
-	if !all {
+	if modes, all := m.Supported(); !all {
 		out = append(out, Reason{Rule: validate.RuleOLMv1AllNamespaces.ID, Severity: "error", Message: validate.OLMv1InstallModesMessage(modes)})
 	}
-	for _, a := range m.APIServiceDefinitions.Owned {
+	for _, a := range m.OwnedAPIServices {
 		out = append(out, Reason{Rule: validate.RuleOLMv1APIServices.ID, Severity: "error",
-			Message: fmt.Sprintf("owns API service %s: operator-controller does not install API services", a.Name)})
+			Message: fmt.Sprintf("owns API service %s: operator-controller does not install API services", a)})
 	}
 	return out
 }
 
 // catalogManifests returns the bundle's manifests (olm.bundle.object) and
 // its olm.csv.metadata, whichever the catalog has.
-func catalogManifests(b *fbc.Bundle) ([][]byte, *csvMetadata, error) {
+func catalogManifests(b *fbc.Bundle) ([][]byte, *fbc.CSVInstall, error) {
 	var objs [][]byte
-	var meta *csvMetadata
+	var meta *fbc.CSVInstall
 	for i, p := range b.Properties {
 		switch p.Type {
 		case fbc.PropertyBundleObject:
@@ -248,11 +227,11 @@ func catalogManifests(b *fbc.Bundle) ([][]byte, *csvMetadata, error) {
 			}
 			objs = append(objs, o.Data)
 		case fbc.PropertyCSVMetadata:
-			var m csvMetadata
-			if err := json.Unmarshal(p.Value, &m); err != nil {
+			m, err := fbc.DecodeCSVMetadata(p.Value)
+			if err != nil {
 				return nil, nil, fmt.Errorf("properties[%d] (olm.csv.metadata): %w", i, err)
 			}
-			meta = &m
+			meta = m
 		}
 	}
 	return objs, meta, nil
@@ -312,7 +291,11 @@ type PackageVerdict struct {
 	// HeadComplete is the head's verdict's Complete.
 	HeadComplete bool `json:"-"`
 	Bundles      int  `json:"bundles"`
-	Installable  int  `json:"installable"`
+	// Installable counts the bundles known installable; Unknown those
+	// that nothing known stops but whose catalog entry cannot tell
+	// everything (yes?: olm.csv.metadata only), counted apart.
+	Installable int `json:"installable"`
+	Unknown     int `json:"installableUnknown"`
 	// Complete is false when some verdict could not read everything.
 	Complete bool `json:"complete"`
 }
@@ -339,8 +322,11 @@ func Packages(c *fbc.Catalog, verdicts []Verdict) []PackageVerdict {
 				continue
 			}
 			r.Bundles++
-			if v.Installable {
+			switch {
+			case v.Installable && v.Complete:
 				r.Installable++
+			case v.Installable:
+				r.Unknown++
 			}
 			r.Complete = r.Complete && v.Complete
 		}
@@ -383,8 +369,12 @@ func WritePackageTable(w io.Writer, rows []PackageVerdict) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tDEFAULT CHANNEL\tHEAD\tHEAD INSTALLABLE\tINSTALLABLE BUNDLES")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\n", printable.Name(r.Name), printable.Name(r.DefaultChannel), printable.Name(r.Head),
-			yesNo(r.HeadInstallable, r.HeadComplete), r.Installable, r.Bundles)
+		count := fmt.Sprintf("%d/%d", r.Installable, r.Bundles)
+		if r.Unknown > 0 {
+			count += fmt.Sprintf(" (%d yes?)", r.Unknown)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", printable.Name(r.Name), printable.Name(r.DefaultChannel), printable.Name(r.Head),
+			yesNo(r.HeadInstallable, r.HeadComplete), count)
 	}
 	return tw.Flush()
 }

@@ -9,6 +9,7 @@ package printable
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -79,4 +80,13 @@ func unsafe(r rune, keepLines bool) bool {
 		return true
 	}
 	return false
+}
+
+// Count writes n with the noun in the number it takes: "1 bundle",
+// "2 bundles", "0 bundles".
+func Count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/opmkit/opm/internal/bundle"
@@ -69,6 +70,8 @@ type PackageContext struct {
 	Package string
 	Members []*Member
 	Opts    Options
+	// CI is the operator's ci.yaml, read when a community rule runs.
+	CI *CIConfig
 
 	rule    *Rule
 	reports map[*Member]*BundleReport
@@ -84,17 +87,38 @@ func (c *PackageContext) Report(m *Member, field, msg, hint string) {
 	rep.Findings = append(rep.Findings, f)
 }
 
+// ReportCI records a finding about the operator's ci.yaml, once, in the
+// report of the package's first member.
+func (c *PackageContext) ReportCI(msg, hint string) {
+	m := c.Members[0]
+	for _, o := range c.Members {
+		if o.index < m.index {
+			m = o
+		}
+	}
+	f := Finding{Rule: c.rule.ID, Severity: c.rule.Severity, File: c.CI.File, Message: msg, Hint: hint}
+	if rel, err := filepath.Rel(m.Path, c.CI.File); err == nil {
+		f.File = filepath.ToSlash(rel)
+	}
+	rep := c.reports[m]
+	rep.Findings = append(rep.Findings, f)
+}
+
 // checkPackage runs the package rules over the members of one package, when
 // there is more than one, adding their findings to reports.
 func checkPackage(pkg string, members []*Member, reports map[*Member]*BundleReport, opts Options) {
 	if len(members) < 2 {
 		return
 	}
+	var ci *CIConfig
+	if opts.EnabledSet(SetCommunity) {
+		ci = ciConfigFor(opts.CIYAML, members)
+	}
 	for _, r := range Rules() {
 		if r.checkPackage == nil || !opts.enabled(r.ID) {
 			continue
 		}
-		r.checkPackage(&PackageContext{Package: pkg, Members: members, Opts: opts, rule: r, reports: reports})
+		r.checkPackage(&PackageContext{Package: pkg, Members: members, Opts: opts, CI: ci, rule: r, reports: reports})
 	}
 }
 

@@ -155,6 +155,10 @@ type Options struct {
 	// for the openshift rules; empty uses each bundle's
 	// com.redhat.openshift.versions range.
 	OCPVersion string
+	// CIYAML is a community operator's ci.yaml for the community package
+	// rules (--ci-yaml); empty reads operators/<name>/ci.yaml beside the
+	// bundle directories.
+	CIYAML string
 }
 
 // CheckRuleIDs reports unknown ids in Select and Skip, naming the closest.

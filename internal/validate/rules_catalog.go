@@ -32,10 +32,10 @@ var (
 		What: "Every channel entry names an olm.bundle of the same package.",
 		Why:  "OLM cannot install a channel entry without its bundle.",
 		Fix:  "Add the olm.bundle blob, or remove the entry from the channel."})
-	RuleCatalogChannelEdge = register(&Rule{ID: "catalog-channel-edge", Severity: Warning, Scope: ScopeCatalog,
-		What: "A channel entry's replaces and skips name bundles of the channel.",
-		Why:  "An edge to a bundle that is not there is allowed (it was pruned) but is often a typo.",
-		Fix:  "Correct the name, or drop the edge when the bundle is gone on purpose."})
+	RuleCatalogChannelEdge = register(&Rule{ID: "catalog-channel-edge", Severity: Info, Scope: ScopeCatalog,
+		What: "Where a channel's replaces and skips name bundles outside the channel (one note per channel, at its tail); skips hold no empty name (an error).",
+		Why:  "An edge to a bundle that is not in the channel is how clusters still running a pruned or filtered-out version upgrade into it: keep it. Only a misspelt name is a mistake.",
+		Fix:  "Nothing, unless a name listed is misspelt: then correct it."})
 	RuleCatalogChannelHead = register(&Rule{ID: "catalog-channel-head", Severity: Error, Scope: ScopeCatalog,
 		What: "Each channel has exactly one head: one entry that no other entry replaces or skips.",
 		Why:  "OLM upgrades to the head; with two heads one of them is never reached, with none the graph loops.",

@@ -27,7 +27,7 @@ var (
 	RuleCommunityOperatorName = register(&Rule{ID: "community-operator-name", Severity: Warning, Scope: ScopeBundle, Set: SetCommunity,
 		What: "The operator name is one: the package annotation (an error when missing), the CSV name's prefix (metadata.name up to its first dot) and, for a bundle laid out as operators/<name>/<version>/, the directory <name>.",
 		Why:  "The community catalogs build a package from operators/<name>/ and take its bundles by CSV name; the pipelines' check_operator_name fails the first bundle of an operator whose names disagree and warns on later ones (opm sees one bundle, and warns; the aqua operator, package aqua with CSVs aqua-operator.v*, is one such).",
-		Fix:  "Name the CSV <package>.v<version> and put the bundle in operators/<package>/<version>/."})
+		Fix:  "For a new operator, name the CSV <package>.v<version> and put the bundle in operators/<package>/<version>/; a published operator keeps its CSV names (renaming breaks upgrades from them)."})
 	RuleCommunityVersionDir = register(&Rule{ID: "community-version-directory", Severity: Error, Scope: ScopeCSV, Set: SetCommunity,
 		What: "A bundle laid out as operators/<name>/<version>/ sits in the directory named for its spec.version.",
 		Why:  "The pipelines' check_operator_version_directory_name fails a bundle whose directory and version differ: the directory is how reviewers, and later pull requests, find a version.",
@@ -228,7 +228,13 @@ func init() {
 			return
 		}
 		if n := csvOperatorName(c.CSV.Metadata.Name); n != pkg || !strings.Contains(c.CSV.Metadata.Name, ".") {
-			c.Report(c.csvObj(), "metadata.name", fmt.Sprintf("CSV name %q does not start with the operator name %q and a dot", c.CSV.Metadata.Name, pkg), "name the CSV "+pkg+".v"+c.CSV.Spec.Version)
+			hint := "a new operator: name the CSV " + pkg + ".v" + c.CSV.Spec.Version
+			if c.CSV.Spec.Replaces != "" || len(c.CSV.Spec.Skips) > 0 || c.CSV.Metadata.Annotations[bundle.AnnotationSkipRange] != "" {
+				// Earlier versions are out under this name: renaming now
+				// would cut clusters running them off the upgrade graph.
+				hint = "keep the name: earlier versions were published under it and clusters running them upgrade by it (the pipelines only warn once an operator is out); name a new operator's CSVs <package>.v<version>"
+			}
+			c.Report(c.csvObj(), "metadata.name", fmt.Sprintf("CSV name %q does not start with the operator name %q and a dot", c.CSV.Metadata.Name, pkg), hint)
 		}
 		if dir, _, ok := c.communityLayout(); ok && dir != pkg {
 			c.ReportFile(c.Bundle.Annotations.File, annLine, annField, fmt.Sprintf("the package %q is not the operator's directory name %q", pkg, dir), "move the bundle to operators/"+pkg+"/, or rename the package")

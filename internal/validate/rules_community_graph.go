@@ -11,7 +11,11 @@ import (
 // Community package rules: what the pipelines check across every bundle of
 // an operator's directory. opm sees the bundles given in one run, so these
 // run when two or more bundles of a package are validated together
-// (opm bundle validate operators/<name>/*/).
+// (opm bundle validate operators/<name>/*/). The operator's ci.yaml says how
+// the pipelines build the graph: in semver-mode each bundle of a channel is
+// replaced by the next higher version whatever its CSV says, so the graph
+// rules have nothing to check there (the pipelines' checks pass it), while
+// spec.replaces, when given, must still name a bundle that exists.
 var (
 	RuleCommunityOneName = register(&Rule{ID: "community-one-operator-name", Severity: Error, Scope: ScopePackage, Set: SetCommunity,
 		What: "Every bundle of a package uses the same operator name as its CSV name's prefix.",
@@ -22,9 +26,9 @@ var (
 		Why:  "The pipelines' check_replaces_availability fails a bundle that replaces a version the repository does not have, or itself: OLM cannot upgrade into it, and the catalog build refuses it.",
 		Fix:  "Replace the previous version that exists (give every version's directory), or drop spec.replaces for the first bundle."})
 	RuleCommunityDangling = register(&Rule{ID: "community-dangling-bundles", Severity: Error, Scope: ScopePackage, Set: SetCommunity,
-		What: "In every channel, each bundle but the channel's newest is replaced, skipped or skip-ranged by another bundle of the channel.",
+		What: "In every channel, each bundle but the channel's newest is replaced, skipped or skip-ranged by another bundle of the channel (replaces-mode, the default; in the ci.yaml's semver-mode every bundle is replaced by the next version). An updateGraph the pipelines do not build (semver-skippatch, a typo) or a ci.yaml that does not parse is an error too.",
 		Why:  "A bundle nothing upgrades from is a dead end: clusters that installed it never leave it. The pipelines' check_dangling_bundles fails such a graph.",
-		Fix:  "Make the next version replace (or skip, or skipRange over) the dangling bundle."})
+		Fix:  "Make the next version replace (or skip, or skipRange over) the dangling bundle, or set updateGraph: semver-mode in the operator's ci.yaml."})
 	RuleCommunityLoop = register(&Rule{ID: "community-graph-loop", Severity: Error, Scope: ScopePackage, Set: SetCommunity,
 		What: "The upgrade graph of each channel (replaces, skips, olm.skipRange) has no loop.",
 		Why:  "A loop makes OLM upgrade in circles or refuse the channel; the pipelines' check_upgrade_graph_loop fails it.",
@@ -176,6 +180,18 @@ func init() {
 		}
 	}
 	RuleCommunityDangling.checkPackage = func(c *PackageContext) {
+		if c.CI != nil && c.CI.Err != nil {
+			c.ReportCI(fmt.Sprintf("the operator's ci.yaml cannot be read: %v", c.CI.Err), "fix the file, or give another with --ci-yaml")
+			return
+		}
+		if c.CI != nil && c.CI.UpdateGraph != UpdateGraphReplaces && c.CI.UpdateGraph != UpdateGraphSemver {
+			c.ReportCI(fmt.Sprintf("updateGraph %q: the community pipelines build replaces-mode and semver-mode graphs only, and fail any other", c.CI.UpdateGraph),
+				"set updateGraph: replaces-mode or semver-mode")
+			return
+		}
+		if c.CI.semverMode() {
+			return // every bundle is replaced by the next version
+		}
 		names, by := channelMembers(c.Members)
 		reported := map[*Member]bool{}
 		for _, ch := range names {
@@ -192,6 +208,9 @@ func init() {
 		}
 	}
 	RuleCommunityLoop.checkPackage = func(c *PackageContext) {
+		if c.CI.semverMode() {
+			return // versions only go up
+		}
 		names, by := channelMembers(c.Members)
 		for _, ch := range names {
 			if from, to := findLoop(by[ch], upgradeEdges(by[ch])); from != nil {
@@ -201,6 +220,9 @@ func init() {
 		}
 	}
 	RuleCommunitySkipRangePrune.checkPackage = func(c *PackageContext) {
+		if c.CI.semverMode() {
+			return // no replaces chain to cut
+		}
 		names, by := channelMembers(c.Members)
 		reported := map[*Member]bool{}
 		for _, ch := range names {

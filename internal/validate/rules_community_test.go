@@ -173,6 +173,16 @@ func TestCommunityBundleRules(t *testing.T) {
 	edit(t, m, csvFile, "name: widget-operator.v1.2.0", "name: widgets.v1.2.0")
 	f = byField(check(t, m, community), RuleCommunityOperatorName.ID)["metadata.name"]
 	assert.Contains(t, f.Message, `CSV name "widgets.v1.2.0" does not start with the operator name "widget-operator"`)
+	// Issue 36: the fixture replaces an earlier CSV, so it is published
+	// under its name; renaming it would cut the upgrades: the hint says
+	// keep it. The first version of an operator may still be renamed.
+	assert.Equal(t, Warning, f.Severity)
+	assert.Contains(t, f.Hint, "keep the name")
+	assert.NotContains(t, f.Hint, "name the CSV widget-operator.v1.2.0")
+	edit(t, m, csvFile, "  replaces: widget-operator.v1.1.0\n", "")
+	edit(t, m, csvFile, `    olm.skipRange: ">=1.0.0 <1.2.0"`+"\n", "")
+	f = byField(check(t, m, community), RuleCommunityOperatorName.ID)["metadata.name"]
+	assert.Contains(t, f.Hint, "a new operator: name the CSV widget-operator.v1.2.0")
 
 	// check_network_policy_presence: a NetworkPolicy is refused; another
 	// group's kind of that name is not.

@@ -20,7 +20,7 @@ var (
 		Why:  "The OpenShift console and Red Hat's catalogs show which subscriptions entitle a customer to the operator from it; Conforma's subscriptions_annotation_format refuses a bundle without it, or with a value that is not such a list.",
 		Fix:  "Set operators.openshift.io/valid-subscription: '[\"<subscription>\", ...]'."})
 	RuleConformaFeatures = register(&Rule{ID: "conforma-feature-annotations", Severity: Error, Scope: ScopeCSV, Set: SetConforma,
-		What: "Each of the seven features.operators.openshift.io annotations preflight requires is on the CSV as \"true\" or \"false\".",
+		What: "Each of the seven features.operators.openshift.io annotations preflight requires is on the CSV as \"true\" or \"false\" (one finding per bundle, listing those missing or wrong).",
 		Why:  "Conforma's feature_annotations_format refuses a release without them (preflight-feature-annotations checks the same at preflight's level, a warning).",
 		Fix:  "Add each annotation with the quoted value \"true\" or \"false\"."})
 	RuleConformaUnpinned = register(&Rule{ID: "conforma-unpinned-references", Severity: Error, Scope: ScopeCSV, Set: SetConforma,
@@ -124,19 +124,40 @@ func init() {
 	RuleConformaFeatures.check = func(c *Context) {
 		meta, _ := c.CSV.Object.Map()["metadata"].(map[string]any)
 		ann, _ := meta["annotations"].(map[string]any)
+		// One finding for the bundle: the annotations go in together.
+		var missing, wrong []string
+		field := "metadata.annotations"
 		for _, name := range FeatureAnnotations {
 			key := featurePrefix + name
 			raw, ok := ann[key]
 			if v, _ := raw.(string); ok && (v == "true" || v == "false") {
 				continue
 			}
-			field := fmt.Sprintf("metadata.annotations[%q]", key)
 			if !ok {
-				c.Report(c.csvObj(), "metadata.annotations", key+" is not set", `add it with "true" or "false"`)
+				missing = append(missing, name)
 				continue
 			}
-			c.Report(c.csvObj(), field, fmt.Sprintf("%s is %#v; Conforma accepts only the strings \"true\" and \"false\"", key, raw), `write "true" or "false", quoted`)
+			wrong = append(wrong, fmt.Sprintf("%s is %#v", name, raw))
+			if len(wrong) == 1 && len(missing) == 0 {
+				field = fmt.Sprintf("metadata.annotations[%q]", key)
+			}
 		}
+		if len(missing)+len(wrong) == 0 {
+			return
+		}
+		if len(missing) > 0 || len(wrong) > 1 {
+			field = "metadata.annotations"
+		}
+		var parts []string
+		if len(missing) > 0 {
+			parts = append(parts, "not set: "+strings.Join(missing, ", "))
+		}
+		if len(wrong) > 0 {
+			parts = append(parts, "not the string \"true\" or \"false\": "+strings.Join(wrong, ", "))
+		}
+		c.Report(c.csvObj(), field, fmt.Sprintf("%d of the %d %s* annotations Konflux's Conforma policy requires (feature_annotations_format: the console filters operators by them) are wrong; %s",
+			len(missing)+len(wrong), len(FeatureAnnotations), featurePrefix, strings.Join(parts, "; ")),
+			`add each under metadata.annotations with the quoted value "true" or "false"`)
 	}
 	RuleConformaUnpinned.check = checkConformaUnpinned
 	RuleConformaKinds.check = func(c *Context) {
@@ -157,7 +178,7 @@ func init() {
 				}
 			}
 		}
-		c.Report(c.csvObj(), "spec.install.spec", fmt.Sprintf("operator %s %s may not manage NetworkPolicies: no permission grants create, delete and update or patch on networking.k8s.io networkpolicies", c.CSV.Metadata.Name, c.CSV.Spec.Version),
+		c.Report(c.csvObj(), "spec.install.spec", fmt.Sprintf("%s may not manage NetworkPolicies: no permission grants create, delete and update or patch on networking.k8s.io networkpolicies. Konflux's Conforma policy (required_network_policy_rbac_for_operands) requires it, so that operators can restrict their operands' network traffic", c.CSV.Metadata.Name),
 			"add a clusterPermissions or permissions rule for networking.k8s.io networkpolicies with create, delete, patch and update")
 	}
 	RuleConformaImageIndex.check = func(c *Context) {

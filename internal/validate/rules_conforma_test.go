@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -50,10 +51,18 @@ func TestConformaRules(t *testing.T) {
 	edit(t, m, csvFile, `fips-compliant: "false"`, "fips-compliant: true")
 	edit(t, m, csvFile, `proxy-aware: "false"`, "proxy-aware: 1")
 	edit(t, m, csvFile, "    features.operators.openshift.io/tls-profiles: \"false\"\n", "")
+	// Issue 36: one finding for the bundle, naming each, and why.
 	got := conformaFindings(t, m, RuleConformaFeatures.ID)
-	assert.Len(t, got, 4)
-	assert.Contains(t, got[`metadata.annotations["features.operators.openshift.io/proxy-aware"]`].Message, "is 1;")
-	assert.Contains(t, got["metadata.annotations"].Message, "tls-profiles is not set")
+	require.Len(t, byRuleMessages(check(t, m, conforma), RuleConformaFeatures.ID), 1)
+	msg := got["metadata.annotations"].Message
+	assert.Contains(t, msg, "4 of the 7 features.operators.openshift.io/* annotations Konflux's Conforma policy requires")
+	assert.Contains(t, msg, "not set: tls-profiles;")
+	assert.Contains(t, msg, `not the string "true" or "false": disconnected is false, fips-compliant is true, proxy-aware is 1`)
+	// One wrong value alone is reported at its field.
+	m = gatesFS(t)
+	edit(t, m, csvFile, `proxy-aware: "false"`, "proxy-aware: 1")
+	got = conformaFindings(t, m, RuleConformaFeatures.ID)
+	assert.Contains(t, got[`metadata.annotations["features.operators.openshift.io/proxy-aware"]`].Message, "1 of the 7")
 
 	// test_related_img_unpinned, and references in annotations.
 	m = gatesFS(t)
@@ -95,6 +104,12 @@ func TestConformaRules(t *testing.T) {
 		edit(t, m, csvFile, `verbs: ["create", "delete", "get", "list", "patch", "update", "watch"]`, "verbs: "+verbs)
 		got := conformaFindings(t, m, RuleConformaNetworkPolicyRBAC.ID)
 		assert.Equal(t, !ok, len(got) == 1, verbs)
+		if f, bad := got["spec.install.spec"]; bad {
+			// Issue 36: says why, names the CSV once (its version in it).
+			assert.Contains(t, f.Message, "widget-operator.v1.2.0 may not manage NetworkPolicies")
+			assert.Contains(t, f.Message, "Konflux's Conforma policy")
+			assert.Equal(t, 1, strings.Count(f.Message, "1.2.0"), f.Message)
+		}
 	}
 	m = gatesFS(t)
 	edit(t, m, csvFile, `apiGroups: ["networking.k8s.io"]`, `apiGroups: ["*"]`)

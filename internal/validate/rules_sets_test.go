@@ -219,3 +219,21 @@ func keys(m map[string]Finding) []string {
 func loadMap(m fstest.MapFS) func(context.Context) (*bundle.Bundle, error) {
 	return func(context.Context) (*bundle.Bundle, error) { return bundle.Load(m) }
 }
+
+// TestPinnedDigest: the one parser of a pull spec's digest (issue 36's
+// fold of catalogimages.Digest and Pinned).
+func TestPinnedDigest(t *testing.T) {
+	hex := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for ref, want := range map[string]string{
+		"quay.io/x@sha256:" + hex:          "sha256:" + hex,
+		" quay.io/x:1@sha256:" + hex + " ": "sha256:" + hex,
+		"quay.io/x@sha256:" + "0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF": "",
+		"quay.io/x@sha256:" + hex[:63]:               "",
+		"quay.io/x:1":                                "",
+		"quay.io/x@sha512:" + hex + hex:              "sha512:" + hex + hex,
+		"quay.io/x@sha256:" + hex + "@sha256:" + hex: "",
+	} {
+		assert.Equal(t, want, PinnedDigest(ref), ref)
+		assert.Equal(t, want != "", Pinned(ref), ref)
+	}
+}

@@ -85,9 +85,24 @@ func init() {
 }
 
 // Pinned reports whether an image reference names a digest.
-func Pinned(ref string) bool {
+func Pinned(ref string) bool { return PinnedDigest(ref) != "" }
+
+// PinnedDigest is the digest an image reference is pinned by
+// ("sha256:..."), "" when it names none: the one parser of "@digest" in
+// pull specs (catalogimages.Digest is its sha256 part). A sha256 digest
+// must be 64 lower-case hex digits, as the OCI spec and every registry
+// have it; other algorithms are taken as the reference grammar allows.
+func PinnedDigest(ref string) string {
 	_, d, ok := strings.Cut(strings.TrimSpace(ref), "@")
-	return ok && refDigest.MatchString(d)
+	if !ok || !refDigest.MatchString(d) {
+		return ""
+	}
+	if hex, ok := strings.CutPrefix(d, "sha256:"); ok {
+		if len(hex) != 64 || strings.Trim(hex, "0123456789abcdef") != "" {
+			return ""
+		}
+	}
+	return d
 }
 
 // Registry returns the registry host of an image reference as the

@@ -6,6 +6,8 @@
 package alpha
 
 import (
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/cmd/alpha/addbundle"
@@ -21,9 +23,11 @@ import (
 	"github.com/opmkit/opm/internal/cmd/group"
 )
 
-// NewCmd is `opm alpha` with its subcommands.
+// NewCmd is `opm alpha` with its subcommands. Its summary names each
+// of them (a group's with their parent: template add-bundle), so that
+// `opm --help` tells what is under alpha.
 func NewCmd(f *factory.Factory) *cobra.Command {
-	return group.New("alpha", "Upstream opm's alpha commands, with upstream's flags (bundle, list, render-graph), catalog templates (render-template, convert-template) and upgrade paths (upgrade-path)",
+	cmd := group.New("alpha", "",
 		bundle.NewCmd(f),
 		list.NewCmd(f),
 		rendergraph.NewCmd(f, nil),
@@ -34,4 +38,23 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		mirror.NewCmd(f, nil),
 		upgradepath.NewCmd(f, nil),
 	)
+	cmd.Short = "Upstream opm's alpha commands and opm's newer ones: " + strings.Join(Names(cmd), ", ")
+	return cmd
+}
+
+// Names are the runnable commands below cmd, a group's subcommands after
+// the group's name ("list bundles|packages", "template add-bundle").
+func Names(cmd *cobra.Command) []string {
+	var out []string
+	for _, c := range cmd.Commands() {
+		if !c.IsAvailableCommand() {
+			continue
+		}
+		if len(c.Commands()) == 0 {
+			out = append(out, c.Name())
+			continue
+		}
+		out = append(out, c.Name()+" "+strings.Join(Names(c), "|"))
+	}
+	return out
 }

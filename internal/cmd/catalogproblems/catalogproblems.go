@@ -11,6 +11,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -57,10 +58,10 @@ func (p *Problems) Report(f *factory.Factory, verb string, permissive bool) erro
 		return exit.With(exit.Usage, err)
 	}
 	if permissive {
-		fmt.Fprintf(f.IO.ErrOut, "%s writing the catalog anyway (--permissive): fix the %d problem(s) above in it; opm validate checks it, and opm serve refuses it until then\n",
-			t.NotePrefix(), p.n)
+		fmt.Fprintf(f.IO.ErrOut, "%s writing the catalog anyway (--permissive): fix the %s above in it; opm validate checks it, and opm serve refuses it until then\n",
+			t.NotePrefix(), printable.Count(p.n, "problem", "problems"))
 		return nil
 	}
-	return exit.With(exit.Failed, fmt.Errorf("%s: %d problem(s) above, in the index's bundles: the catalog would not validate, and opm serve would refuse it (upstream's render refuses it too). "+
-		"Fix the bundles (a skipRange comes from the CSV's olm.skipRange annotation) and rebuild the index, or give --permissive to write the catalog anyway and fix it there", verb, p.n))
+	return exit.With(exit.Failed, fmt.Errorf("%s: %s above, in the index's bundles: the catalog would not validate, and opm serve would refuse it (upstream's render refuses it too). "+
+		"Fix the bundles (a skipRange comes from the CSV's olm.skipRange annotation) and rebuild the index, or give --permissive to write the catalog anyway and fix it there", verb, printable.Count(p.n, "problem", "problems")))
 }

@@ -43,11 +43,13 @@ packages:
 `), 0o644))
 	want := o.Run("alpha", "filter", dir, "--config", cfg, "--output-dir", filepath.Join(t.TempDir(), "out"))
 	require.Equal(t, exit.OK, want.Code, want.ErrOut)
-	assert.Contains(t, want.ErrOut, "kept 1 packages, 1 channels, 2 bundles (15 removed, 0 kept outside a range)")
+	assert.Contains(t, want.ErrOut, "kept 1 package, 1 channel, 2 bundles (15 removed, 0 kept outside a range)")
 
-	r = o.Run("index", "filter", "--config", cfg, "--database", db)
+	r = o.Run("index", "filter", "--config", cfg, "--database", db, "--explain")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "removed 15 bundles, kept 0 outside a range")
+	// Issue 36: --explain, as alpha filter's.
+	assert.Contains(t, r.ErrOut, "removed etcd/etcdoperator.v0.9.4: outside >=0.9.0 <0.9.4 in channel singlenamespace-alpha\n")
 	r = o.Run("alpha", "list", "bundles", db, "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	var got []string

@@ -68,7 +68,7 @@ func TestIndexPruneImage(t *testing.T) {
 
 	r = o.Run("index", "prune-stranded", "--use-http", "-f", reg.ref("idx:2"), "-t", reg.ref("idx:3"))
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
-	assert.Contains(t, r.ErrOut, "removed 0 stranded bundle(s)")
+	assert.Contains(t, r.ErrOut, "removed 0 stranded bundles")
 
 	// -i given an index image: a warning that suggests -f.
 	r = o.Run("index", "add", "--use-http", "-i", reg.ref("idx:1"), "-b", other, "-t", reg.ref("idx:4"))

@@ -176,7 +176,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			}
 			packages, bundles = len(c.PackageNames()), len(c.Bundles)
 		}
-		fmt.Fprintf(f.IO.ErrOut, "wrote %d package(s), %d bundle(s) of %s to %s\n", packages, bundles, opts.Source, opts.Dest)
+		fmt.Fprintf(f.IO.ErrOut, "wrote %s, %s of %s to %s\n", printable.Count(packages, "package", "packages"), printable.Count(bundles, "bundle", "bundles"), opts.Source, opts.Dest)
 	default:
 		return exit.Usagef("invalid --to %q%s: use fbc or sqlite", opts.To, f.From("to"))
 	}
@@ -190,7 +190,7 @@ func toSQLiteError(ctx context.Context, f *factory.Factory, opts *Options, err e
 	if errors.As(err, &ie) {
 		res := validate.NewResult([]validate.BundleReport{{Path: opts.Source, Findings: ie.Findings}}, validate.Error)
 		_ = validate.WriteText(f.IO.ErrOut, res, validate.TextOptions{Styles: f.IO.ErrTheme().ValidateStyles(), Noun: "catalog"})
-		return exit.With(exit.Failed, fmt.Errorf("migrate %s: the catalog does not validate (%d problem(s) above); nothing was written", opts.Source, len(ie.Findings)))
+		return exit.With(exit.Failed, fmt.Errorf("migrate %s: the catalog does not validate (%s above); nothing was written", opts.Source, printable.Count(len(ie.Findings), "problem", "problems")))
 	}
 	return indexio.Interrupted(ctx, withForceHint(err, opts.Force))
 }

@@ -269,7 +269,7 @@ func TestBadBundlesReportedAtOnce(t *testing.T) {
 		t.Fatal("a refused migrate --to sqlite wrote the database")
 	}
 	r = o.Run("serve", dir, "--cache-dir", filepath.Join(t.TempDir(), "cache"), "--cache-only")
-	if r.Code != 1 || !strings.Contains(r.ErrOut, "2 problem(s)") || !strings.Contains(r.ErrOut, "etcdoperator.v0.9.2") || !strings.Contains(r.ErrOut, "etcdoperator.v0.9.4") || !strings.Contains(r.ErrOut, "fix:") {
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "2 problems") || !strings.Contains(r.ErrOut, "etcdoperator.v0.9.2") || !strings.Contains(r.ErrOut, "etcdoperator.v0.9.4") || !strings.Contains(r.ErrOut, "fix:") {
 		t.Fatalf("serve: exit %d: %s", r.Code, r.ErrOut)
 	}
 }

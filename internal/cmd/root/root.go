@@ -43,7 +43,9 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		Long: `opm validates operator bundles and ClusterServiceVersions, builds the
 bundle and index images that the Operator Lifecycle Manager installs from
 (sqlite databases, file-based catalogs, or both), converts catalogs between
-the two formats, and serves them over OLM's gRPC registry API.
+the two formats, and serves them over OLM's gRPC registry API and OLM v1's
+HTTP API. It also compares catalogs (diff), renders, filters and mirrors
+them, edits catalog templates and traces upgrade paths (the alpha commands).
 
 Every flag can also be set with an OPM_* environment variable (--fail-on is
 OPM_FAIL_ON) or in the config file, as a top-level key named like the flag

@@ -135,7 +135,7 @@ func TestRegistryCauseSaidOnce(t *testing.T) {
 	assert.Equal(t, exit.Usage, r.Code, r.ErrOut)
 	assert.Equal(t, 1, strings.Count(r.ErrOut, cause), r.ErrOut)
 	assert.Equal(t, 4, strings.Count(r.ErrOut, "could not be pulled: the registry's reason follows the report"), r.ErrOut)
-	assert.Contains(t, r.ErrOut, "4 image(s) could not be opened\n  "+cause)
+	assert.Contains(t, r.ErrOut, "4 images could not be opened\n  "+cause)
 	assert.Contains(t, r.ErrOut, "(4 image(s): "+strings.Join(refs, ", ")+")")
 
 	// alpha render-template: the first image the template names has the

@@ -75,7 +75,7 @@ func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "serve DIR",
-		Short: "Serve a file-based catalog over gRPC, as an FBC index image does",
+		Short: "Serve a file-based catalog over gRPC (OLM v0, as an FBC index image does) and HTTP (OLM v1 catalogd's API)",
 		Long: `Serve the file-based catalog in DIR on --port with the api.Registry gRPC
 service, grpc.health.v1.Health and server reflection: what OLM's catalog pods
 query, answering as opm registry serve answers for the same content in sqlite.

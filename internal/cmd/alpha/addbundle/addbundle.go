@@ -6,7 +6,6 @@ package addbundle
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -21,6 +20,7 @@ import (
 	tmpladd "github.com/opmkit/opm/internal/fbc/template/addbundle"
 	"github.com/opmkit/opm/internal/fbc/template/bundleimages"
 	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/printable"
 )
 
@@ -31,6 +31,9 @@ type Options struct {
 	All     bool
 	Mapping string
 	Image   string
+	// NoCSVEdges: a basic template's entry does not take the CSV's
+	// replaces, skips and olm.skipRange.
+	NoCSVEdges bool
 	tmpladd.Options
 	Pull image.Options
 }
@@ -53,10 +56,14 @@ key order, comments, blank lines and flow or block style stay as they were.
 
 A basic template gets an olm.bundle entry for the image (when missing) and
 an entry in each --channel (the package's default channel when none is
-given; a channel that does not exist is created) with --replaces, --skips
-and --skip-range as given, or else replacing the channel's head. An entry
-that would leave a channel with two heads is refused, saying which edge
-fixes it. A semver template gets the image under each --channel archetype
+given; a channel that does not exist is created, in the file's style). The
+entry's edges are the bundle CSV's spec.replaces, spec.skips and
+olm.skipRange annotation, as an index built from the same image has them;
+--replaces, --skips and --skip-range given instead replace them all, and
+--no-csv-edges ignores the CSV. With no edge either way the entry replaces
+the channel's head (in a new channel: the default channel's head). Each
+edge added is said, with where it came from. An entry that would leave a
+channel with two heads is refused, saying which edge fixes it. A semver template gets the image under each --channel archetype
 (candidate, fast or stable; candidate when none is given): its edges come
 from the versions.
 
@@ -96,6 +103,7 @@ ci.yaml edits every template a catalog repository's mapping names
 	fl.StringVar(&opts.Replaces, "replaces", "", "basic: the bundle the new entry replaces (default: the channel's head)")
 	fl.StringSliceVar(&opts.Skips, "skips", nil, "basic: bundles the new entry skips")
 	fl.StringVar(&opts.SkipRange, "skip-range", "", "basic: the new entry's skipRange, e.g. '>=0.1.0 <0.3.0'")
+	fl.BoolVar(&opts.NoCSVEdges, "no-csv-edges", false, "basic: do not take the entry's edges from the bundle's CSV (replaces, skips, olm.skipRange)")
 	fl.BoolVar(&opts.All, "all", false, "edit every template --mapping names")
 	fl.StringVar(&opts.Mapping, "mapping", "", "a catalog repository's ci.yaml (with --all)")
 	opts.Pull.AddFlags(fl)
@@ -130,7 +138,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	datas := make([][]byte, len(templates))
 	for i, t := range templates {
-		data, err := os.ReadFile(t)
+		// Bounded as render-template's read of the same file.
+		data, err := iostreams.ReadFile(ctx, t, iostreams.DefaultMaxInput)
 		if err != nil {
 			return exit.With(exit.Failed, fmt.Errorf("read template: %w", err))
 		}
@@ -145,9 +154,15 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if v, err := graph.Version(blob); err == nil {
 		b.Version = v.String()
 	}
+	add := opts.Options
+	if !opts.NoCSVEdges {
+		if add.CSV, err = tmpladd.CSVEdges(blob.CSV); err != nil {
+			return exit.With(exit.Failed, fmt.Errorf("bundle image %s: %w; give the edges (--replaces, --skips, --skip-range) or --no-csv-edges", opts.Image, err))
+		}
+	}
 	results := make([]*tmpladd.Result, len(templates))
 	for i, t := range templates {
-		res, err := tmpladd.Add(t, datas[i], b, opts.Options)
+		res, err := tmpladd.Add(t, datas[i], b, add)
 		if err != nil {
 			return exit.With(exit.Failed, fmt.Errorf("add %s: %w\nno template was changed", b.Name, err))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/fbc/template/templatetest"
 	"github.com/opmkit/opm/internal/registrytest"
+	"github.com/opmkit/opm/internal/shareddata"
 )
 
 func TestMain(m *testing.M) { cmdtest.Main(m) }
@@ -145,7 +146,7 @@ func TestAddBundleAllAndRefusals(t *testing.T) {
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "channel fast created: entry example-operator.v0.3.0")
 	b, _ = os.ReadFile(basic)
-	assert.Contains(t, string(b), "    name: fast\n    entries: [{name: example-operator.v0.3.0}]\n")
+	assert.Contains(t, string(b), "    name: fast\n    entries:\n      - name: example-operator.v0.3.0\n", "a block channel in a block file")
 
 	r = o.Run("alpha", "template", "add-bundle", basic)
 	assert.Equal(t, exit.UpstreamUsage, r.Code)
@@ -176,4 +177,76 @@ func TestAddBundleAllRefusesLinksOut(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(outside, "basic.yaml"))
 	require.NoError(t, err)
 	assert.Equal(t, tmpl, string(got))
+}
+
+// TestAddBundleCSVEdgesPelorus (issue 36, item 1): pelorus 0.0.3's CSV
+// replaces v0.0.2 and skips v0.0.2 and v0.0.1; the entry add-bundle writes
+// has all three edges, so the rendered catalog loses no edge of the index
+// `opm index add` builds from the same images (the documented gate), and
+// --channel stable creates a block channel carrying the same edges.
+func TestAddBundleCSVEdgesPelorus(t *testing.T) {
+	t.Parallel()
+	corpus := shareddata.Require(t, "corpus", "real", "pelorus-operator")
+	reg := registrytest.Start(t)
+	refs := map[string]string{}
+	for _, v := range []string{"0.0.1", "0.0.2", "0.0.3"} {
+		refs[v] = templatetest.Push(t, filepath.Join(corpus, v), reg.Ref("pelorus-bundle:"+v))
+	}
+	o := cmdtest.New(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "basic.yaml")
+	tmpl := `schema: olm.template.basic
+entries:
+  - schema: olm.package
+    name: pelorus-operator
+    defaultChannel: alpha
+  - schema: olm.channel
+    package: pelorus-operator
+    name: alpha
+    entries:
+      - name: pelorus-operator.v0.0.1
+      - name: pelorus-operator.v0.0.2
+        replaces: pelorus-operator.v0.0.1
+        skips:
+          - pelorus-operator.v0.0.1
+  - schema: olm.bundle
+    image: ` + refs["0.0.1"] + `
+  - schema: olm.bundle
+    image: ` + refs["0.0.2"] + `
+`
+	require.NoError(t, os.WriteFile(file, []byte(tmpl), 0o644))
+	r := o.Run("alpha", "template", "add-bundle", file, "--image", refs["0.0.3"], "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "channel alpha: entry pelorus-operator.v0.0.3, replaces pelorus-operator.v0.0.2, skips pelorus-operator.v0.0.2,pelorus-operator.v0.0.1 (from the CSV)")
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "      - name: pelorus-operator.v0.0.3\n        replaces: pelorus-operator.v0.0.2\n        skips:\n          - pelorus-operator.v0.0.2\n          - pelorus-operator.v0.0.1\n")
+
+	rr := o.Run("alpha", "render-template", file, "--use-http")
+	require.Equal(t, exit.OK, rr.Code, rr.ErrOut)
+	catalog := writeCatalog(t, rr.Out)
+	db := filepath.Join(dir, "index.db")
+	ir := o.Run("index", "add", "--database", db, "--use-http", "-b", refs["0.0.1"]+","+refs["0.0.2"]+","+refs["0.0.3"])
+	require.Equal(t, exit.OK, ir.Code, ir.ErrOut)
+	dr := o.Run("diff", db, catalog, "--fail-on", "removed")
+	assert.Equal(t, exit.OK, dr.Code, "the template's catalog keeps every edge of the index:\n%s%s", dr.Out, dr.ErrOut)
+
+	// --no-csv-edges: the old behaviour, the head only.
+	require.NoError(t, os.WriteFile(file, []byte(tmpl), 0o644))
+	r = o.Run("alpha", "template", "add-bundle", file, "--image", refs["0.0.3"], "--no-csv-edges", "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "entry pelorus-operator.v0.0.3, replaces pelorus-operator.v0.0.2 (the channel's head)")
+	rr = o.Run("alpha", "render-template", file, "--use-http")
+	require.Equal(t, exit.OK, rr.Code, rr.ErrOut)
+	dr = o.Run("diff", db, writeCatalog(t, rr.Out), "--fail-on", "removed")
+	assert.Equal(t, exit.Failed, dr.Code, "without the CSV's skips the gate trips:\n%s%s", dr.Out, dr.ErrOut)
+
+	// A new channel: block style, the CSV's edges from alpha's bundles.
+	require.NoError(t, os.WriteFile(file, []byte(tmpl), 0o644))
+	r = o.Run("alpha", "template", "add-bundle", file, "--image", refs["0.0.3"], "--channel", "stable", "--use-http")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "channel stable created: entry pelorus-operator.v0.0.3, replaces pelorus-operator.v0.0.2")
+	got, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "  - schema: olm.channel\n    package: pelorus-operator\n    name: stable\n    entries:\n      - name: pelorus-operator.v0.0.3\n        replaces: pelorus-operator.v0.0.2\n        skips:\n")
 }

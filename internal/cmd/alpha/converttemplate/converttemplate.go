@@ -173,7 +173,7 @@ func readCatalog(ctx context.Context, f *factory.Factory, input string, max int6
 	case "", "-":
 		source = "stdin"
 		if data, err = iostreams.ReadAll(ctx, f.IO.In, max); err != nil {
-			return nil, fmt.Errorf("read the catalog from stdin: %w", tooLarge(err))
+			return nil, fmt.Errorf("read the catalog from stdin: %w", iostreams.FlagHint(err))
 		}
 	default:
 		source = input
@@ -192,8 +192,8 @@ func readCatalog(ctx context.Context, f *factory.Factory, input string, max int6
 				return nil, err
 			}
 			data, source = buf.Bytes(), input+" (rendered).json"
-		} else if data, err = readFile(ctx, input, max); err != nil {
-			return nil, fmt.Errorf("read catalog %s: %w", input, tooLarge(err))
+		} else if data, err = iostreams.ReadFile(ctx, input, max); err != nil {
+			return nil, fmt.Errorf("read catalog %s: %w", input, err)
 		}
 	}
 	// Like upstream, tell JSON from YAML by the content, not the name.
@@ -247,19 +247,3 @@ func readCatalog(ctx context.Context, f *factory.Factory, input string, max int6
 }
 
 // readFile reads a catalog file whole under ctx and max (a FIFO may never end).
-func readFile(ctx context.Context, path string, max int64) ([]byte, error) {
-	in, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Close()
-	return iostreams.ReadAll(ctx, in, max)
-}
-
-// tooLarge says how to get past --max-input-size.
-func tooLarge(err error) error {
-	if errors.Is(err, iostreams.ErrInputTooLarge) {
-		return fmt.Errorf("%w (--max-input-size; raise it, or 0 for no limit)", err)
-	}
-	return err
-}

@@ -128,15 +128,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, fmt.Errorf("filter %s: the result does not validate (a bug in the filter; please report it): %v\nnothing was written", opts.Source, errs))
 	}
 	if opts.Explain {
-		for _, r := range rep.Removed {
-			fmt.Fprintf(f.IO.ErrOut, "removed %s/%s: %s\n", printable.Name(r.Package), printable.Name(r.Bundle), printable.Text(r.Why))
-		}
-		for _, x := range rep.Extra {
-			fmt.Fprintf(f.IO.ErrOut, "kept %s/%s in channel %s: %s\n", printable.Name(x.Package), printable.Name(x.Bundle), printable.Name(x.Channel), printable.Text(x.Why))
+		if err := rep.WriteExplain(f.IO.ErrOut); err != nil {
+			return exit.With(exit.Failed, err)
 		}
 	}
-	fmt.Fprintf(f.IO.ErrOut, "kept %d packages, %d channels, %d bundles (%d removed, %d kept outside a range)\n",
-		len(out.Packages), len(out.Channels), len(out.Bundles), len(rep.Removed), len(rep.Extra))
+	fmt.Fprintf(f.IO.ErrOut, "kept %s, %s, %s (%d removed, %d kept outside a range)\n",
+		printable.Count(len(out.Packages), "package", "packages"), printable.Count(len(out.Channels), "channel", "channels"),
+		printable.Count(len(out.Bundles), "bundle", "bundles"), len(rep.Removed), len(rep.Extra))
 	if opts.OutputDir != "" {
 		if err := fbc.WriteDir(opts.OutputDir, out, fbc.WriteDirOptions{Format: format, Force: opts.Force, Sources: []string{opts.Source}}); err != nil {
 			return exit.With(exit.Failed, err)

@@ -1,17 +1,21 @@
 package filter_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/blang/semver/v4"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/cmd/cmdtest"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/shareddata"
 )
 
@@ -41,7 +45,7 @@ packages:
 	require.Len(t, c.Channels, 1)
 	assert.Equal(t, "singlenamespace-alpha", c.Channels[0].Name)
 	assert.Contains(t, r.ErrOut, "removed etcd/etcdoperator.v0.9.4: outside >=0.9.0 <0.9.4 in channel singlenamespace-alpha\n")
-	assert.Contains(t, r.ErrOut, "kept 1 packages, 1 channels, 2 bundles (4 removed, 0 kept outside a range)\n")
+	assert.Contains(t, r.ErrOut, "kept 1 package, 1 channel, 2 bundles (4 removed, 0 kept outside a range)\n")
 
 	out := filepath.Join(t.TempDir(), "filtered")
 	r = o.Run("alpha", "filter", db, "--keep-packages", "etcd", "--output-dir", out, "-o", "yaml")
@@ -97,7 +101,7 @@ func TestFilterCatalogDirInParts(t *testing.T) {
 	require.Equal(t, exit.OK, want.Code, want.ErrOut)
 	assert.Contains(t, want.ErrOut, "removed q/q.v1: package not selected\n")
 	assert.Contains(t, want.ErrOut, "removed p/p.v1: outside >=2.0.0 in channel stable\n")
-	assert.Contains(t, want.ErrOut, "kept 1 packages, 1 channels, 2 bundles (2 removed, 0 kept outside a range)\n")
+	assert.Contains(t, want.ErrOut, "kept 1 package, 1 channel, 2 bundles (2 removed, 0 kept outside a range)\n")
 	assert.NotContains(t, want.Out, "deprecations", "the deprecation of p.v1 went with it")
 	got := o.Run("alpha", "filter", parts, "--config", cfg, "--explain")
 	require.Equal(t, exit.OK, got.Code, got.ErrOut)
@@ -187,4 +191,76 @@ func TestFilterRefusesLinkedOutputDir(t *testing.T) {
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// TestFilteredReferenceCatalogsValidate (issue 36, item 2): each reference
+// catalog filtered to the middle half of its default channel passes
+// `opm validate --fail-on warning` whenever its source does, and gets no
+// finding of a rule its source lacks but the one note of
+// catalog-channel-edge: upgrades from the bundles filtered out.
+func TestFilteredReferenceCatalogsValidate(t *testing.T) {
+	t.Parallel()
+	dir := shareddata.Require(t, "reference", "index")
+	files, err := filepath.Glob(filepath.Join(dir, "*.fbc.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	o := cmdtest.New(t)
+	notes := 0
+	for _, file := range files {
+		name := strings.TrimSuffix(filepath.Base(file), ".fbc.json")
+		src := filepath.Join(t.TempDir(), "src")
+		require.NoError(t, os.MkdirAll(src, 0o755))
+		data := mustRead(t, file)
+		require.NoError(t, os.WriteFile(filepath.Join(src, "catalog.json"), []byte(data), 0o644))
+		c := &fbc.Catalog{}
+		require.NoError(t, c.LoadFile(file, []byte(data)))
+		versions, _ := graph.Versions(c)
+		cfg := "apiVersion: olm.operatorframework.io/v1alpha1\nkind: FilterConfiguration\npackages:\n"
+		for _, p := range c.Packages {
+			var vs []semver.Version
+			for _, ch := range c.Channels {
+				if ch.Package == p.Name && ch.Name == p.DefaultChannel {
+					for _, e := range ch.Entries {
+						vs = append(vs, versions[e.Name])
+					}
+				}
+			}
+			semver.Sort(vs)
+			lo, hi := vs[len(vs)/4], vs[max(len(vs)/4, 3*len(vs)/4-1)]
+			cfg += fmt.Sprintf("- name: %s\n  channels:\n  - name: %s\n    versionRange: '>=%s <=%s'\n", p.Name, p.DefaultChannel, lo, hi)
+		}
+		cfgFile := filepath.Join(t.TempDir(), "filter.yaml")
+		require.NoError(t, os.WriteFile(cfgFile, []byte(cfg), 0o644))
+		out := filepath.Join(t.TempDir(), "out")
+		r := o.Run("alpha", "filter", src, "--config", cfgFile, "--output-dir", out)
+		require.Equal(t, exit.OK, r.Code, "%s: %s", name, r.ErrOut)
+
+		rules := func(dir string) (map[string]bool, int) {
+			v := o.Run("validate", dir, "--fail-on", "warning", "-o", "json")
+			var doc struct {
+				Bundles []struct {
+					Findings []struct{ Rule, Severity string }
+				}
+			}
+			require.NoError(t, json.Unmarshal([]byte(v.Out), &doc), "%s: %s", name, v.ErrOut)
+			got := map[string]bool{}
+			for _, b := range doc.Bundles {
+				for _, f := range b.Findings {
+					got[f.Rule+" "+f.Severity] = true
+				}
+			}
+			return got, v.Code
+		}
+		before, beforeCode := rules(src)
+		after, afterCode := rules(out)
+		assert.Equal(t, beforeCode, afterCode, "%s: opm validate --fail-on warning: source %d, filtered %d (%v)", name, beforeCode, afterCode, after)
+		for f := range after {
+			if f == "catalog-channel-edge info" {
+				notes++
+				continue
+			}
+			assert.True(t, before[f], "%s: the filtered catalog has %s, its source not", name, f)
+		}
+	}
+	assert.Greater(t, notes, len(files)/2, "the filtered-out bundles are noted where edges lead to them")
 }

@@ -181,6 +181,21 @@ func TestListBundlesOLMv1Metadata(t *testing.T) {
 	assert.True(t, v2.Complete && v2.Installable, "%+v", v2)
 	assert.Contains(t, rulesOf(v2, "warning"), "olmv1-webhooks", "the image's CSV has webhooks")
 
+	// Issue 36: list packages counts yes? apart: m.v2 is installable as
+	// far as its csv-metadata tells, which is not everything.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(cat), 0o644))
+	r = o.Run("alpha", "list", "packages", dir, "--olmv1")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Regexp(t, `(?m)^m +stable +m\.v2 +yes\? +0/2 \(1 yes\?\)$`, r.Out)
+	r = o.Run("alpha", "list", "packages", dir, "--olmv1", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	var rows []olmv1.PackageVerdict
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &rows))
+	require.Len(t, rows, 1)
+	assert.Equal(t, 0, rows[0].Installable)
+	assert.Equal(t, 1, rows[0].Unknown)
+	assert.Equal(t, 2, rows[0].Bundles)
+
 	r = o.Run("alpha", "list", "channels", dir, "--olmv1")
 	assert.NotEqual(t, exit.OK, r.Code, "channels take no --olmv1")
 	assert.Contains(t, r.ErrOut, "unknown flag: --olmv1")

@@ -99,7 +99,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		for _, msg := range failures {
 			fmt.Fprintf(f.IO.ErrOut, "%s %s\n", f.IO.ErrTheme().ErrorPrefix(), printable.Text(msg))
 		}
-		return exit.With(exit.Failed, fmt.Errorf("%d of %d catalogs failed; nothing was written", len(failures), len(failures)+len(out)))
+		total := 0
+		for _, j := range jobs {
+			total += len(j.Mapping.Catalogs)
+		}
+		return exit.With(exit.Failed, fmt.Errorf("%d of %s failed; nothing was written", total-len(out), printable.Count(total, "catalog", "catalogs")))
 	}
 	if err := catalogrepo.WriteAll(out); err != nil {
 		return exit.With(exit.Failed, err)
@@ -109,7 +113,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		if r.Level == fbc.MigrateCSVMetadata {
 			what = "olm.csv.metadata"
 		}
-		fmt.Fprintf(f.IO.ErrOut, "wrote %s (%d bundles, %s)\n", printable.Name(r.File), r.Bundles, what)
+		fmt.Fprintf(f.IO.ErrOut, "wrote %s (%s, %s)\n", printable.Name(r.File), printable.Count(r.Bundles, "bundle", "bundles"), what)
 	}
 	return nil
 }

@@ -166,3 +166,18 @@ func TestRenderTemplateMappingRefusesLinksOut(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "written through the link")
 }
+
+// TestRenderTemplateMappingOneErrorOnce (issue 36): an image that cannot
+// be pulled fails every catalog of its template the same way: the error
+// is printed once, naming the catalogs.
+func TestRenderTemplateMappingOneErrorOnce(t *testing.T) {
+	t.Parallel()
+	f := bundles(t)
+	broken := strings.Replace(f.basicTemplate(threeBundles...), f.refs["example-operator.v0.3.0"], f.reg.Ref("example-operator-bundle:missing"), 1)
+	_, file := catalogRepo(t, threeCatalogs, map[string]string{"basic.yaml": broken})
+	r := f.run(t, "alpha", "render-template", "--mapping", file)
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "catalogs v4.15, v4.16, v4.17: render ")
+	assert.Equal(t, 1, strings.Count(r.ErrOut, "cannot be pulled"), r.ErrOut)
+	assert.Contains(t, r.ErrOut, "3 of 3 catalogs failed; nothing was written")
+}

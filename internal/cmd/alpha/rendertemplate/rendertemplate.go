@@ -6,9 +6,7 @@ package rendertemplate
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -168,7 +166,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	data, source, err := readInput(ctx, f, opts.File, opts.MaxInput)
+	data, source, err := iostreams.ReadInput(ctx, f.IO.In, opts.File, "template", opts.MaxInput)
 	if err != nil {
 		return exit.With(exit.Failed, err)
 	}
@@ -226,26 +224,4 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, err)
 	}
 	return nil
-}
-
-// readInput reads the template: a file, or stdin for "" and "-". The read
-// stops when ctx ends and refuses more than max bytes (a FIFO or a stdin
-// that never ends would otherwise outlive --timeout and fill memory).
-func readInput(ctx context.Context, f *factory.Factory, file string, max int64) ([]byte, string, error) {
-	if file == "" || file == "-" {
-		data, err := iostreams.ReadAll(ctx, f.IO.In, max)
-		if err != nil {
-			return nil, "stdin", fmt.Errorf("read the template from stdin: %w", iostreams.FlagHint(err))
-		}
-		return data, "stdin", nil
-	}
-	data, err := iostreams.ReadFile(ctx, file, max)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, file, fmt.Errorf("read template %s: %w", file, err)
-	}
-	return data, file, nil
 }

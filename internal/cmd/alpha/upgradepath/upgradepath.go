@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
@@ -42,14 +43,16 @@ type Options struct {
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "upgrade-path SOURCE --package PACKAGE --from VERSION|BUNDLE [--to VERSION|BUNDLE]",
+		Use:   "upgrade-path SOURCE [--package PACKAGE] --from VERSION|BUNDLE [--to VERSION|BUNDLE]",
 		Short: "Print the bundles OLM installs one after the other from a version, and why each",
 		Long: `Print, on stdout, the bundles OLM would install one after the other from
 --from (a bundle name or a version) up to where it stops (the channel
 head) or to --to, each with the edge that allows the step: replaces, skips,
 or a skipRange covering the version. When --to is not reached, say why
 (skipped, in another channel, jumped over by a skipRange, older, no edge)
-and exit 1.
+and exit 1. A --from version that no bundle has and that no entry upgrades
+from (by replaces, skips or skipRange) exits 1 too, naming the versions
+nearest it. --package may be left out when the catalog has one package.
 
 By default the rules are OLM v0's, on the channel a subscription names
 (--channel, else the package's default channel): of the entries that
@@ -82,14 +85,13 @@ docs/upgrade-graph.md describes the rules.`,
 	}
 	output.AddFlag(cmd, &opts.Output)
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Package, "package", "", "the package (required)")
+	fl.StringVar(&opts.Package, "package", "", "the package (default: the catalog's package, when it has one)")
 	fl.StringVar(&opts.Channel, "channel", "", "the subscription's channel (OLM v0: default channel when empty; OLM v1: every channel)")
 	fl.StringVar(&opts.From, "from", "", "the installed bundle: its name or its version")
 	fl.StringVar(&opts.To, "to", "", "stop at this bundle (name or version), or say why OLM does not reach it")
 	fl.StringVar(&opts.FromRange, "from-range", "", "print the bundles to keep so that every version in this range (e.g. '>=1.0.0 <2.0.0') still reaches the head")
 	fl.BoolVar(&opts.OLMv1, "olmv1", false, "follow OLM v1's (operator-controller's) successor rules instead of OLM v0's")
 	fl.BoolVar(&opts.AnyChannel, "any-channel", false, "OLM v0: let each step take the newest next step of any channel of the package")
-	_ = cmd.MarkFlagRequired("package")
 	cmd.MarkFlagsMutuallyExclusive("from", "from-range")
 	cmd.MarkFlagsMutuallyExclusive("to", "from-range")
 	cmd.MarkFlagsOneRequired("from", "from-range")
@@ -111,6 +113,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Source, catalogsource.Catalogs...)
 	if err != nil {
 		return indexio.Interrupted(ctx, err)
+	}
+	if opts.Package, err = c.ResolvePackage(opts.Package); err != nil {
+		return exit.Usagef("%s: %v", opts.Source, err)
 	}
 	p, err := graph.NewPackage(c.Catalog, opts.Package)
 	if err != nil {
@@ -138,6 +143,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	path, err := p.Path(q)
 	if err != nil {
 		return pathErr(opts, err)
+	}
+	if path.To == "" {
+		// Without --to the path goes to a head: it is reached when it
+		// ends at one.
+		path.Reached = path.AtHead
+	}
+	if len(path.Steps) == 0 && !path.AtHead && !p.HasBundle(opts.From) {
+		if v, err := semver.ParseTolerant(opts.From); err == nil && !p.HasVersion(v) {
+			return exit.With(exit.Failed, fmt.Errorf("%s, package %s: no bundle has version %s and no entry upgrades from it (by replaces, skips or skipRange): OLM installs nothing from it; %s",
+				opts.Source, opts.Package, v, p.Nearest(path.Channels, v)))
+		}
 	}
 	if opts.Output == output.JSON {
 		err = output.WriteJSON(f.IO.Out, path)
@@ -183,8 +199,8 @@ func writePath(w io.Writer, p *graph.Package, path *graph.Path) error {
 // versions of the range that pass through it.
 func writeKeep(w io.Writer, k *graph.Keep) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s, %s: to keep every version in %q upgrading to the head, keep %d bundle(s):\n",
-		k.Package, pathtext.Semantics(k.Semantics), pathtext.ChannelWord(k.Channels), k.Range, len(k.Bundles))
+	fmt.Fprintf(&b, "%s, %s, %s: to keep every version in %q upgrading to the head, keep %s:\n",
+		k.Package, pathtext.Semantics(k.Semantics), pathtext.ChannelWord(k.Channels), k.Range, printable.Count(len(k.Bundles), "bundle", "bundles"))
 	for _, kb := range k.Bundles {
 		fmt.Fprintf(&b, "  %s (%s)", printable.Name(kb.Name), kb.Version)
 		switch {

@@ -28,7 +28,7 @@ func TestUpgradePathFlags(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, upgradepath.Options{Source: "cat/", Package: "p", Channel: "c", From: "1.0.0", To: "2.0.0", OLMv1: true, Output: "json", Image: o.Image}, *o)
 	_, err = cmdtest.Parse(t, upgradepath.NewCmd, "cat/", "--from", "1.0.0")
-	assert.ErrorContains(t, err, `"package" not set`)
+	assert.NoError(t, err, "--package is optional")
 	_, err = cmdtest.Parse(t, upgradepath.NewCmd, "cat/", "--package", "p")
 	assert.ErrorContains(t, err, "at least one of the flags in the group [from from-range] is required")
 	_, err = cmdtest.Parse(t, upgradepath.NewCmd, "cat/", "--package", "p", "--from", "1", "--from-range", "<2.0.0")
@@ -65,11 +65,11 @@ demo.v2.1.0 is the head of channel fast: OLM installs nothing more.
 
 	r = o.Run("alpha", "upgrade-path", demo, "--package", "demo", "--from", "1.0.0", "--to", "1.2.0")
 	assert.Equal(t, exit.OK, r.Code)
-	assert.Contains(t, r.Out, "demo.v1.2.0 is reached in 1 step(s).\n")
+	assert.Contains(t, r.Out, "demo.v1.2.0 is reached in 1 step.\n")
 
 	r = o.Run("alpha", "upgrade-path", demo, "--package", "demo", "--from-range", ">=1.0.0 <1.2.0")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
-	assert.Equal(t, `demo, OLM v0, channel stable: to keep every version in ">=1.0.0 <1.2.0" upgrading to the head, keep 2 bundle(s):
+	assert.Equal(t, `demo, OLM v0, channel stable: to keep every version in ">=1.0.0 <1.2.0" upgrading to the head, keep 2 bundles:
   demo.v1.2.0 (1.2.0)  on the path from demo.v1.0.0, demo.v1.0.1, demo.v1.0.2, demo.v1.1.0
   demo.v2.0.0 (2.0.0)  on the path from demo.v1.0.0, demo.v1.0.1, demo.v1.0.2, demo.v1.1.0
 `, r.Out)
@@ -89,6 +89,7 @@ func TestUpgradePathJSON(t *testing.T) {
 		{From: "demo.v2.0.0", To: "demo.v2.1.0", Version: "2.1.0", Channel: "fast", Edge: graph.EdgeReplaces},
 	}, p.Steps)
 	assert.True(t, p.AtHead)
+	assert.True(t, p.Reached, "without --to the head is what is reached")
 	assert.Equal(t, []string{"fast"}, p.HeadOf)
 
 	r = o.Run("alpha", "upgrade-path", demo, "--package", "demo", "--from-range", "<1.0.1", "--channel", "candidate-1.0", "-o", "json")
@@ -106,7 +107,7 @@ func TestUpgradePathErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--package", "nope", "--from", "1.0.0"}, `package "nope" is not in the catalog (it has demo)`},
+		{[]string{"--package", "nope", "--from", "1.0.0"}, `package "nope" not found (the catalog has demo)`},
 		{[]string{"--package", "demo", "--from", "9.x"}, `--from "9.x": package demo has no bundle of that name, and it is not a version`},
 		{[]string{"--package", "demo", "--from", "1.0.0", "--channel", "beta"}, `package demo has no channel "beta" (it has candidate-1.0, fast, stable)`},
 		{[]string{"--package", "demo", "--from", "1.0.0", "--olmv1", "--any-channel"}, "--any-channel is OLM v0's"},
@@ -216,4 +217,44 @@ func TestUpgradePathTwoHeads(t *testing.T) {
 	r = o.Run("alpha", "upgrade-path", dir, "--package", "x", "--from", "x.v1", "--olmv1")
 	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Contains(t, r.Out, " 1. x.v3 (3.0.0)  replaces x.v1\n")
+}
+
+// TestUpgradePathFromNowhere (issue 36, item 6): a --from version no
+// bundle has and nothing upgrades from (above the head) exits 1 naming the
+// nearest versions; --package can be left out of a one-package catalog
+// and not of a catalog of several; reached is right without --to.
+func TestUpgradePathFromNowhere(t *testing.T) {
+	t.Parallel()
+	dir := shareddata.Require(t, "reference", "index")
+	db := filepath.Join(dir, "etcd.replaces.db")
+	o := cmdtest.New(t)
+	r := o.Run("alpha", "upgrade-path", db, "--from", "9.9.9")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "package etcd: no bundle has version 9.9.9 and no entry upgrades from it")
+	assert.Contains(t, r.ErrOut, "the highest version in channel singlenamespace-alpha is 0.9.4")
+	r = o.Run("alpha", "upgrade-path", db, "--from", "0.9.1")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "the nearest versions in channel singlenamespace-alpha are 0.9.0 (below) and 0.9.2 (above)")
+
+	r = o.Run("alpha", "upgrade-path", db, "--from", "0.9.0", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	var p graph.Path
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &p))
+	assert.Equal(t, "etcd", p.Package)
+	assert.True(t, p.AtHead)
+	assert.True(t, p.Reached)
+
+	// A version below every bundle that a skipRange covers is a start.
+	r = o.Run("alpha", "upgrade-path", filepath.Join(dir, "node-healthcheck-operator.semver.db"), "--channel", "stable", "--from", "0.1.0")
+	assert.Equal(t, exit.OK, r.Code, r.ErrOut)
+
+	two := t.TempDir()
+	data, err := os.ReadFile(filepath.Join(dir, "etcd.replaces.fbc.json"))
+	require.NoError(t, err)
+	more, err := os.ReadFile(filepath.Join(dir, "pelorus-operator.replaces.fbc.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(two, "catalog.json"), append(append(data, '\n'), more...), 0o644))
+	r = o.Run("alpha", "upgrade-path", two, "--from", "0.9.0")
+	assert.Equal(t, exit.UpstreamUsage, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "the catalog has 2 packages (etcd, pelorus-operator): say which with --package")
 }

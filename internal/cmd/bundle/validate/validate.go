@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/iostreams"
+	"github.com/opmkit/opm/internal/printable"
 	"github.com/opmkit/opm/internal/validate"
 )
 
@@ -27,8 +29,10 @@ type Options struct {
 	Paths     []string
 	ListRules bool
 	FromFiles bool
-	Image     image.Options
-	Load      bundle.LoadOptions
+	// CIYAML is --ci-yaml: the operator's ci.yaml for --select community.
+	CIYAML string
+	Image  image.Options
+	Load   bundle.LoadOptions
 }
 
 // NewCmd is `opm bundle validate`; runF, when not nil, runs instead of Run
@@ -81,6 +85,7 @@ Exit status: 0 when no finding fails the run (see --fail-on), 1 when some do,
 	_ = cmd.Flags().SetAnnotation("list-rules", config.NoEnvAnnotation, []string{"true"})
 	cmd.Flags().BoolVar(&opts.FromFiles, "from-files", false, "the arguments are files: validate the bundle directories that hold them (for pre-commit hooks)")
 	_ = cmd.Flags().SetAnnotation("from-files", config.NoEnvAnnotation, []string{"true"})
+	cmd.Flags().StringVar(&opts.CIYAML, "ci-yaml", "", "the operator's ci.yaml for the community rules (updateGraph; default: the ci.yaml beside the bundle directories)")
 	opts.Image.AddFlags(cmd.Flags())
 	bundlesource.AddFlags(cmd.Flags(), &opts.Load)
 	return cmd
@@ -91,6 +96,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	vopts, err := opts.Options(f)
 	if err != nil {
 		return err
+	}
+	if opts.CIYAML != "" {
+		if _, err := os.Stat(opts.CIYAML); err != nil {
+			return exit.Usagef("--ci-yaml: %v", err)
+		}
+		vopts.CIYAML = opts.CIYAML
 	}
 	if opts.ListRules {
 		if opts.Output == output.SARIF {
@@ -110,6 +121,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			}
 			fmt.Fprintf(f.IO.ErrOut, "note: %s in no bundle directory (one holding manifests/ and metadata/): nothing to validate\n", filesAre(n))
 			return nil
+		}
+	}
+	if !opts.FromFiles {
+		// A shell glob over a repository (operators/*/*) also matches
+		// files beside the bundles (ci.yaml): skipped, said once.
+		var note string
+		if paths, note = bundle.SkipFiles(paths); note != "" {
+			fmt.Fprintln(f.IO.ErrOut, note)
 		}
 	}
 	if len(paths) == 0 {
@@ -156,7 +175,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if n := src.Failed.Load(); n > 0 {
 		// The report names each image that could not be opened (rule
 		// bundle-load); that is an I/O error, not a verdict on a bundle.
-		msg := fmt.Sprintf("%d image(s) could not be opened", n)
+		msg := printable.Count(int(n), "image", "images") + " could not be opened"
 		for _, c := range src.SharedCauses() {
 			msg += "\n  " + c
 		}

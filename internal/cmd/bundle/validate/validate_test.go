@@ -392,7 +392,7 @@ func TestBundleValidateArguments(t *testing.T) {
 	doc := cmdtest.DecodeReport(t, r.Out)
 	assert.Equal(t, []string{"bundle-load"}, cmdtest.RulesOf(cmdtest.Findings(doc, 0)))
 	assert.Empty(t, cmdtest.Findings(doc, 1))
-	assert.Contains(t, r.ErrOut, "1 image(s) could not be opened")
+	assert.Contains(t, r.ErrOut, "1 image could not be opened")
 }
 
 func TestBundleValidateImageProgress(t *testing.T) {

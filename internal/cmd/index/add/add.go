@@ -222,7 +222,7 @@ func writeAddResult(f *factory.Factory, db string, res *index.AddResult) {
 	t := f.IO.ErrTheme()
 	// Names come from the bundles: control characters shown escaped.
 	pn := printable.Name
-	fmt.Fprintf(w, "added %d bundle(s) to %s\n", len(res.Added), pn(db))
+	fmt.Fprintf(w, "added %s to %s\n", printable.Count(len(res.Added), "bundle", "bundles"), pn(db))
 	for _, b := range res.Overwritten {
 		fmt.Fprintf(w, "  replaced %s (%s)\n", pn(b.Name), pn(b.Package))
 	}
@@ -237,7 +237,7 @@ func writeAddResult(f *factory.Factory, db string, res *index.AddResult) {
 		for _, n := range g.names {
 			names = append(names, pn(n))
 		}
-		fmt.Fprintf(w, "  %s skipped %d bundles (%s): %s\n", t.WarningPrefix(), len(g.names), listSome(names, maxNamesShown), printable.Text(g.reason))
+		fmt.Fprintf(w, "  %s skipped %s (%s): %s\n", t.WarningPrefix(), printable.Count(len(g.names), "bundle", "bundles"), listSome(names, maxNamesShown), printable.Text(g.reason))
 	}
 	for _, p := range res.Packages {
 		fmt.Fprintf(w, "  %s (default channel %s)\n", pn(p.Name), pn(p.DefaultChannel))

@@ -18,7 +18,7 @@ import (
 // own keeps its line; none of it is an error (--permissive went on).
 func TestSkippedReasonSaidOnce(t *testing.T) {
 	t.Parallel()
-	pkg := errors.New("package etcd: the package has 2 deprecated bundle(s) (opm index deprecatetruncate); opm does not add to such packages yet")
+	pkg := errors.New("package etcd: the package has 2 deprecated bundles (opm index deprecatetruncate); opm does not add to such packages yet")
 	res := &index.AddResult{}
 	for i := range 30 {
 		res.Skipped = append(res.Skipped, index.Skipped{Bundle: index.BundleRef{Name: fmt.Sprintf("etcd.v0.%d.0", i)}, Reason: pkg, Message: pkg.Error()})

@@ -110,14 +110,14 @@ func write(f *factory.Factory, target string, res *index.DeprecateResult) {
 	if res.RemovedPackages != nil {
 		// Names come from the index: lines are shown with control
 		// characters escaped.
-		fmt.Fprintln(f.IO.ErrOut, printable.Name(fmt.Sprintf("removed package %s (%d bundles) from %s: every channel head was deprecated",
-			strings.Join(res.RemovedPackages.Packages, ", "), len(res.RemovedPackages.Removed), target)))
+		fmt.Fprintln(f.IO.ErrOut, printable.Name(fmt.Sprintf("removed package %s (%s) from %s: every channel head was deprecated",
+			strings.Join(res.RemovedPackages.Packages, ", "), printable.Count(len(res.RemovedPackages.Removed), "bundle", "bundles"), target)))
 	}
 	for _, d := range res.Deprecated {
 		line := fmt.Sprintf("deprecated %s (%s) in %s", d.Bundle.Name, d.Bundle.Path, target)
 		var parts []string
 		if n := len(d.Truncated); n > 0 {
-			parts = append(parts, fmt.Sprintf("removed %d bundle(s) it replaced: %s", n, names(d.Truncated)))
+			parts = append(parts, fmt.Sprintf("removed %s it replaced: %s", printable.Count(n, "bundle", "bundles"), names(d.Truncated)))
 		}
 		if n := len(d.Kept); n > 0 {
 			parts = append(parts, fmt.Sprintf("cut %s from its channels (still in others)", names(d.Kept)))

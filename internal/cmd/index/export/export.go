@@ -17,6 +17,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/output"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/index"
+	"github.com/opmkit/opm/internal/printable"
 )
 
 // Options are the flags of opm index export.
@@ -120,7 +121,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return output.WriteJSON(f.IO.Out, exportOutput{Index: opts.Index, Folder: opts.Folder,
 			Packages: res.Packages, Bundles: res.Bundles, Fetched: res.Fetched})
 	}
-	fmt.Fprintf(f.IO.ErrOut, "exported %d package(s), %d bundle(s) (%d pulled) to %s\n", len(res.Packages), res.Bundles, res.Fetched, opts.Folder)
+	fmt.Fprintf(f.IO.ErrOut, "exported %s, %s (%d pulled) to %s\n", printable.Count(len(res.Packages), "package", "packages"), printable.Count(res.Bundles, "bundle", "bundles"), res.Fetched, opts.Folder)
 	return nil
 }
 

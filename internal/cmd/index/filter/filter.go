@@ -26,6 +26,7 @@ type Options struct {
 	Config             string
 	Database           string
 	Output             string
+	Explain            bool
 	ContainerToolGiven bool
 	indexflags.ImageOptions
 }
@@ -43,7 +44,8 @@ with --from-index F --tag T, T is F's layers with the catalog layer
 replaced (--catalog-format fbc|sqlite|both; a file-based catalog carries
 its serve cache, rebuilt, so the catalog pod starts without a cache error);
 with --database FILE the file is changed. Nothing is written when the
-filter fails.`,
+filter fails. --explain lists on stderr every bundle removed and why, and
+every bundle kept outside a range, as opm alpha filter --explain does.`,
 		Example: `  opm index filter --config filter.yaml -f quay.io/me/index:3 -t quay.io/me/index:3-small
   opm index filter --config imageset-config.yaml -f quay.io/me/index:3 -t quay.io/me/index:3-fbc --catalog-format fbc`,
 		Args: cobra.NoArgs,
@@ -59,6 +61,7 @@ filter fails.`,
 	fl.StringVar(&opts.Config, "config", "", "a FilterConfiguration or ImageSetConfiguration file (required)")
 	fl.StringVar(&opts.Database, "database", "", "a sqlite index database file to filter instead of an image")
 	fl.StringVar(&opts.Output, "output", output.Text, "output format: text or json (json goes to stdout)")
+	fl.BoolVar(&opts.Explain, "explain", false, "list every bundle removed, and every one kept outside a range, with the reason")
 	opts.AddBuildFlags(fl)
 	fl.StringVar(&opts.CatalogFormat, indexflags.FlagCatalogFormat, "", "what the index image carries: sqlite, fbc (a file-based catalog with its serve cache) or both (default: the --from-index image's format)")
 	return cmd
@@ -85,7 +88,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	return indexio.Change(ctx, f, &opts.ImageOptions, opts.Database, opts.Output,
 		indexio.ChangeWords{Verb: "filter", Purpose: "filter"},
-		func(db *index.DB) (*catalogfilter.Report, error) { return filterDB(ctx, db, cfg) }, write)
+		func(db *index.DB) (*catalogfilter.Report, error) { return filterDB(ctx, db, cfg) },
+		func(f *factory.Factory, target string, rep *catalogfilter.Report) {
+			if opts.Explain {
+				_ = rep.WriteExplain(f.IO.ErrOut) // stderr: nothing to do when it fails
+			}
+			fmt.Fprintf(f.IO.ErrOut, "filtered %s: %s\n", printable.Name(target), rep.Counts())
+		})
 }
 
 // filterDB replaces the packages of db by what the filter keeps of them.
@@ -121,8 +130,4 @@ func filterDB(ctx context.Context, db *index.DB, cfg *catalogfilter.Config) (*ca
 		return nil, err
 	}
 	return rep, nil
-}
-
-func write(f *factory.Factory, target string, rep *catalogfilter.Report) {
-	fmt.Fprintln(f.IO.ErrOut, printable.Name(fmt.Sprintf("filtered %s: removed %d bundles, kept %d outside a range", target, len(rep.Removed), len(rep.Extra))))
 }

@@ -80,7 +80,9 @@ func (o *ImageOptions) AddBuildFlags(f *pflag.FlagSet) {
 	f.StringVarP(&o.BinaryImage, "binary-image", "i", "", "base image of the index when it is not --from-index's; also the FROM of --generate's Dockerfile"+binaryImageDefault)
 	f.BoolVar(&o.Generate, "generate", false, generateUsage)
 	f.StringVarP(&o.OutDockerfile, "out-dockerfile", "d", "", outDockerfileUsage)
-	f.StringVarP(&o.ContainerTool, "container-tool", "c", "podman", "docker or podman to build the image with; not given, opm writes the image itself without a container tool")
+	// Upstream's default was podman; opm needs no tool unless -c is given
+	// (UpstreamContainerTool), so the help shows no default.
+	f.StringVarP(&o.ContainerTool, "container-tool", "c", "", "build the image with docker or podman (default: opm writes the image itself, with no container tool)")
 	f.StringVar(&o.LayerCompression, "layer-compression", string(indeximage.Gzip), layerCompressionUsage)
 	o.Image.AddFlags(f)
 }

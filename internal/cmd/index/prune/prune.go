@@ -89,7 +89,7 @@ func write(f *factory.Factory, target string, res *index.PruneResult) {
 		kept = "no package"
 	}
 	// Names come from the index: the line is shown with control characters escaped.
-	fmt.Fprintln(f.IO.ErrOut, printable.Name(fmt.Sprintf("kept %s in %s; removed %s (%d bundles)", kept, target, removed, bundles)))
+	fmt.Fprintln(f.IO.ErrOut, printable.Name(fmt.Sprintf("kept %s in %s; removed %s (%s)", kept, target, removed, printable.Count(bundles, "bundle", "bundles"))))
 	t := f.IO.ErrTheme()
 	warnings := res.Warnings
 	if res.Removed != nil {

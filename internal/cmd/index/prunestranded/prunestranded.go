@@ -68,7 +68,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 }
 
 func write(f *factory.Factory, target string, res *index.PruneStrandedResult) {
-	fmt.Fprintf(f.IO.ErrOut, "removed %d stranded bundle(s) from %s\n", len(res.Removed), printable.Name(target))
+	fmt.Fprintf(f.IO.ErrOut, "removed %s from %s\n", printable.Count(len(res.Removed), "stranded bundle", "stranded bundles"), printable.Name(target))
 	for _, b := range res.Removed {
 		fmt.Fprintf(f.IO.ErrOut, "  %s\n", printable.Name(b.Name))
 	}

@@ -78,7 +78,7 @@ func writeRemoveResult(f *factory.Factory, target string, res *index.RemoveResul
 	for i, p := range res.Packages {
 		names[i] = printable.Name(p)
 	}
-	fmt.Fprintf(f.IO.ErrOut, "removed %s (%d bundles) from %s\n", strings.Join(names, ", "), len(res.Removed), printable.Name(target))
+	fmt.Fprintf(f.IO.ErrOut, "removed %s (%s) from %s\n", strings.Join(names, ", "), printable.Count(len(res.Removed), "bundle", "bundles"), printable.Name(target))
 	t := f.IO.ErrTheme()
 	for _, warn := range res.Warnings {
 		fmt.Fprintf(f.IO.ErrOut, "%s %s\n", t.NotePrefix(), printable.Text(warn))

@@ -35,7 +35,7 @@ func Of(p *graph.Package, path *graph.Path) Text {
 	}
 	switch {
 	case path.To != "" && path.Reached:
-		t.End = fmt.Sprintf("%s is reached in %d step(s).", printable.Name(path.To), len(path.Steps))
+		t.End = fmt.Sprintf("%s is reached in %s.", printable.Name(path.To), printable.Count(len(path.Steps), "step", "steps"))
 	case path.To != "":
 		t.End = fmt.Sprintf("%s is unreachable, because %s.", printable.Name(path.To), printable.Text(path.Unreachable))
 	case path.Unreachable != "":

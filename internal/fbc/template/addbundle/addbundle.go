@@ -32,10 +32,51 @@ type Options struct {
 	// when empty).
 	Channels []string
 	// Replaces, Skips and SkipRange are the new entry's edges in a basic
-	// template; with none, it replaces the channel's head.
+	// template, as the user gave them; they override CSV.
 	Replaces  string
 	Skips     []string
 	SkipRange string
+	// CSV are the edges the bundle's ClusterServiceVersion declares
+	// (spec.replaces, spec.skips, olm.skipRange): a basic template's entry
+	// takes them when no edge is given above, as an index built from the
+	// same bundle would. With none of either, the entry replaces the
+	// channel's head.
+	CSV Edges
+}
+
+// Edges are a channel entry's upgrade edges.
+type Edges struct {
+	Replaces  string
+	Skips     []string
+	SkipRange string
+}
+
+func (e Edges) empty() bool { return e.Replaces == "" && len(e.Skips) == 0 && e.SkipRange == "" }
+
+// CSVEdges reads the edges a ClusterServiceVersion (as JSON) declares.
+func CSVEdges(csv json.RawMessage) (Edges, error) {
+	if len(csv) == 0 {
+		return Edges{}, nil
+	}
+	var c struct {
+		Metadata struct {
+			Annotations map[string]string `json:"annotations"`
+		} `json:"metadata"`
+		Spec struct {
+			Replaces string   `json:"replaces"`
+			Skips    []string `json:"skips"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(csv, &c); err != nil {
+		return Edges{}, fmt.Errorf("read the CSV's replaces, skips and olm.skipRange: %w", err)
+	}
+	var skips []string
+	for _, s := range c.Spec.Skips {
+		if s = strings.TrimSpace(s); s != "" {
+			skips = append(skips, s)
+		}
+	}
+	return Edges{Replaces: strings.TrimSpace(c.Spec.Replaces), Skips: skips, SkipRange: strings.TrimSpace(c.Metadata.Annotations["olm.skipRange"])}, nil
 }
 
 // Result says what Add changed.
@@ -57,7 +98,9 @@ func Add(source string, data []byte, b Bundle, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("%s: not a catalog template (a mapping with a schema)", source)
 	}
 	root := doc.Content[0]
-	e := &editor{source: source, lines: splitLines(data), json: root.Style&yaml.FlowStyle != 0}
+	e := &editor{source: source, lines: splitLines(data), json: root.Style&yaml.FlowStyle != 0, seqIndent: 2}
+	e.flowLists = e.json
+	e.learnStyle(root)
 	schema := scalar(mapValue(root, "schema"))
 	var err error
 	switch schema {
@@ -80,11 +123,16 @@ func Add(source string, data []byte, b Bundle, opts Options) (*Result, error) {
 
 // editor collects text edits against the original lines.
 type editor struct {
-	source  string
-	lines   []string // with their line ends
-	json    bool     // the template is JSON: new text is JSON too
-	edits   []edit
-	changes []string
+	source string
+	lines  []string // with their line ends
+	json   bool     // the template is JSON: new text is JSON too
+	// flowLists: nested lists are written [a, b] (JSON, or a file that
+	// writes its skips so); seqIndent is how far right of its key a block
+	// list's dashes go in this file.
+	flowLists bool
+	seqIndent int
+	edits     []edit
+	changes   []string
 }
 
 // edit inserts text at (line, col), both 0-based; col -1 inserts whole
@@ -166,21 +214,75 @@ func (e *editor) key(k string) string {
 	return k
 }
 
-// appendItem adds an item to the sequence seq. fields are the item's
-// key/value pairs, values already quoted. In a block sequence the item
-// goes after the last one, indented as it; in a flow sequence (or an
+// field is a key and its value in a new item: a scalar, a list of
+// scalars, or a list of mappings; values already quoted.
+type field struct {
+	key    string
+	scalar string
+	list   []string
+	items  [][]field
+	isList bool
+}
+
+func scalarField(k, v string) field { return field{key: k, scalar: v} }
+
+// flow writes fields as a flow mapping: {a: b, c: [d]}.
+func flow(fields []field) string {
+	parts := make([]string, 0, len(fields))
+	for _, f := range fields {
+		parts = append(parts, f.key+": "+flowValue(f))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+func flowValue(f field) string {
+	if !f.isList {
+		return f.scalar
+	}
+	var parts []string
+	parts = append(parts, f.list...)
+	for _, it := range f.items {
+		parts = append(parts, flow(it))
+	}
+	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// block writes fields as the item of a block sequence: the first line
+// starts with the dash at column dash, the keys at column dash+inner.
+// Lists nested in it are block lists too (flow when the file writes its
+// lists so), their dashes seqIndent right of their key.
+func (e *editor) block(b *strings.Builder, fields []field, dash, inner int) {
+	keyCol := dash + inner
+	for i, f := range fields {
+		if i == 0 {
+			b.WriteString(strings.Repeat(" ", dash) + "-" + strings.Repeat(" ", inner-1))
+		} else {
+			b.WriteString(strings.Repeat(" ", keyCol))
+		}
+		if !f.isList || (e.flowLists && len(f.items) == 0) || len(f.list)+len(f.items) == 0 {
+			b.WriteString(f.key + ": " + flowValue(f) + "\n")
+			continue
+		}
+		b.WriteString(f.key + ":\n")
+		for _, v := range f.list {
+			b.WriteString(strings.Repeat(" ", keyCol+e.seqIndent) + "- " + v + "\n")
+		}
+		for _, it := range f.items {
+			e.block(b, it, keyCol+e.seqIndent, 2)
+		}
+	}
+}
+
+// appendItem adds an item to the sequence seq. In a block sequence the
+// item goes after the last one, indented as it; in a flow sequence (or an
 // empty one, written []) before the closing bracket.
-func (e *editor) appendItem(seq *yaml.Node, fields [][2]string) error {
+func (e *editor) appendItem(seq *yaml.Node, fields []field) error {
 	if seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
 		end, err := e.flowEnd(seq)
 		if err != nil {
 			return err
 		}
-		var parts []string
-		for _, f := range fields {
-			parts = append(parts, f[0]+": "+f[1])
-		}
-		item := "{" + strings.Join(parts, ", ") + "}"
+		item := flow(fields)
 		if len(seq.Content) > 0 {
 			item = ", " + item
 			// A bracket on a line of its own: the item goes at the end
@@ -209,14 +311,7 @@ func (e *editor) appendItem(seq *yaml.Node, fields [][2]string) error {
 		return fmt.Errorf("%s:%d: cannot tell this sequence's indentation; add the entry by hand", e.source, last.Line)
 	}
 	var b strings.Builder
-	for i, f := range fields {
-		if i == 0 {
-			b.WriteString(strings.Repeat(" ", dash) + "-" + strings.Repeat(" ", inner-1))
-		} else {
-			b.WriteString(strings.Repeat(" ", dash+inner))
-		}
-		b.WriteString(f[0] + ": " + f[1] + "\n")
-	}
+	e.block(&b, fields, dash, inner)
 	e.insertLines(e.blockEnd(last.Line-1, dash), b.String())
 	return nil
 }
@@ -278,6 +373,41 @@ func (e *editor) flowEnd(seq *yaml.Node) ([2]int, error) {
 		}
 	}
 	return [2]int{}, fmt.Errorf("%s:%d: unterminated sequence", e.source, seq.Line)
+}
+
+// learnStyle reads how the file writes nested lists: the first block
+// sequence under a key gives the dashes' indentation, the first skips list
+// whether lists of names are flow or block.
+func (e *editor) learnStyle(root *yaml.Node) {
+	indentSeen, skipsSeen := false, false
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				if v.Kind == yaml.SequenceNode && len(v.Content) > 0 {
+					if !skipsSeen && k.Value == "skips" {
+						skipsSeen = true
+						e.flowLists = e.json || v.Style&yaml.FlowStyle != 0
+					}
+					if !indentSeen && v.Style&yaml.FlowStyle == 0 && v.Content[0].Line-1 < len(e.lines) {
+						l := e.lines[v.Content[0].Line-1]
+						if dash := len(l) - len(strings.TrimLeft(l, " ")); dash >= k.Column-1 {
+							indentSeen = true
+							e.seqIndent = dash - (k.Column - 1)
+						}
+					}
+				}
+				walk(v)
+			}
+		}
+		if n.Kind == yaml.SequenceNode {
+			for _, c := range n.Content {
+				walk(c)
+			}
+		}
+	}
+	walk(root)
 }
 
 // mapValue is the value of key k in mapping m (nil when absent).
@@ -344,10 +474,16 @@ func (e *editor) basic(root *yaml.Node, b Bundle, opts Options) error {
 		}
 		targets = []string{defaultChannel}
 	}
+	given := Edges{Replaces: opts.Replaces, Skips: opts.Skips, SkipRange: opts.SkipRange}
+	edges, from := given, ""
+	if edges.empty() && !opts.CSV.empty() {
+		edges, from = opts.CSV, " (from the CSV)"
+	}
 	type plan struct {
 		c     *basicChannel
 		name  string
 		entry fbc.ChannelEntry
+		from  string
 	}
 	var plans []plan
 	for _, name := range targets {
@@ -355,54 +491,72 @@ func (e *editor) basic(root *yaml.Node, b Bundle, opts Options) error {
 		if c != nil && hasEntry(c.ch, b.Name) {
 			continue // there already: adding twice changes nothing
 		}
-		entry := fbc.ChannelEntry{Name: b.Name, Replaces: opts.Replaces, Skips: opts.Skips, SkipRange: opts.SkipRange}
+		entry := fbc.ChannelEntry{Name: b.Name, Replaces: edges.Replaces, Skips: edges.Skips, SkipRange: edges.SkipRange}
+		p := plan{c: c, name: name, from: from}
+		if c == nil && edges.empty() {
+			// A new channel: its entry upgrades from the default
+			// channel's head, so that clusters there can move to it.
+			if dc := channels[defaultChannel]; dc != nil && name != defaultChannel {
+				if heads := graph.Heads(&dc.ch); len(heads) == 1 && heads[0] != b.Name {
+					entry.Replaces, p.from = heads[0], " (the head of the default channel "+defaultChannel+")"
+				}
+			}
+		}
 		if c != nil {
 			heads := graph.Heads(&c.ch)
-			if entry.Replaces == "" && len(entry.Skips) == 0 && entry.SkipRange == "" {
+			if edges.empty() {
 				if len(heads) != 1 {
 					return fmt.Errorf("%s: channel %s has %d heads (%s): say which one %s replaces (--replaces)", e.source, name, len(heads), strings.Join(heads, ", "), b.Name)
 				}
-				entry.Replaces = heads[0]
+				entry.Replaces, p.from = heads[0], " (the channel's head)"
 			}
 			next := c.ch
 			next.Entries = append(append([]fbc.ChannelEntry(nil), c.ch.Entries...), entry)
-			if h := graph.Heads(&next); len(h) > 1 {
+			// A skipRange may cover the other heads: without the other
+			// bundles' versions that is for opm validate to judge.
+			if h := graph.Heads(&next); len(h) > 1 && entry.SkipRange == "" {
 				var others []string
 				for _, x := range h {
 					if x != b.Name {
 						others = append(others, x)
 					}
 				}
-				return fmt.Errorf("%s: adding %s to channel %s would leave %d heads (%s): make it replace or skip %s (--replaces %s, or --skips %s)",
-					e.source, b.Name, name, len(h), strings.Join(h, ", "), strings.Join(others, ", "), others[0], strings.Join(others, ","))
+				why := ""
+				if from != "" {
+					why = fmt.Sprintf(" with the CSV's edges (%s)", describe(edges))
+				}
+				return fmt.Errorf("%s: adding %s to channel %s%s would leave %d heads (%s): make it replace or skip %s (--replaces %s, or --skips %s)",
+					e.source, b.Name, name, why, len(h), strings.Join(h, ", "), strings.Join(others, ", "), others[0], strings.Join(others, ","))
 			}
 		}
-		plans = append(plans, plan{c: c, name: name, entry: entry})
+		p.entry = entry
+		plans = append(plans, p)
 	}
 	if !hasImage {
-		if err := e.appendItem(entries, [][2]string{{e.key("schema"), e.quote(fbc.SchemaBundle)}, {e.key("image"), e.quote(b.Image)}}); err != nil {
+		if err := e.appendItem(entries, []field{scalarField(e.key("schema"), e.quote(fbc.SchemaBundle)), scalarField(e.key("image"), e.quote(b.Image))}); err != nil {
 			return err
 		}
 		e.changes = append(e.changes, fmt.Sprintf("bundle %s (%s) added", b.Name, b.Image))
 	}
 	for _, p := range plans {
-		fields := [][2]string{{e.key("name"), e.quote(p.entry.Name)}}
-		edges := ""
+		fields := []field{scalarField(e.key("name"), e.quote(p.entry.Name))}
 		if p.entry.Replaces != "" {
-			fields = append(fields, [2]string{e.key("replaces"), e.quote(p.entry.Replaces)})
-			edges += ", replaces " + p.entry.Replaces
+			fields = append(fields, scalarField(e.key("replaces"), e.quote(p.entry.Replaces)))
 		}
 		if len(p.entry.Skips) > 0 {
-			var q []string
+			f := field{key: e.key("skips"), isList: true}
 			for _, s := range p.entry.Skips {
-				q = append(q, e.quote(s))
+				f.list = append(f.list, e.quote(s))
 			}
-			fields = append(fields, [2]string{e.key("skips"), "[" + strings.Join(q, ", ") + "]"})
-			edges += ", skips " + strings.Join(p.entry.Skips, ",")
+			fields = append(fields, f)
 		}
 		if p.entry.SkipRange != "" {
-			fields = append(fields, [2]string{e.key("skipRange"), e.quote(p.entry.SkipRange)})
-			edges += ", skipRange " + p.entry.SkipRange
+			fields = append(fields, scalarField(e.key("skipRange"), e.quote(p.entry.SkipRange)))
+		}
+		edges := Edges{Replaces: p.entry.Replaces, Skips: p.entry.Skips, SkipRange: p.entry.SkipRange}
+		said := ", no upgrade edge"
+		if !edges.empty() {
+			said = ", " + describe(edges) + p.from
 		}
 		if p.c != nil {
 			if p.c.entries == nil {
@@ -411,29 +565,41 @@ func (e *editor) basic(root *yaml.Node, b Bundle, opts Options) error {
 			if err := e.appendItem(p.c.entries, fields); err != nil {
 				return err
 			}
-			e.changes = append(e.changes, fmt.Sprintf("channel %s: entry %s%s", p.name, b.Name, edges))
+			e.changes = append(e.changes, fmt.Sprintf("channel %s: entry %s%s", p.name, b.Name, said))
 			continue
 		}
 		if err := e.newChannel(entries, lastChannel, b.Package, p.name, fields); err != nil {
 			return err
 		}
-		e.changes = append(e.changes, fmt.Sprintf("channel %s created: entry %s%s", p.name, b.Name, edges))
+		e.changes = append(e.changes, fmt.Sprintf("channel %s created: entry %s%s", p.name, b.Name, said))
 	}
 	return nil
 }
 
-// newChannel adds an olm.channel blob holding one entry: after the last
-// channel (or at the end of entries), in the sequence's style.
-func (e *editor) newChannel(entries, after *yaml.Node, pkg, name string, entry [][2]string) error {
+// describe says a set of edges for the user: "replaces a, skips b,c,
+// skipRange <1.0.0".
+func describe(e Edges) string {
 	var parts []string
-	for _, f := range entry {
-		parts = append(parts, f[0]+": "+f[1])
+	if e.Replaces != "" {
+		parts = append(parts, "replaces "+e.Replaces)
 	}
-	fields := [][2]string{
-		{e.key("schema"), e.quote(fbc.SchemaChannel)},
-		{e.key("package"), e.quote(pkg)},
-		{e.key("name"), e.quote(name)},
-		{e.key("entries"), "[{" + strings.Join(parts, ", ") + "}]"},
+	if len(e.Skips) > 0 {
+		parts = append(parts, "skips "+strings.Join(e.Skips, ","))
+	}
+	if e.SkipRange != "" {
+		parts = append(parts, "skipRange "+e.SkipRange)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// newChannel adds an olm.channel blob holding one entry: after the last
+// channel (or at the end of entries), in the file's style.
+func (e *editor) newChannel(entries, after *yaml.Node, pkg, name string, entry []field) error {
+	fields := []field{
+		scalarField(e.key("schema"), e.quote(fbc.SchemaChannel)),
+		scalarField(e.key("package"), e.quote(pkg)),
+		scalarField(e.key("name"), e.quote(name)),
+		{key: e.key("entries"), isList: true, items: [][]field{entry}},
 	}
 	if after == nil || entries.Style&yaml.FlowStyle != 0 {
 		return e.appendItem(entries, fields)
@@ -485,7 +651,7 @@ func (e *editor) semver(root *yaml.Node, b Bundle, opts Options) error {
 				return fmt.Errorf("%s: the template has no %s: add \"%s\": {\"bundles\": []} first", e.source, a, a)
 			}
 			// A new archetype at the end of the file.
-			text := a + ":\n  bundles:\n    - image: " + e.quote(b.Image) + "\n"
+			text := a + ":\n  bundles:\n" + strings.Repeat(" ", 2+e.seqIndent) + "- image: " + e.quote(b.Image) + "\n"
 			e.insertLines(len(e.lines), text)
 			e.changes = append(e.changes, fmt.Sprintf("%s: bundle %s (%s) added", a, b.Name, b.Image))
 			continue
@@ -501,7 +667,7 @@ func (e *editor) semver(root *yaml.Node, b Bundle, opts Options) error {
 		if there {
 			continue
 		}
-		if err := e.appendItem(list, [][2]string{{e.key("image"), e.quote(b.Image)}}); err != nil {
+		if err := e.appendItem(list, []field{scalarField(e.key("image"), e.quote(b.Image))}); err != nil {
 			return err
 		}
 		e.changes = append(e.changes, fmt.Sprintf("%s: bundle %s (%s) added", a, b.Name, b.Image))
