@@ -37,7 +37,10 @@ type Options struct {
 	// AllowIncomplete writes the catalog's objects for a mirror that
 	// lacks images.
 	AllowIncomplete bool
-	Output          string
+	// MaxNestedPaths limits the path components of a repository at --to
+	// (0: no limit).
+	MaxNestedPaths int
+	Output         string
 	Image           image.Options
 }
 
@@ -75,8 +78,19 @@ A catalog names images in registries: one naming an image by another
 transport (oci:, oci-archive:, dir: ...) is refused, and nothing of it is
 read. A mirror directory is checked against the report written in it
 (opm-mirror.json) before anything is copied from it, and --from-dir never
-reads a registry. Filter the catalog first (opm index filter) to mirror
-part of it. docs/mirroring.md walks through it.`,
+reads a registry.
+
+--max-nested-paths N serves registries that limit the depth of a
+repository (Quay organisations, GitLab groups refuse a third component
+with 401): a repository path at --to (the prefix counted, the registry
+host not) of more than N components keeps its first N-1 and joins the
+others with '-', as oc-mirror does (--to m.example/olm with N=2:
+quay.io/org/op becomes m.example/olm/org-op); every object written names
+the flattened repositories. A prefix of N components or more is refused
+before anything is copied.
+
+Filter the catalog first (opm index filter) to mirror part of it.
+docs/mirroring.md walks through it.`,
 		Example: `  opm alpha mirror quay.io/me/index:v1 --to mirror.example:5000/olm
   opm alpha mirror quay.io/me/index:v1 --to-dir /media/usb/mirror
   opm alpha mirror --from-dir /media/usb/mirror --to mirror.internal:5000/olm --manifests-dir manifests/`,
@@ -103,6 +117,7 @@ part of it. docs/mirroring.md walks through it.`,
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first image that cannot be copied")
 	fl.BoolVar(&opts.Signatures, "signatures", true, "copy the signatures, attestations and referrers attached to each image")
 	fl.BoolVar(&opts.AllowIncomplete, "allow-incomplete", false, "write the CatalogSource and ClusterCatalog even when images the catalog needs did not arrive (marked as incomplete)")
+	fl.IntVar(&opts.MaxNestedPaths, "max-nested-paths", 0, "the most path components a repository at --to may have, its prefix counted (0: no limit); deeper repositories keep the first N-1 and join the rest with '-'")
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (the report, on stdout)")
 	opts.Image.AddFlags(fl)
 	return cmd
@@ -156,7 +171,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	start := time.Now()
 	stop := progress.Tick(time.Second, func() string { return counters.Line(len(items), time.Since(start)) })
 	rep, err := mirror.Run(ctx, cl, items, mirror.Options{To: opts.To, ToDir: opts.ToDir, Concurrency: opts.Concurrency,
-		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != ""})
+		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != "",
+		MaxNestedPaths: opts.MaxNestedPaths})
 	stop()
 	progress.Finish()
 	if err != nil && rep == nil {
@@ -207,6 +223,13 @@ func check(opts *Options) error {
 		return exit.Usagef("--concurrency must be at least 1")
 	case strings.Contains(opts.To, "://"):
 		return exit.Usagef("--to %q: give REGISTRY[/PREFIX] without a scheme", opts.To)
+	case opts.MaxNestedPaths != 0 && opts.ToDir != "":
+		return exit.Usagef("--max-nested-paths applies to --to: a directory names images by their source; give it to the --from-dir run that copies them on")
+	case opts.To != "":
+		// Refused before the catalog is read or anything copied.
+		if err := mirror.CheckNested(opts.To, opts.MaxNestedPaths); err != nil {
+			return exit.Usagef("%v", err)
+		}
 	}
 	return nil
 }
