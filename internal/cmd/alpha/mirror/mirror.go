@@ -41,7 +41,7 @@ type Options struct {
 	// (0: no limit).
 	MaxNestedPaths int
 	Output         string
-	Image           image.Options
+	Image          image.Options
 }
 
 // NewCmd is `opm alpha mirror`; runF, when not nil, runs instead of Run.
