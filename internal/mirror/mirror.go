@@ -28,6 +28,8 @@ import (
 const (
 	RoleCatalog = "catalog"
 	RoleImage   = "image"
+	// RoleAdditional is an ImageSetConfiguration's mirror.additionalImages.
+	RoleAdditional = "additional"
 )
 
 // Annotations on a mirror directory's index.json entries.
@@ -60,6 +62,9 @@ type Item struct {
 	// Attached are the entries of Dir attached to the image (signatures,
 	// attestations, referrers), copied with it.
 	Attached []Attachment `json:"-"`
+	// Rebuilt: From is a catalog image filtered from Source (opm alpha
+	// mirror --config), whose digest is its own, not Source's.
+	Rebuilt bool `json:"rebuilt,omitempty"`
 }
 
 // Attachment is an artifact attached to an image in a mirror directory:
@@ -103,6 +108,11 @@ type Report struct {
 	To      string   `json:"to"`
 	Catalog string   `json:"catalog,omitempty"`
 	Images  []Result `json:"images"`
+	// Catalogs are the catalogs copied, when more than one (Catalog is
+	// the first).
+	Catalogs []string `json:"catalogs,omitempty"`
+	// Blocked are the images mirror.blockedImages left out, never copied.
+	Blocked []Blocked `json:"blocked,omitempty"`
 	// Earlier are images an earlier run wrote into the same directory that
 	// this run did not copy (another catalog's): the report lists every
 	// image of the directory, which --from-dir checks it against.
@@ -166,6 +176,8 @@ type Options struct {
 	// Missing are images known not to arrive (what a mirror directory
 	// lacks), added to the report as failures.
 	Missing []Result
+	// Blocked are the images left out (Block), listed in the report.
+	Blocked []Blocked
 	// MaxNestedPaths, when above 0, is the most path components a
 	// repository at To may have (the registry host not counted, To's
 	// prefix counted): see Target.
@@ -365,9 +377,16 @@ feed:
 			*r = Result{Item: items[i], Error: NotStarted, cut: true}
 		}
 		if r.Role == RoleCatalog && r.Error == "" {
-			rep.Catalog = r.Target
+			if rep.Catalog == "" {
+				rep.Catalog = r.Target
+			}
+			rep.Catalogs = append(rep.Catalogs, r.Target)
 		}
 	}
+	if len(rep.Catalogs) < 2 {
+		rep.Catalogs = nil
+	}
+	rep.Blocked = o.Blocked
 	rep.Images = append(rep.Images, o.Missing...)
 	if ctx.Err() != nil {
 		rep.Stopped = context.Cause(ctx).Error()
@@ -468,7 +487,7 @@ func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress
 	if err != nil {
 		return fail(depthHint(err, repo, o.MaxNestedPaths))
 	}
-	if want := catalogimages.Digest(it.Source); want != "" && want != r.Digest {
+	if want := catalogimages.Digest(it.Source); want != "" && want != r.Digest && !it.Rebuilt {
 		return fail(fmt.Errorf("%s arrived with digest %s", it.Source, r.Digest))
 	}
 	if it.Digest != "" && it.Digest != r.Digest {
@@ -612,8 +631,8 @@ func FromDir(dir string) (items []Item, missing []Result, err error) {
 			missing = append(missing, Result{Item: r.Item, Error: why + "; run opm alpha mirror --to-dir again on the connected side and carry the directory across"})
 			continue
 		}
-		it := Item{Source: r.Source, Dir: dir, Digest: r.Digest, Role: r.Role, Uses: r.Uses}
-		if it.Role != RoleCatalog {
+		it := Item{Source: r.Source, Dir: dir, Digest: r.Digest, Role: r.Role, Uses: r.Uses, Rebuilt: r.Rebuilt}
+		if it.Role != RoleCatalog && it.Role != RoleAdditional {
 			it.Role = RoleImage
 		}
 		var gone []string
@@ -636,6 +655,21 @@ func FromDir(dir string) (items []Item, missing []Result, err error) {
 	// The catalog first, as a mirror to a registry copies it.
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Role == RoleCatalog && items[j].Role != RoleCatalog })
 	return items, missing, nil
+}
+
+// BlockedIn are the images the report in the mirror directory dir says
+// its run left out (mirror.blockedImages), for the run that copies the
+// directory on to report them too.
+func BlockedIn(dir string) []Blocked {
+	raw, err := image.ReadRegular(filepath.Join(dir, ReportFile), 256<<20)
+	if err != nil {
+		return nil
+	}
+	var prev Report
+	if json.Unmarshal(raw, &prev) != nil {
+		return nil
+	}
+	return prev.Blocked
 }
 
 func writeJSON(path string, v any) error {

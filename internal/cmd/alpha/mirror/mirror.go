@@ -5,6 +5,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -23,7 +24,10 @@ import (
 
 // Options are the flags and argument of opm alpha mirror.
 type Options struct {
-	Catalog      string
+	Catalog string
+	// Config is an ImageSetConfiguration: its catalogs, filtered and
+	// rebuilt, additionalImages and blockedImages.
+	Config       string
 	To           string
 	ToDir        string
 	FromDir      string
@@ -106,6 +110,7 @@ docs/mirroring.md walks through it.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&opts.Config, "config", "", "an ImageSetConfiguration (oc-mirror's): mirror each catalog of mirror.operators filtered and rebuilt, mirror.additionalImages, never mirror.blockedImages")
 	fl.StringVar(&opts.To, "to", "", "the registry, and a path prefix, to copy to: REGISTRY[/PREFIX]")
 	fl.StringVar(&opts.ToDir, "to-dir", "", "copy into this directory (an OCI layout) instead of a registry")
 	fl.StringVar(&opts.FromDir, "from-dir", "", "copy what a --to-dir run wrote to --to")
@@ -140,11 +145,28 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	var items []mirror.Item
 	var missing []mirror.Result
-	if opts.FromDir != "" {
+	var blocked []mirror.Blocked
+	switch {
+	case opts.FromDir != "":
 		if items, missing, err = mirror.FromDir(opts.FromDir); err != nil {
 			return exit.With(exit.Usage, err)
 		}
-	} else {
+		blocked = mirror.BlockedIn(opts.FromDir)
+	case opts.Config != "":
+		if opts.ToDir != "" {
+			if err := image.CheckLayoutDir(opts.ToDir); err != nil {
+				return exit.With(exit.Usage, fmt.Errorf("--to-dir %s: %w", opts.ToDir, err))
+			}
+		}
+		work, err := os.MkdirTemp("", "opm-mirror-")
+		if err != nil {
+			return exit.With(exit.Failed, err)
+		}
+		defer func() { _ = os.RemoveAll(work) }()
+		if items, blocked, err = planConfig(ctx, f, opts, cl, work); err != nil {
+			return err
+		}
+	default:
 		if opts.ToDir != "" {
 			// Before the catalog is read: a directory that cannot be
 			// written safely is refused at once.
@@ -172,7 +194,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	stop := progress.Tick(time.Second, func() string { return counters.Line(len(items), time.Since(start)) })
 	rep, err := mirror.Run(ctx, cl, items, mirror.Options{To: opts.To, ToDir: opts.ToDir, Concurrency: opts.Concurrency,
 		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != "",
-		MaxNestedPaths: opts.MaxNestedPaths})
+		MaxNestedPaths: opts.MaxNestedPaths, Blocked: blocked})
 	stop()
 	progress.Finish()
 	if err != nil && rep == nil {
@@ -211,10 +233,14 @@ func check(opts *Options) error {
 	switch {
 	case opts.FromDir != "" && opts.Catalog != "":
 		return exit.Usagef("give a catalog image or --from-dir, not both")
+	case opts.Config != "" && opts.Catalog != "":
+		return exit.Usagef("give a catalog image or --config (whose mirror.operators name the catalogs), not both")
+	case opts.Config != "" && opts.FromDir != "":
+		return exit.Usagef("--from-dir copies on what the --config run wrote into the directory (the filtered catalogs, their images, the additional ones); give --from-dir DIR --to REGISTRY[/PREFIX] without --config")
 	case opts.FromDir != "" && opts.To == "":
 		return exit.Usagef("--from-dir needs --to REGISTRY[/PREFIX]")
-	case opts.FromDir == "" && opts.Catalog == "":
-		return exit.Usagef("give the catalog image to mirror (or --from-dir DIR)")
+	case opts.FromDir == "" && opts.Catalog == "" && opts.Config == "":
+		return exit.Usagef("give the catalog image to mirror (or --config ISC, or --from-dir DIR)")
 	case opts.To != "" && opts.ToDir != "":
 		return exit.Usagef("give --to or --to-dir, not both")
 	case opts.To == "" && opts.ToDir == "":
