@@ -14,8 +14,8 @@ import (
 type Blocked struct {
 	Source string `json:"source"`
 	// Entry is the blockedImages entry that matched.
-	Entry string `json:"entry"`
-	Role  string `json:"role"`
+	Entry string              `json:"entry"`
+	Role  string              `json:"role"`
 	Uses  []catalogimages.Use `json:"uses,omitempty"`
 }
 
@@ -138,6 +138,9 @@ func Dedupe(items []Item) []Item {
 	var out []Item
 	for _, it := range items {
 		name := layoutName(it.Source)
+		if named, err := reference.ParseNormalizedNamed(it.Source); err == nil {
+			name = reference.TagNameOnly(named).String() // nginx is nginx:latest
+		}
 		if i, ok := at[name]; ok && it.Role != RoleCatalog && out[i].Role != RoleCatalog {
 			out[i].Uses = append(out[i].Uses, it.Uses...)
 			continue
