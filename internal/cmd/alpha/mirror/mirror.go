@@ -52,7 +52,7 @@ type Options struct {
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "mirror (CATALOG-IMAGE (--to REGISTRY[/PREFIX] | --to-dir DIR) | --from-dir DIR --to REGISTRY[/PREFIX])",
+		Use:   "mirror ((CATALOG-IMAGE | --config ISC) (--to REGISTRY[/PREFIX] | --to-dir DIR) | --from-dir DIR --to REGISTRY[/PREFIX])",
 		Short: "Copy a catalog image and every image it needs to a registry or a directory, for disconnected clusters",
 		Long: `Copy the catalog image CATALOG-IMAGE and every image its bundles need (each
 bundle image and related image: opm alpha list images) to the registry
@@ -84,6 +84,15 @@ read. A mirror directory is checked against the report written in it
 (opm-mirror.json) before anything is copied from it, and --from-dir never
 reads a registry.
 
+--config ISC reads an oc-mirror ImageSetConfiguration instead of
+CATALOG-IMAGE: each catalog of mirror.operators is filtered as opm alpha
+filter does, rebuilt as opm index filter does (serve cache included) and
+mirrored, under its source's name, with the images of what it keeps;
+mirror.additionalImages (by tag or digest) are copied too, and
+mirror.blockedImages (an image, a repository, or an RE2 pattern) are
+never copied, and are listed in the report. --from-dir copies such a
+directory on without --config.
+
 --max-nested-paths N serves registries that limit the depth of a
 repository (Quay organisations, GitLab groups refuse a third component
 with 401): a repository path at --to (the prefix counted, the registry
@@ -97,6 +106,7 @@ Filter the catalog first (opm index filter) to mirror part of it.
 docs/mirroring.md walks through it.`,
 		Example: `  opm alpha mirror quay.io/me/index:v1 --to mirror.example:5000/olm
   opm alpha mirror quay.io/me/index:v1 --to-dir /media/usb/mirror
+  opm alpha mirror --config imageset-config.yaml --to mirror.example:5000/olm --max-nested-paths 2
   opm alpha mirror --from-dir /media/usb/mirror --to mirror.internal:5000/olm --manifests-dir manifests/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
