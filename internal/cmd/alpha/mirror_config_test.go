@@ -109,6 +109,14 @@ func TestMirrorConfig(t *testing.T) {
 	}, "\n") + "\n"
 	catalog := src.Ref("olm/cat:1")
 	pushServingCatalog(t, doc, catalog)
+	// A second catalog, kept whole (full: true).
+	rBundle := pushRandom(t, src.Addr, "example.com/r/bundle", false)
+	other := src.Ref("olm/other:2")
+	pushServingCatalog(t, strings.Join([]string{
+		`{"schema":"olm.package","name":"r","defaultChannel":"stable"}`,
+		`{"schema":"olm.channel","package":"r","name":"stable","entries":[{"name":"r.v1.0.0"}]}`,
+		bundle("r", "1.0.0", rBundle, pOperator),
+	}, "\n")+"\n", other)
 	sourceDigest, err := crane.Digest(catalog, crane.Insecure)
 	require.NoError(t, err)
 
@@ -120,12 +128,14 @@ mirror:
   - catalog: %s
     packages:
     - name: p
+  - catalog: %s
+    full: true
   additionalImages:
   - name: %s
   - name: %s
   blockedImages:
   - name: %s
-`, catalog, byTag, byDigest, strings.SplitN(pDebug, "@", 2)[0])), 0o644))
+`, catalog, other, byTag, byDigest, strings.SplitN(pDebug, "@", 2)[0])), 0o644))
 
 	to := dst.Addr + "/mirror"
 	manifests := filepath.Join(t.TempDir(), "m")
@@ -147,8 +157,8 @@ mirror:
 	for _, im := range rep.Images {
 		roles[im.Source] = im.Role
 	}
-	assert.Equal(t, map[string]string{catalog: "catalog", pBundle: "image", pOperator: "image", byTag: "additional", byDigest: "additional"}, roles,
-		"the kept package's images and the additional ones; not q's, not the blocked one")
+	assert.Equal(t, map[string]string{catalog: "catalog", other: "catalog", pBundle: "image", pOperator: "image", rBundle: "image", byTag: "additional", byDigest: "additional"}, roles,
+		"the kept package's images (p's operator once, though both catalogs name it) and the additional ones; not q's, not the blocked one")
 	require.Len(t, rep.Blocked, 1)
 	assert.Equal(t, pDebug, rep.Blocked[0].Source)
 
@@ -188,7 +198,9 @@ mirror:
 	assert.Contains(t, r.ErrOut, "blocked, not copied: "+pDebug)
 	assert.Contains(t, r.ErrOut, "needed by p/p.v1.0.0")
 	assert.Contains(t, r.ErrOut, "additional image: "+byTag+" -> "+to+"/extra/tools@")
-	assert.Contains(t, r.ErrOut, "0 copied, 5 already there", "the rebuilt catalog is the same image")
+	assert.Contains(t, r.ErrOut, "0 copied, 7 already there", "the rebuilt catalogs are the same images")
+	assert.Contains(t, r.ErrOut, "catalog: "+to+"/olm/other@sha256:")
+	assert.Contains(t, readFile(t, filepath.Join(manifests, "catalogsource-other-2.yaml")), "image: "+to+"/olm/other@sha256:")
 
 	// Through a directory and on: the same images, the same catalog.
 	dir := filepath.Join(t.TempDir(), "carry")
