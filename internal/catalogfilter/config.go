@@ -2,6 +2,7 @@ package catalogfilter
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -92,12 +93,18 @@ type ImageSetCatalog struct {
 	// Ref is the catalog image (catalog:).
 	Ref    string
 	Config *Config
+	// Ignored names the fields of the entry opm does not apply
+	// (targetCatalog, targetTag), for a warning.
+	Ignored []string
 }
 
 type imageSetCatalog struct {
-	Catalog  string `json:"catalog"`
-	Full     bool   `json:"full"`
-	Packages []struct {
+	Catalog string `json:"catalog"`
+	Full    bool   `json:"full"`
+	// Read only to say they are not applied.
+	TargetCatalog string `json:"targetCatalog"`
+	TargetTag     string `json:"targetTag"`
+	Packages      []struct {
 		Name           string `json:"name"`
 		DefaultChannel string `json:"defaultChannel"`
 		MinVersion     string `json:"minVersion"`
@@ -214,7 +221,14 @@ func ParseImageSet(file string, data []byte) (*ImageSet, error) {
 		if err != nil {
 			return nil, err
 		}
-		set.Catalogs = append(set.Catalogs, ImageSetCatalog{Ref: cat.Catalog, Config: cfg})
+		c := ImageSetCatalog{Ref: cat.Catalog, Config: cfg}
+		for field, v := range map[string]string{"targetCatalog": cat.TargetCatalog, "targetTag": cat.TargetTag} {
+			if v != "" {
+				c.Ignored = append(c.Ignored, field)
+			}
+		}
+		sort.Strings(c.Ignored)
+		set.Catalogs = append(set.Catalogs, c)
 	}
 	for i, im := range f.Mirror.AdditionalImages {
 		if im.Name == "" {

@@ -43,6 +43,12 @@ func TestParseImageSet(t *testing.T) {
 	assert.Empty(t, set.Catalogs[1].Config.Packages)
 	assert.Equal(t, []string{"registry.example.com/ubi9/ubi:latest", "registry.example.com/ubi9/minimal@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}, set.Additional)
 	assert.Equal(t, []string{"registry.example.com/p/debug", ".*-debug$"}, set.Blocked)
+	assert.Empty(t, set.Catalogs[0].Ignored)
+
+	renamed := strings.Replace(wholeImageSet, "    full: true\n", "    full: true\n    targetTag: v1\n    targetCatalog: me/index\n", 1)
+	set, err = ParseImageSet("isc.yaml", []byte(renamed))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"targetCatalog", "targetTag"}, set.Catalogs[1].Ignored)
 
 	only := "apiVersion: mirror.openshift.io/v2alpha1\nkind: ImageSetConfiguration\nmirror:\n  additionalImages:\n  - name: a.example/x:1\n"
 	set, err = ParseImageSet("isc.yaml", []byte(only))

@@ -130,6 +130,7 @@ mirror:
     - name: p
   - catalog: %s
     full: true
+    targetTag: mine
   additionalImages:
   - name: %s
   - name: %s
@@ -142,6 +143,7 @@ mirror:
 	r := o.Run("alpha", "mirror", "--use-http", "--config", isc, "--to", to, "--manifests-dir", manifests, "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "filtered "+catalog+": removed 1 bundles")
+	assert.Contains(t, r.ErrOut, "mirror.operators[1] ("+other+"): targetTag not applied")
 	var rep struct {
 		Catalog string
 		Images  []struct{ Source, Target, Role, Digest string }

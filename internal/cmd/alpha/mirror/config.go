@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/opmkit/opm/internal/catalogfilter"
 	"github.com/opmkit/opm/internal/catalogimages"
@@ -55,6 +56,10 @@ func planConfig(ctx context.Context, f *factory.Factory, opts *Options, cl *imag
 
 	var items []mirror.Item
 	for i, c := range set.Catalogs {
+		if len(c.Ignored) > 0 {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %s: mirror.operators[%d] (%s): %s not applied: the filtered catalog goes under its source's repository and tag\n",
+				printable.Name(opts.Config), i, printable.Name(c.Ref), strings.Join(c.Ignored, " and "))
+		}
 		layout := "oci:" + filepath.Join(work, fmt.Sprintf("catalog-%d", i)) + ":filtered"
 		res, err := indexchange.Apply(ctx, indexchange.Request{
 			Client: cl, FromIndex: c.Ref, Tag: layout,
