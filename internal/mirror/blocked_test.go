@@ -124,3 +124,23 @@ func FuzzBlocker(f *testing.F) {
 		}
 	})
 }
+
+// TestManifestsWithoutCatalog: a run of additional images only writes the
+// mirror sets and mapping.txt, and no catalog objects are said withheld.
+func TestManifestsWithoutCatalog(t *testing.T) {
+	t.Parallel()
+	rep := &Report{To: "m.example", Images: []Result{
+		{Item: Item{Source: "q.io/a/tools:v1", Role: RoleAdditional}, Target: "m.example/a/tools@" + dig},
+	}}
+	rep.Tally()
+	dir := t.TempDir()
+	files, err := WriteManifests(dir, rep, ManifestOptions{})
+	require.NoError(t, err)
+	assert.Len(t, files, 2, "imagetagmirrorset.yaml and mapping.txt")
+	assert.Empty(t, rep.CatalogObjects)
+	rep.Images = append(rep.Images, Result{Item: Item{Source: "q.io/a/index:1", Role: RoleCatalog}, Error: "gone"})
+	rep.Tally()
+	_, err = WriteManifests(dir, rep, ManifestOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, CatalogWithheld, rep.CatalogObjects)
+}

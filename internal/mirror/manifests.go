@@ -113,6 +113,11 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 		}
 	}
 	rep.CatalogObjects = CatalogWithheld
+	if !hasCatalog(rep) {
+		// Only additional images (an ImageSetConfiguration without
+		// catalogs): no catalog objects to write or to withhold.
+		rep.CatalogObjects = ""
+	}
 	if len(catalogs) > 0 {
 		rep.CatalogObjects = CatalogWritten
 		if !rep.Complete {
@@ -151,6 +156,15 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 	files = append(files, path)
 	rep.Files = files
 	return files, nil
+}
+
+func hasCatalog(rep *Report) bool {
+	for _, r := range rep.Images {
+		if r.Role == RoleCatalog {
+			return true
+		}
+	}
+	return false
 }
 
 // incompleteComment heads the catalog objects of an incomplete mirror
