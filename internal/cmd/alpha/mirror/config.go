@@ -45,12 +45,12 @@ func planConfig(ctx context.Context, f *factory.Factory, opts *Options, cl *imag
 	// Every reference is checked before anything is read.
 	for _, c := range set.Catalogs {
 		if ref, err := image.ParseReference(c.Ref); err != nil || ref.Transport != image.TransportRegistry {
-			return nil, nil, exit.Usagef("%s: mirror.operators catalog %q: give a catalog image in a registry", opts.Config, c.Ref)
+			return nil, nil, exit.With(exit.Usage, fmt.Errorf("%s: mirror.operators catalog %q: give a catalog image in a registry", opts.Config, c.Ref))
 		}
 	}
 	for _, a := range set.Additional {
 		if ref, err := image.ParseReference(a); err != nil || ref.Transport != image.TransportRegistry {
-			return nil, nil, exit.Usagef("%s: mirror.additionalImages %q: give an image in a registry, by tag or digest", opts.Config, a)
+			return nil, nil, exit.With(exit.Usage, fmt.Errorf("%s: mirror.additionalImages %q: give an image in a registry, by tag or digest", opts.Config, a))
 		}
 	}
 
