@@ -2,6 +2,7 @@ package catalogfilter
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -65,14 +66,45 @@ type filterFile struct {
 type imageSetFile struct {
 	fileHead
 	Mirror struct {
-		Operators []imageSetCatalog `json:"operators"`
+		Operators        []imageSetCatalog `json:"operators"`
+		AdditionalImages []imageSetImage   `json:"additionalImages"`
+		BlockedImages    []imageSetImage   `json:"blockedImages"`
 	} `json:"mirror"`
 }
 
+type imageSetImage struct {
+	Name string `json:"name"`
+}
+
+// ImageSet is what opm alpha mirror --config reads of an
+// ImageSetConfiguration: each catalog with what to keep of it, the
+// additional images and the blocked ones.
+type ImageSet struct {
+	Catalogs []ImageSetCatalog
+	// Additional are mirror.additionalImages: pull specs by tag or digest.
+	Additional []string
+	// Blocked are mirror.blockedImages: a reference, a repository or a
+	// pattern (see mirror.Blocks).
+	Blocked []string
+}
+
+// ImageSetCatalog is one entry of mirror.operators.
+type ImageSetCatalog struct {
+	// Ref is the catalog image (catalog:).
+	Ref    string
+	Config *Config
+	// Ignored names the fields of the entry opm does not apply
+	// (targetCatalog, targetTag), for a warning.
+	Ignored []string
+}
+
 type imageSetCatalog struct {
-	Catalog  string `json:"catalog"`
-	Full     bool   `json:"full"`
-	Packages []struct {
+	Catalog string `json:"catalog"`
+	Full    bool   `json:"full"`
+	// Read only to say they are not applied.
+	TargetCatalog string `json:"targetCatalog"`
+	TargetTag     string `json:"targetTag"`
+	Packages      []struct {
 		Name           string `json:"name"`
 		DefaultChannel string `json:"defaultChannel"`
 		MinVersion     string `json:"minVersion"`
@@ -159,7 +191,66 @@ func parseImageSet(file string, data []byte, source string) (*Config, error) {
 			return nil, fmt.Errorf("%s: mirror.operators lists %d catalogs (%s) and none is %s: give the catalog as SOURCE", file, len(ops), strings.Join(names, ", "), source)
 		}
 	}
-	cfg := &Config{Kind: f.Kind}
+	return catalogConfig(file, f.Kind, cat)
+}
+
+// ParseImageSet reads an ImageSetConfiguration whole: every catalog of
+// mirror.operators (each read as ParseConfig reads it), and
+// mirror.additionalImages and mirror.blockedImages. file names it in
+// errors.
+func ParseImageSet(file string, data []byte) (*ImageSet, error) {
+	var f imageSetFile
+	if err := yaml.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if f.Kind != "ImageSetConfiguration" {
+		return nil, fmt.Errorf("%s: kind %q: want oc-mirror's ImageSetConfiguration (apiVersion mirror.openshift.io/v2alpha1)", file, f.Kind)
+	}
+	set := &ImageSet{}
+	seen := map[string]bool{}
+	for i := range f.Mirror.Operators {
+		cat := &f.Mirror.Operators[i]
+		if cat.Catalog == "" {
+			return nil, fmt.Errorf("%s: mirror.operators[%d].catalog: missing (the catalog image to filter and mirror)", file, i)
+		}
+		if seen[cat.Catalog] {
+			return nil, fmt.Errorf("%s: mirror.operators[%d].catalog: %s is listed twice: give it once, with every package to keep", file, i, cat.Catalog)
+		}
+		seen[cat.Catalog] = true
+		cfg, err := catalogConfig(fmt.Sprintf("%s: mirror.operators[%d] (%s)", file, i, cat.Catalog), f.Kind, cat)
+		if err != nil {
+			return nil, err
+		}
+		c := ImageSetCatalog{Ref: cat.Catalog, Config: cfg}
+		for field, v := range map[string]string{"targetCatalog": cat.TargetCatalog, "targetTag": cat.TargetTag} {
+			if v != "" {
+				c.Ignored = append(c.Ignored, field)
+			}
+		}
+		sort.Strings(c.Ignored)
+		set.Catalogs = append(set.Catalogs, c)
+	}
+	for i, im := range f.Mirror.AdditionalImages {
+		if im.Name == "" {
+			return nil, fmt.Errorf("%s: mirror.additionalImages[%d].name: missing (an image by tag or digest)", file, i)
+		}
+		set.Additional = append(set.Additional, im.Name)
+	}
+	for i, im := range f.Mirror.BlockedImages {
+		if im.Name == "" {
+			return nil, fmt.Errorf("%s: mirror.blockedImages[%d].name: missing (an image, a repository or a pattern)", file, i)
+		}
+		set.Blocked = append(set.Blocked, im.Name)
+	}
+	if len(set.Catalogs) == 0 && len(set.Additional) == 0 {
+		return nil, fmt.Errorf("%s: mirror.operators and mirror.additionalImages are empty: nothing to mirror", file)
+	}
+	return set, nil
+}
+
+// catalogConfig is what to keep of one catalog of an ImageSetConfiguration.
+func catalogConfig(file, kind string, cat *imageSetCatalog) (*Config, error) {
+	cfg := &Config{Kind: kind}
 	for i, p := range cat.Packages {
 		if p.Name == "" {
 			return nil, fmt.Errorf("%s: packages[%d].name: missing", file, i)

@@ -51,14 +51,14 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 	}
 	byDigest, byTag := map[string]string{}, map[string]string{}
 	var mapping []string
-	var catalog *Result
+	var catalogs []*Result
 	for i := range rep.Images {
 		r := &rep.Images[i]
 		if r.Error != "" || r.Target == "" {
 			continue
 		}
 		if r.Role == RoleCatalog {
-			catalog = r
+			catalogs = append(catalogs, r)
 			continue
 		}
 		mapping = append(mapping, r.Source+"="+r.Target)
@@ -76,8 +76,8 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 	name := o.Name
 	if name == "" {
 		name = "opm-mirror"
-		if catalog != nil {
-			name = objectName(catalog.Source)
+		if len(catalogs) == 1 {
+			name = objectName(catalogs[0].Source)
 		}
 	}
 	var files []string
@@ -113,7 +113,12 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 		}
 	}
 	rep.CatalogObjects = CatalogWithheld
-	if catalog != nil {
+	if !hasCatalog(rep) {
+		// Only additional images (an ImageSetConfiguration without
+		// catalogs): no catalog objects to write or to withhold.
+		rep.CatalogObjects = ""
+	}
+	if len(catalogs) > 0 {
 		rep.CatalogObjects = CatalogWritten
 		if !rep.Complete {
 			rep.CatalogObjects = CatalogWithheld
@@ -121,20 +126,25 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 				rep.CatalogObjects = CatalogIncomplete
 				header = incompleteComment(rep)
 			} else {
-				catalog = nil
+				catalogs = nil
 			}
 		}
 	}
-	if catalog != nil {
+	ns := o.Namespace
+	if ns == "" {
+		ns = "openshift-marketplace"
+	}
+	for _, catalog := range catalogs {
 		mapping = append(mapping, catalog.Source+"="+catalog.Target)
-		ns := o.Namespace
-		if ns == "" {
-			ns = "openshift-marketplace"
+		// Several catalogs (opm alpha mirror --config) get a name each.
+		cname := name
+		if len(catalogs) > 1 {
+			cname = objectName(catalog.Source)
 		}
-		if err := write("catalogsource-"+name+".yaml", catalogSource(name, ns, catalog.Target)); err != nil {
+		if err := write("catalogsource-"+cname+".yaml", catalogSource(cname, ns, catalog.Target)); err != nil {
 			return files, err
 		}
-		if err := write("clustercatalog-"+name+".yaml", clusterCatalog(name, catalog.Target)); err != nil {
+		if err := write("clustercatalog-"+cname+".yaml", clusterCatalog(cname, catalog.Target)); err != nil {
 			return files, err
 		}
 	}
@@ -146,6 +156,15 @@ func WriteManifests(dir string, rep *Report, o ManifestOptions) ([]string, error
 	files = append(files, path)
 	rep.Files = files
 	return files, nil
+}
+
+func hasCatalog(rep *Report) bool {
+	for _, r := range rep.Images {
+		if r.Role == RoleCatalog {
+			return true
+		}
+	}
+	return false
 }
 
 // incompleteComment heads the catalog objects of an incomplete mirror

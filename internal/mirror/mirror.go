@@ -28,6 +28,8 @@ import (
 const (
 	RoleCatalog = "catalog"
 	RoleImage   = "image"
+	// RoleAdditional is an ImageSetConfiguration's mirror.additionalImages.
+	RoleAdditional = "additional"
 )
 
 // Annotations on a mirror directory's index.json entries.
@@ -60,6 +62,9 @@ type Item struct {
 	// Attached are the entries of Dir attached to the image (signatures,
 	// attestations, referrers), copied with it.
 	Attached []Attachment `json:"-"`
+	// Rebuilt: From is a catalog image filtered from Source (opm alpha
+	// mirror --config), whose digest is its own, not Source's.
+	Rebuilt bool `json:"rebuilt,omitempty"`
 }
 
 // Attachment is an artifact attached to an image in a mirror directory:
@@ -103,6 +108,11 @@ type Report struct {
 	To      string   `json:"to"`
 	Catalog string   `json:"catalog,omitempty"`
 	Images  []Result `json:"images"`
+	// Catalogs are the catalogs copied, when more than one (Catalog is
+	// the first).
+	Catalogs []string `json:"catalogs,omitempty"`
+	// Blocked are the images mirror.blockedImages left out, never copied.
+	Blocked []Blocked `json:"blocked,omitempty"`
 	// Earlier are images an earlier run wrote into the same directory that
 	// this run did not copy (another catalog's): the report lists every
 	// image of the directory, which --from-dir checks it against.
@@ -166,6 +176,12 @@ type Options struct {
 	// Missing are images known not to arrive (what a mirror directory
 	// lacks), added to the report as failures.
 	Missing []Result
+	// Blocked are the images left out (Block), listed in the report.
+	Blocked []Blocked
+	// MaxNestedPaths, when above 0, is the most path components a
+	// repository at To may have (the registry host not counted, To's
+	// prefix counted): see Target.
+	MaxNestedPaths int
 }
 
 // Plan lists what mirroring the catalog image catalogRef copies: the
@@ -185,12 +201,22 @@ func Plan(catalogRef string, images []catalogimages.Image) []Item {
 // Target maps a source pull spec to its place under to (REGISTRY[/PREFIX]):
 // the repository path without the source's registry, then the tag the
 // source names (latest for a bare name), if any, and the digest, if any.
-func Target(to, source string) (repo, tag, digest string, err error) {
+// With maxNested above 0, a repository path (PREFIX included, the registry
+// host not) of more than maxNested components keeps its first maxNested-1
+// components and joins the others with "-", as oc-mirror's
+// --max-nested-paths does: with to mirror.example/olm and maxNested 2,
+// quay.io/org/team/op becomes mirror.example/olm/org-team-op.
+func Target(to, source string, maxNested int) (repo, tag, digest string, err error) {
 	named, err := reference.ParseNormalizedNamed(source)
 	if err != nil {
 		return "", "", "", fmt.Errorf("image %q: %w", source, err)
 	}
-	repo = strings.TrimSuffix(to, "/") + "/" + reference.Path(named)
+	host, prefix, _ := strings.Cut(strings.TrimSuffix(to, "/"), "/")
+	path := reference.Path(named)
+	if prefix != "" {
+		path = prefix + "/" + path
+	}
+	repo = host + "/" + flatten(path, maxNested)
 	if t, ok := named.(reference.Tagged); ok {
 		tag = t.Tag()
 	}
@@ -200,6 +226,74 @@ func Target(to, source string) (repo, tag, digest string, err error) {
 		tag = "latest" // what a pull of the bare name asks for
 	}
 	return repo, tag, digest, nil
+}
+
+// flatten joins the components of path past the first n-1 with "-" when
+// path has more than n (n 0: no limit).
+func flatten(path string, n int) string {
+	parts := strings.Split(path, "/")
+	if n <= 0 || len(parts) <= n {
+		return path
+	}
+	return strings.Join(append(parts[:n-1:n-1], strings.Join(parts[n-1:], "-")), "/")
+}
+
+// depthHint adds to a refusal of credentials at a deep destination
+// repository what is likely the cause: registries that limit repository
+// depth (Quay organisations, GitLab groups) answer 401 past it, with or
+// without credentials.
+func depthHint(err error, repo string, maxNested int) error {
+	if repo == "" || !errors.Is(err, image.ErrUnauthorized) {
+		return err
+	}
+	_, path, _ := strings.Cut(repo, "/")
+	depth := len(strings.Split(path, "/"))
+	if depth < 3 || (maxNested > 0 && depth <= maxNested) {
+		return err
+	}
+	return fmt.Errorf("%w (the repository %s has %d path components: a registry that limits depth, as Quay organisations and GitLab groups do, refuses deeper ones with 401; --max-nested-paths 2 flattens them into org/a-b-c)", err, path, depth)
+}
+
+// CheckNested refuses a destination whose own prefix leaves no room under
+// a limit of n path components: every image needs at least one component
+// of its own below PREFIX, so PREFIX may have at most n-1.
+func CheckNested(to string, n int) error {
+	if n < 0 {
+		return fmt.Errorf("--max-nested-paths %d: give 0 (no limit) or more", n)
+	}
+	_, prefix, _ := strings.Cut(strings.TrimSuffix(to, "/"), "/")
+	if n == 0 || prefix == "" {
+		return nil
+	}
+	if k := len(strings.Split(prefix, "/")); k >= n {
+		return fmt.Errorf("--to %s: its prefix %s has %d path components, and --max-nested-paths %d leaves none for the images below it (a prefix may have at most %d): shorten the prefix or raise the limit", to, prefix, k, n, n-1)
+	}
+	return nil
+}
+
+// checkCollisions refuses a flattening that would put two source
+// repositories in one target repository (a/b-c and a-b/c both become
+// a-b-c), whose tags would overwrite each other.
+func checkCollisions(items []Item, o Options) error {
+	if o.MaxNestedPaths <= 0 || o.To == "" {
+		return nil
+	}
+	owner := map[string]string{}
+	for _, it := range items {
+		named, err := reference.ParseNormalizedNamed(it.Source)
+		if err != nil {
+			continue // reported with the image
+		}
+		repo, _, _, err := Target(o.To, it.Source, o.MaxNestedPaths)
+		if err != nil {
+			continue
+		}
+		if prev, ok := owner[repo]; ok && prev != named.Name() {
+			return fmt.Errorf("--max-nested-paths %d puts both %s and %s into %s: their tags would overwrite each other; raise the limit or mirror them apart", o.MaxNestedPaths, prev, named.Name(), repo)
+		}
+		owner[repo] = named.Name()
+	}
+	return nil
 }
 
 // Run copies items with cl's registries configuration, credentials and
@@ -213,6 +307,13 @@ func Run(ctx context.Context, cl *image.Client, items []Item, o Options) (*Repor
 	if o.To != "" {
 		if _, err := reference.ParseNormalizedNamed(strings.TrimSuffix(o.To, "/") + "/x"); err != nil {
 			return nil, fmt.Errorf("--to %q is not REGISTRY[/PREFIX]: %w", o.To, err)
+		}
+		// Before anything is copied.
+		if err := CheckNested(o.To, o.MaxNestedPaths); err != nil {
+			return nil, err
+		}
+		if err := checkCollisions(items, o); err != nil {
+			return nil, err
 		}
 	}
 	start := time.Now()
@@ -276,9 +377,16 @@ feed:
 			*r = Result{Item: items[i], Error: NotStarted, cut: true}
 		}
 		if r.Role == RoleCatalog && r.Error == "" {
-			rep.Catalog = r.Target
+			if rep.Catalog == "" {
+				rep.Catalog = r.Target
+			}
+			rep.Catalogs = append(rep.Catalogs, r.Target)
 		}
 	}
+	if len(rep.Catalogs) < 2 {
+		rep.Catalogs = nil
+	}
+	rep.Blocked = o.Blocked
 	rep.Images = append(rep.Images, o.Missing...)
 	if ctx.Err() != nil {
 		rep.Stopped = context.Cause(ctx).Error()
@@ -361,7 +469,7 @@ func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress
 		}
 	} else {
 		var err error
-		if repo, r.Tag, _, err = Target(o.To, it.Source); err != nil {
+		if repo, r.Tag, _, err = Target(o.To, it.Source, o.MaxNestedPaths); err != nil {
 			return fail(err)
 		}
 		if dst, err = image.ParseReference(repo); err != nil {
@@ -377,9 +485,9 @@ func copyOne(ctx context.Context, cp *image.Copier, it Item, o Options, progress
 	r.Blobs, r.Present, r.Bytes, r.Referrers, r.Attached = res.BlobsCopied, res.BlobsPresent, res.Bytes, res.Referrers, res.Attached
 	copied := res.ManifestsCopied > 0 || res.BlobsCopied > 0
 	if err != nil {
-		return fail(err)
+		return fail(depthHint(err, repo, o.MaxNestedPaths))
 	}
-	if want := catalogimages.Digest(it.Source); want != "" && want != r.Digest {
+	if want := catalogimages.Digest(it.Source); want != "" && want != r.Digest && !it.Rebuilt {
 		return fail(fmt.Errorf("%s arrived with digest %s", it.Source, r.Digest))
 	}
 	if it.Digest != "" && it.Digest != r.Digest {
@@ -523,8 +631,8 @@ func FromDir(dir string) (items []Item, missing []Result, err error) {
 			missing = append(missing, Result{Item: r.Item, Error: why + "; run opm alpha mirror --to-dir again on the connected side and carry the directory across"})
 			continue
 		}
-		it := Item{Source: r.Source, Dir: dir, Digest: r.Digest, Role: r.Role, Uses: r.Uses}
-		if it.Role != RoleCatalog {
+		it := Item{Source: r.Source, Dir: dir, Digest: r.Digest, Role: r.Role, Uses: r.Uses, Rebuilt: r.Rebuilt}
+		if it.Role != RoleCatalog && it.Role != RoleAdditional {
 			it.Role = RoleImage
 		}
 		var gone []string
@@ -547,6 +655,21 @@ func FromDir(dir string) (items []Item, missing []Result, err error) {
 	// The catalog first, as a mirror to a registry copies it.
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Role == RoleCatalog && items[j].Role != RoleCatalog })
 	return items, missing, nil
+}
+
+// BlockedIn are the images the report in the mirror directory dir says
+// its run left out (mirror.blockedImages), for the run that copies the
+// directory on to report them too.
+func BlockedIn(dir string) []Blocked {
+	raw, err := image.ReadRegular(filepath.Join(dir, ReportFile), 256<<20)
+	if err != nil {
+		return nil
+	}
+	var prev Report
+	if json.Unmarshal(raw, &prev) != nil {
+		return nil
+	}
+	return prev.Blocked
 }
 
 func writeJSON(path string, v any) error {

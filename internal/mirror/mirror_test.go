@@ -25,12 +25,51 @@ func TestTarget(t *testing.T) {
 		{"m.example", "registry.redhat.io/a/b/c:v1@" + dig, "m.example/a/b/c", "v1", dig},
 		{"m.example", "localhost/catalog:latest", "m.example/catalog", "latest", ""},
 	} {
-		repo, tag, digest, err := Target(c.to, c.source)
+		repo, tag, digest, err := Target(c.to, c.source, 0)
 		require.NoError(t, err, c.source)
 		assert.Equal(t, []string{c.repo, c.tag, c.digest}, []string{repo, tag, digest}, c.source)
 	}
-	_, _, _, err := Target("m.example", "Not A Reference")
+	_, _, _, err := Target("m.example", "Not A Reference", 0)
 	assert.Error(t, err)
+}
+
+// TestTargetMaxNested: past the limit (the prefix counted, the registry
+// host not), the first n-1 components stay and the rest join with "-",
+// the same for every image; a prefix that leaves no room is refused, and
+// so is a flattening that puts two repositories into one.
+func TestTargetMaxNested(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		to, source string
+		n          int
+		repo       string
+	}{
+		{"m.example:5000/olm", "quay.io/org/op@" + dig, 2, "m.example:5000/olm/org-op"},
+		{"m.example:5000/olm", "quay.io/org/op@" + dig, 3, "m.example:5000/olm/org/op"},
+		{"m.example:5000/olm", "quay.io/org/op@" + dig, 0, "m.example:5000/olm/org/op"},
+		{"m.example", "registry.redhat.io/a/b/c:v1", 2, "m.example/a/b-c"},
+		{"m.example", "registry.redhat.io/a/b/c:v1", 1, "m.example/a-b-c"},
+		{"m.example/x/y", "registry.redhat.io/a/b/c:v1", 3, "m.example/x/y/a-b-c"},
+		{"m.example", "nginx", 1, "m.example/library-nginx"},
+		{"m.example/olm", "localhost/catalog:latest", 2, "m.example/olm/catalog"},
+	} {
+		repo, _, _, err := Target(c.to, c.source, c.n)
+		require.NoError(t, err, c.source)
+		assert.Equal(t, c.repo, repo, "%s under %s, %d", c.source, c.to, c.n)
+	}
+
+	require.NoError(t, CheckNested("m.example/olm", 2))
+	require.NoError(t, CheckNested("m.example", 1))
+	require.NoError(t, CheckNested("m.example/a/b", 0))
+	err := CheckNested("m.example/a/b", 2)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "its prefix a/b has 2 path components, and --max-nested-paths 2 leaves none")
+	assert.Error(t, CheckNested("m.example/olm", -1))
+
+	err = checkCollisions([]Item{{Source: "q.io/a/b-c:1"}, {Source: "q.io/a-b/c:1"}, {Source: "q.io/a/b-c:2"}}, Options{To: "m.example", MaxNestedPaths: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "puts both q.io/a/b-c and q.io/a-b/c into m.example/a-b-c")
+	assert.NoError(t, checkCollisions([]Item{{Source: "q.io/a/b-c:1"}, {Source: "q.io/a/b-c:2"}}, Options{To: "m.example", MaxNestedPaths: 1}))
 }
 
 func TestObjectName(t *testing.T) {

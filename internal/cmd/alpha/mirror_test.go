@@ -386,6 +386,11 @@ func TestMirrorUsage(t *testing.T) {
 		{[]string{"x.example/c:1", "--from-dir", "d", "--to", "r.example"}, "not both"},
 		{[]string{"x.example/c:1", "--to", "https://r.example"}, "without a scheme"},
 		{[]string{"x.example/c:1", "--to", "r.example", "--concurrency", "0"}, "at least 1"},
+		{[]string{"x.example/c:1", "--to-dir", "d", "--max-nested-paths", "2"}, "--max-nested-paths applies to --to"},
+		{[]string{"x.example/c:1", "--to", "r.example/a/b", "--max-nested-paths", "2"}, "leaves none for the images below it"},
+		{[]string{"x.example/c:1", "--to", "r.example", "--max-nested-paths", "-1"}, "give 0 (no limit) or more"},
+		{[]string{"--config", "isc.yaml", "--from-dir", "d", "--to", "r.example"}, "without --config"},
+		{[]string{"--config", "isc.yaml", "x.example/c:1", "--to", "r.example"}, "give a catalog image or --config"},
 	} {
 		r := o.Run(append([]string{"alpha", "mirror"}, c.args...)...)
 		assert.Equal(t, exit.UpstreamUsage, r.Code, "%v: %s", c.args, r.ErrOut)
@@ -394,6 +399,20 @@ func TestMirrorUsage(t *testing.T) {
 	r := o.Run("alpha", "mirror", "--from-dir", "/nonexistent/dir", "--to", "r.example")
 	assert.NotEqual(t, exit.OK, r.Code)
 	assert.Contains(t, r.ErrOut, "was it written by opm alpha mirror --to-dir?")
+
+	// An ImageSetConfiguration at fault is named before anything is read
+	// (status 1, as alpha filter gives a filter configuration at fault).
+	isc := filepath.Join(t.TempDir(), "isc.yaml")
+	for content, want := range map[string]string{
+		"kind: ImageSetConfiguration\nmirror:\n  operators:\n  - catalog: oci:/tmp/x\n":                                          `mirror.operators catalog "oci:/tmp/x": give a catalog image in a registry`,
+		"kind: ImageSetConfiguration\nmirror:\n  additionalImages:\n  - name: x.example/a:1\n  blockedImages:\n  - name: '(x'\n": `mirror.blockedImages "(x" is neither an image reference`,
+		"kind: ImageSetConfiguration\nmirror:\n  additionalImages:\n  - name: 'Not/A Ref'\n":                                     `mirror.additionalImages "Not/A Ref": give an image in a registry`,
+	} {
+		require.NoError(t, os.WriteFile(isc, []byte(content), 0o644))
+		r := o.Run("alpha", "mirror", "--config", isc, "--to", "r.example")
+		assert.Equal(t, exit.Failed, r.Code, "%s: %s", content, r.ErrOut)
+		assert.Contains(t, r.ErrOut, want, content)
+	}
 }
 
 func remoteDigestOf(ref string) (v1.Hash, error) {

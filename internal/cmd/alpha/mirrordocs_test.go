@@ -17,8 +17,8 @@ import (
 // TestMirroringDocWalk walks docs/mirroring.md as written: its files
 // (```yaml blocks starting "# file: NAME") are written, and every line of
 // its ```sh blocks runs in order (opm lines as opm, ls and oc apply as
-// checks that what they read exists), with $CATALOG, $SMALL and $MIRROR
-// two local registries.
+// checks that what they read exists), with $CATALOG, $SMALL, $EXTRA and
+// $MIRROR two local registries (in the files too).
 func TestMirroringDocWalk(t *testing.T) {
 	t.Parallel()
 	src := registrytest.Start(t)
@@ -26,7 +26,9 @@ func TestMirroringDocWalk(t *testing.T) {
 	o := cmdtest.New(t)
 	catalog := src.Ref("olm/operators:v1")
 	corpusCatalog(t, o, src, catalog)
-	vars := strings.NewReplacer("$CATALOG", catalog, "$SMALL", src.Ref("olm/operators:v1-small"), "$MIRROR", dst.Addr)
+	extra := src.Ref("tools/must-gather:v1")
+	pushTagged(t, extra)
+	vars := strings.NewReplacer("$CATALOG", catalog, "$SMALL", src.Ref("olm/operators:v1-small"), "$MIRROR", dst.Addr, "$EXTRA", extra)
 
 	raw, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "mirroring.md"))
 	require.NoError(t, err)
@@ -40,7 +42,7 @@ func TestMirroringDocWalk(t *testing.T) {
 		case "yaml":
 			first, rest, _ := strings.Cut(block.text, "\n")
 			if file, ok := strings.CutPrefix(first, "# file: "); ok {
-				require.NoError(t, os.WriteFile(filepath.Join(work, file), []byte(rest), 0o644))
+				require.NoError(t, os.WriteFile(filepath.Join(work, file), []byte(vars.Replace(rest)), 0o644))
 			}
 		case "sh":
 			for _, line := range strings.Split(block.text, "\n") {
@@ -61,7 +63,15 @@ func TestMirroringDocWalk(t *testing.T) {
 			}
 		}
 	}
-	assert.GreaterOrEqual(t, ran, 7, "the opm lines of the page")
+	assert.GreaterOrEqual(t, ran, 8, "the opm lines of the page")
+	// The one-step run: the filtered catalog (etcd only) and the
+	// additional image.
+	isc := readFile(t, filepath.Join(work, "manifests-isc", "mapping.txt"))
+	assert.Contains(t, isc, extra+"="+dst.Addr+"/olm/tools/must-gather@sha256:")
+	assert.Contains(t, isc, catalog+"="+dst.Addr+"/olm/olm/operators@sha256:")
+	assert.Contains(t, isc, "etcd-bundle:0.9.2=")
+	assert.NotContains(t, isc, "pelorus")
+	assert.NotContains(t, isc, "etcd-bundle:0.9.0=")
 	assert.Contains(t, last.ErrOut, "0 copied", "the last run finds the mirror complete")
 	for _, f := range []string{"imagedigestmirrorset.yaml", "imagetagmirrorset.yaml", "catalogsource-operators-v1-small.yaml", "clustercatalog-operators-v1-small.yaml", "mapping.txt"} {
 		_, err := os.Stat(filepath.Join(work, "manifests", f))

@@ -5,6 +5,7 @@ package mirror
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -23,7 +24,10 @@ import (
 
 // Options are the flags and argument of opm alpha mirror.
 type Options struct {
-	Catalog      string
+	Catalog string
+	// Config is an ImageSetConfiguration: its catalogs, filtered and
+	// rebuilt, additionalImages and blockedImages.
+	Config       string
 	To           string
 	ToDir        string
 	FromDir      string
@@ -37,15 +41,18 @@ type Options struct {
 	// AllowIncomplete writes the catalog's objects for a mirror that
 	// lacks images.
 	AllowIncomplete bool
-	Output          string
-	Image           image.Options
+	// MaxNestedPaths limits the path components of a repository at --to
+	// (0: no limit).
+	MaxNestedPaths int
+	Output         string
+	Image          image.Options
 }
 
 // NewCmd is `opm alpha mirror`; runF, when not nil, runs instead of Run.
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{}
 	cmd := &cobra.Command{
-		Use:   "mirror (CATALOG-IMAGE (--to REGISTRY[/PREFIX] | --to-dir DIR) | --from-dir DIR --to REGISTRY[/PREFIX])",
+		Use:   "mirror ((CATALOG-IMAGE | --config ISC) (--to REGISTRY[/PREFIX] | --to-dir DIR) | --from-dir DIR --to REGISTRY[/PREFIX])",
 		Short: "Copy a catalog image and every image it needs to a registry or a directory, for disconnected clusters",
 		Long: `Copy the catalog image CATALOG-IMAGE and every image its bundles need (each
 bundle image and related image: opm alpha list images) to the registry
@@ -75,10 +82,31 @@ A catalog names images in registries: one naming an image by another
 transport (oci:, oci-archive:, dir: ...) is refused, and nothing of it is
 read. A mirror directory is checked against the report written in it
 (opm-mirror.json) before anything is copied from it, and --from-dir never
-reads a registry. Filter the catalog first (opm index filter) to mirror
-part of it. docs/mirroring.md walks through it.`,
+reads a registry.
+
+--config ISC reads an oc-mirror ImageSetConfiguration instead of
+CATALOG-IMAGE: each catalog of mirror.operators is filtered as opm alpha
+filter does, rebuilt as opm index filter does (serve cache included) and
+mirrored, under its source's name, with the images of what it keeps;
+mirror.additionalImages (by tag or digest) are copied too, and
+mirror.blockedImages (an image, a repository, or an RE2 pattern) are
+never copied, and are listed in the report. --from-dir copies such a
+directory on without --config.
+
+--max-nested-paths N serves registries that limit the depth of a
+repository (Quay organisations, GitLab groups refuse a third component
+with 401): a repository path at --to (the prefix counted, the registry
+host not) of more than N components keeps its first N-1 and joins the
+others with '-', as oc-mirror does (--to m.example/olm with N=2:
+quay.io/org/op becomes m.example/olm/org-op); every object written names
+the flattened repositories. A prefix of N components or more is refused
+before anything is copied.
+
+Filter the catalog first (opm index filter) to mirror part of it.
+docs/mirroring.md walks through it.`,
 		Example: `  opm alpha mirror quay.io/me/index:v1 --to mirror.example:5000/olm
   opm alpha mirror quay.io/me/index:v1 --to-dir /media/usb/mirror
+  opm alpha mirror --config imageset-config.yaml --to mirror.example:5000/olm --max-nested-paths 2
   opm alpha mirror --from-dir /media/usb/mirror --to mirror.internal:5000/olm --manifests-dir manifests/`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -92,6 +120,7 @@ part of it. docs/mirroring.md walks through it.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&opts.Config, "config", "", "an ImageSetConfiguration (oc-mirror's): mirror each catalog of mirror.operators filtered and rebuilt, mirror.additionalImages, never mirror.blockedImages")
 	fl.StringVar(&opts.To, "to", "", "the registry, and a path prefix, to copy to: REGISTRY[/PREFIX]")
 	fl.StringVar(&opts.ToDir, "to-dir", "", "copy into this directory (an OCI layout) instead of a registry")
 	fl.StringVar(&opts.FromDir, "from-dir", "", "copy what a --to-dir run wrote to --to")
@@ -103,6 +132,7 @@ part of it. docs/mirroring.md walks through it.`,
 	fl.BoolVar(&opts.FailFast, "fail-fast", false, "stop at the first image that cannot be copied")
 	fl.BoolVar(&opts.Signatures, "signatures", true, "copy the signatures, attestations and referrers attached to each image")
 	fl.BoolVar(&opts.AllowIncomplete, "allow-incomplete", false, "write the CatalogSource and ClusterCatalog even when images the catalog needs did not arrive (marked as incomplete)")
+	fl.IntVar(&opts.MaxNestedPaths, "max-nested-paths", 0, "the most path components a repository at --to may have, its prefix counted (0: no limit); deeper repositories keep the first N-1 and join the rest with '-'")
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (the report, on stdout)")
 	opts.Image.AddFlags(fl)
 	return cmd
@@ -125,11 +155,28 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	var items []mirror.Item
 	var missing []mirror.Result
-	if opts.FromDir != "" {
+	var blocked []mirror.Blocked
+	switch {
+	case opts.FromDir != "":
 		if items, missing, err = mirror.FromDir(opts.FromDir); err != nil {
 			return exit.With(exit.Usage, err)
 		}
-	} else {
+		blocked = mirror.BlockedIn(opts.FromDir)
+	case opts.Config != "":
+		if opts.ToDir != "" {
+			if err := image.CheckLayoutDir(opts.ToDir); err != nil {
+				return exit.With(exit.Usage, fmt.Errorf("--to-dir %s: %w", opts.ToDir, err))
+			}
+		}
+		work, err := os.MkdirTemp("", "opm-mirror-")
+		if err != nil {
+			return exit.With(exit.Failed, err)
+		}
+		defer func() { _ = os.RemoveAll(work) }()
+		if items, blocked, err = planConfig(ctx, f, opts, cl, work); err != nil {
+			return err
+		}
+	default:
 		if opts.ToDir != "" {
 			// Before the catalog is read: a directory that cannot be
 			// written safely is refused at once.
@@ -156,7 +203,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	start := time.Now()
 	stop := progress.Tick(time.Second, func() string { return counters.Line(len(items), time.Since(start)) })
 	rep, err := mirror.Run(ctx, cl, items, mirror.Options{To: opts.To, ToDir: opts.ToDir, Concurrency: opts.Concurrency,
-		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != ""})
+		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != "",
+		MaxNestedPaths: opts.MaxNestedPaths, Blocked: blocked})
 	stop()
 	progress.Finish()
 	if err != nil && rep == nil {
@@ -195,10 +243,14 @@ func check(opts *Options) error {
 	switch {
 	case opts.FromDir != "" && opts.Catalog != "":
 		return exit.Usagef("give a catalog image or --from-dir, not both")
+	case opts.Config != "" && opts.Catalog != "":
+		return exit.Usagef("give a catalog image or --config (whose mirror.operators name the catalogs), not both")
+	case opts.Config != "" && opts.FromDir != "":
+		return exit.Usagef("--from-dir copies on what the --config run wrote into the directory (the filtered catalogs, their images, the additional ones); give --from-dir DIR --to REGISTRY[/PREFIX] without --config")
 	case opts.FromDir != "" && opts.To == "":
 		return exit.Usagef("--from-dir needs --to REGISTRY[/PREFIX]")
-	case opts.FromDir == "" && opts.Catalog == "":
-		return exit.Usagef("give the catalog image to mirror (or --from-dir DIR)")
+	case opts.FromDir == "" && opts.Catalog == "" && opts.Config == "":
+		return exit.Usagef("give the catalog image to mirror (or --config ISC, or --from-dir DIR)")
 	case opts.To != "" && opts.ToDir != "":
 		return exit.Usagef("give --to or --to-dir, not both")
 	case opts.To == "" && opts.ToDir == "":
@@ -207,6 +259,13 @@ func check(opts *Options) error {
 		return exit.Usagef("--concurrency must be at least 1")
 	case strings.Contains(opts.To, "://"):
 		return exit.Usagef("--to %q: give REGISTRY[/PREFIX] without a scheme", opts.To)
+	case opts.MaxNestedPaths != 0 && opts.ToDir != "":
+		return exit.Usagef("--max-nested-paths applies to --to: a directory names images by their source; give it to the --from-dir run that copies them on")
+	case opts.To != "":
+		// Refused before the catalog is read or anything copied.
+		if err := mirror.CheckNested(opts.To, opts.MaxNestedPaths); err != nil {
+			return exit.Usagef("%v", err)
+		}
 	}
 	return nil
 }

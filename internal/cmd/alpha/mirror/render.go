@@ -51,8 +51,27 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 	fmt.Fprintf(w, "mirrored %d of %d images to %s: %d copied, %d already there; %s, %d blobs in %.1f s\n",
 		len(rep.Images)-rep.Failed, len(rep.Images), printable.Name(rep.To), copied, present,
 		layerfs.HumanSize(rep.Bytes), rep.Blobs, rep.Seconds)
-	if rep.Catalog != "" {
+	if len(rep.Catalogs) > 1 {
+		for _, c := range rep.Catalogs {
+			fmt.Fprintf(w, "catalog: %s\n", printable.Name(c))
+		}
+	} else if rep.Catalog != "" {
 		fmt.Fprintf(w, "catalog: %s\n", printable.Name(rep.Catalog))
+	}
+	for _, r := range rep.Images {
+		if r.Role == mirror.RoleAdditional && r.Error == "" {
+			fmt.Fprintf(w, "additional image: %s -> %s\n", printable.Name(r.Source), printable.Name(r.Target))
+		}
+	}
+	for _, b := range rep.Blocked {
+		fmt.Fprintf(w, "%s blocked, not copied: %s (mirror.blockedImages %s)\n", th.NotePrefix(), printable.Name(b.Source), printable.Name(b.Entry))
+		for i, u := range b.Uses {
+			if i == 5 {
+				fmt.Fprintf(w, "  and %d more bundles\n", len(b.Uses)-i)
+				break
+			}
+			fmt.Fprintf(w, "  needed by %s/%s\n", printable.Name(u.Package), printable.Name(u.Bundle))
+		}
 	}
 	for _, file := range files {
 		fmt.Fprintf(w, "wrote %s\n", printable.Name(file))

@@ -88,7 +88,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	return indexio.Change(ctx, f, &opts.ImageOptions, opts.Database, opts.Output,
 		indexio.ChangeWords{Verb: "filter", Purpose: "filter"},
-		func(db *index.DB) (*catalogfilter.Report, error) { return filterDB(ctx, db, cfg) },
+		func(db *index.DB) (*catalogfilter.Report, error) { return FilterDB(ctx, db, cfg) },
 		func(f *factory.Factory, target string, rep *catalogfilter.Report) {
 			if opts.Explain {
 				_ = rep.WriteExplain(f.IO.ErrOut) // stderr: nothing to do when it fails
@@ -97,8 +97,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		})
 }
 
-// filterDB replaces the packages of db by what the filter keeps of them.
-func filterDB(ctx context.Context, db *index.DB, cfg *catalogfilter.Config) (*catalogfilter.Report, error) {
+// FilterDB replaces the packages of db by what the filter keeps of them
+// (opm alpha mirror --config rebuilds catalogs with it too).
+func FilterDB(ctx context.Context, db *index.DB, cfg *catalogfilter.Config) (*catalogfilter.Report, error) {
 	// A package at a time, holding only the packages cfg names (not the
 	// whole database rendered), and the names of all, to replace them.
 	sel := catalogfilter.NewSelection(cfg)
