@@ -274,4 +274,3 @@ func TestMirrorRateLimitedRegistry(t *testing.T) {
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, fmt.Sprintf("waited %d times", proxy.limited.Load()-before))
 }
-
