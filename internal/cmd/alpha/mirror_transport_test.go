@@ -273,4 +273,21 @@ func TestMirrorRateLimitedRegistry(t *testing.T) {
 	r = o.Run("alpha", "mirror", front+"/olm/cat:1", "--to-dir", filepath.Join(t.TempDir(), "d"), "--use-http", "--retries", "0")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, fmt.Sprintf("waited %d times", proxy.limited.Load()-before))
+
+	// A destination that limits pushes the same way: uploads are asked
+	// again after the wait.
+	du, err := url.Parse(dst.URL())
+	require.NoError(t, err)
+	dproxy := &rateLimitingProxy{next: httputil.NewSingleHostReverseProxy(du)}
+	dl, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	dsrv := &http.Server{Handler: dproxy} //nolint:gosec // a test's loopback proxy
+	go func() { _ = dsrv.Serve(dl) }()
+	t.Cleanup(func() { _ = dsrv.Close() })
+	r = o.Run("alpha", "mirror", front+"/olm/cat:1", "--to", dl.Addr().String()+"/d", "--manifests-dir", filepath.Join(t.TempDir(), "m"), "--use-http", "--retries", "0")
+	t.Logf("destination: %d requests, %d answered 429\n%s", dproxy.all.Load(), dproxy.limited.Load(), r.ErrOut)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	for _, ref := range append(related, bundle) {
+		assert.True(t, arrived(t, dst, "d", ref), ref)
+	}
 }
