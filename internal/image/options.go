@@ -177,7 +177,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(bytesize.Flag(&o.MaxLayerSize), FlagMaxLayerSize, fmt.Sprintf("largest layer or layer entry accepted, e.g. 1GiB or bytes (default %s)", bytesize.Format(DefaultMaxLayerSize)))
 	fs.Var(bytesize.Flag(&o.MaxImageSize), FlagMaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, e.g. 512MiB or bytes (default %s)", bytesize.Format(DefaultMaxImageSize)))
 	fs.Var(bytesize.Flag(&o.MaxDatabaseSize), FlagMaxDBSize, fmt.Sprintf("largest database layer of an index image, e.g. 8GiB or bytes (default %s)", bytesize.Format(DefaultMaxDatabaseSize)))
-	fs.Var(retriesFlag{o}, FlagRetries, fmt.Sprintf("retries for failed registry requests (default %d; 0 for none)", DefaultRetries))
+	fs.Var(retriesFlag{o}, FlagRetries, fmt.Sprintf("retries for failed registry requests (default %d; 0 for none); a 429 or 503 with Retry-After is waited out instead, not counted", DefaultRetries))
 	fs.StringVar(&o.SignaturePolicy, FlagSignaturePolicy, o.SignaturePolicy, "containers policy.json that every image pull is verified against (default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
 	fs.StringVar(&o.RegistriesConf, FlagRegistriesConf, o.RegistriesConf, "containers registries.conf (mirrors, insecure and blocked registries) read instead of $"+EnvRegistriesConf+", ~/.config/containers/registries.conf and /etc/containers/registries.conf")
 	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry to connect, answer, or send more bytes, before retrying (default %s)", DefaultRegistryTimeout))
