@@ -111,6 +111,16 @@ func (r *RateLimits) Waits() (n int, total time.Duration) {
 	return int(r.waits.Load()), time.Duration(r.waited.Load())
 }
 
+// Note is what a progress or summary line adds for the waits ("" when
+// none).
+func (r *RateLimits) Note() string {
+	n, d := r.Waits()
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", waited %d times (%s) as registries asked (429/503 Retry-After)", n, d.Round(time.Second))
+}
+
 func (r *RateLimits) add(d time.Duration) {
 	r.waits.Add(1)
 	r.waited.Add(int64(d))

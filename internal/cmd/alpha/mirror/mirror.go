@@ -120,9 +120,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	if opts.Image.RateLimits == nil {
-		opts.Image.RateLimits = &image.RateLimits{}
-	}
+	opts.Image.RateLimits = &image.RateLimits{}
 	cl, err := f.ImageClient(opts.Image)
 	if err != nil {
 		return exit.With(exit.Usage, err)
@@ -158,9 +156,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	counters := &mirror.Counters{}
 	progress := output.Progress(f.IO, opts.Output, "", 0)
 	start := time.Now()
-	stop := progress.Tick(time.Second, func() string {
-		return counters.Line(len(items), time.Since(start)) + rateLimitNote(opts.Image.RateLimits)
-	})
+	stop := progress.Tick(time.Second, func() string { return counters.Line(len(items), time.Since(start)) + opts.Image.RateLimits.Note() })
 	rep, err := mirror.Run(ctx, cl, items, mirror.Options{To: opts.To, ToDir: opts.ToDir, Concurrency: opts.Concurrency,
 		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != ""})
 	stop()
@@ -196,16 +192,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.With(exit.Failed, nil)
 	}
 	return nil
-}
-
-// rateLimitNote is what the progress line and the summary add for the
-// waits registries asked for ("" when none).
-func rateLimitNote(r *image.RateLimits) string {
-	n, d := r.Waits()
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", waited %d times (%s) as registries asked (429/503 Retry-After)", n, d.Round(time.Second))
 }
 
 func check(opts *Options) error {

@@ -50,7 +50,7 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 	}
 	fmt.Fprintf(w, "mirrored %d of %d images to %s: %d copied, %d already there; %s, %d blobs in %.1f s%s\n",
 		len(rep.Images)-rep.Failed, len(rep.Images), printable.Name(rep.To), copied, present,
-		layerfs.HumanSize(rep.Bytes), rep.Blobs, rep.Seconds, rateLimitNote(opts.Image.RateLimits))
+		layerfs.HumanSize(rep.Bytes), rep.Blobs, rep.Seconds, opts.Image.RateLimits.Note())
 	if rep.Catalog != "" {
 		fmt.Fprintf(w, "catalog: %s\n", printable.Name(rep.Catalog))
 	}
