@@ -138,6 +138,9 @@ insecure = true
 	r = o.Run("render", src.Ref("olm/cat:1"))
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Contains(t, r.Out, bundle)
+	r = o.Run("alpha", "list", "bundles", src.Ref("olm/cat:1"))
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, "p.v1.0.0")
 	delete(o.Env, "CONTAINERS_REGISTRIES_CONF")
 
 	r = o.Run("alpha", "mirror", src.Ref("olm/cat:1"), "--to", dst.Addr+"/m", "--manifests-dir", filepath.Join(t.TempDir(), "m"),
