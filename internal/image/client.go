@@ -113,6 +113,9 @@ type endpoint struct {
 	ref      name.Reference
 	insecure bool // registries.conf insecure=true: skip TLS verification, allow HTTP
 	mirror   bool
+	// push: the registry is written to (Options.Dest applies), not read
+	// from (Options.Src).
+	push bool
 }
 
 func (e endpoint) host() string { return e.ref.Context().RegistryStr() }
@@ -135,7 +138,7 @@ func (c *Client) pullEndpoints(r Ref) ([]endpoint, error) {
 		return nil, err
 	}
 	if reg == nil {
-		ep, err := c.toEndpoint(r.named, false, false)
+		ep, err := c.toEndpoint(r.named, false, false, false)
 		return []endpoint{ep}, err
 	}
 	sources, err := reg.PullSourcesFromReference(r.named)
@@ -144,7 +147,7 @@ func (c *Client) pullEndpoints(r Ref) ([]endpoint, error) {
 	}
 	var eps []endpoint
 	for i, s := range sources {
-		ep, err := c.toEndpoint(s.Reference, s.Endpoint.Insecure, i < len(sources)-1)
+		ep, err := c.toEndpoint(s.Reference, s.Endpoint.Insecure, i < len(sources)-1, false)
 		if err != nil {
 			return nil, err
 		}
@@ -164,19 +167,19 @@ func (c *Client) pushEndpoint(r Ref) (endpoint, error) {
 	if reg != nil && reference.Domain(r.named) == reg.Location {
 		insecure = reg.Insecure
 	}
-	return c.toEndpoint(r.named, insecure, false)
+	return c.toEndpoint(r.named, insecure, false, true)
 }
 
-func (c *Client) toEndpoint(named reference.Named, insecure, mirror bool) (endpoint, error) {
+func (c *Client) toEndpoint(named reference.Named, insecure, mirror, push bool) (endpoint, error) {
 	var opts []name.Option
-	if c.opts.UseHTTP || c.opts.SkipTLSVerify || insecure {
+	if skip, useHTTP := c.opts.side(push); useHTTP || skip || insecure {
 		opts = append(opts, name.Insecure)
 	}
 	ref, err := name.ParseReference(named.String(), opts...)
 	if err != nil {
 		return endpoint{}, fmt.Errorf("%s: %w", named, err)
 	}
-	return endpoint{ref: ref, insecure: insecure, mirror: mirror}, nil
+	return endpoint{ref: ref, insecure: insecure, mirror: mirror, push: push}, nil
 }
 
 // transport returns the HTTP transport for a registry host: system roots plus
@@ -184,9 +187,10 @@ func (c *Client) toEndpoint(named reference.Named, insecure, mirror bool) (endpo
 // plain HTTP refused unless --use-http, --skip-tls-verify or an insecure registry.
 func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
 	host := ep.host()
-	skip := c.opts.SkipTLSVerify || ep.insecure
-	allowHTTP := c.opts.UseHTTP || skip
-	key := fmt.Sprintf("%s|%t|%t", host, skip, allowHTTP)
+	skip, useHTTP := c.opts.side(ep.push)
+	skip = skip || ep.insecure
+	allowHTTP := useHTTP || skip
+	key := fmt.Sprintf("%s|%t|%t|%t", host, skip, allowHTTP, useHTTP)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if t, ok := c.transports[key]; ok {
@@ -225,7 +229,7 @@ func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
 	switch {
 	case !allowHTTP:
 		t = httpsOnly{host: host, next: t}
-	case !c.opts.UseHTTP:
+	case !useHTTP:
 		// Plain HTTP is only a fallback here (--skip-tls-verify or an
 		// insecure registry): say so, and keep credentials off it.
 		t = &plainFallback{host: host, c: c, next: t}
@@ -233,6 +237,9 @@ func (c *Client) transport(ep endpoint) (http.RoundTripper, error) {
 	if c.opts.Traffic != nil {
 		t = countingTransport{next: t, t: c.opts.Traffic}
 	}
+	// Outermost: each request asked again after a wait goes through the
+	// guards and is counted as the first was.
+	t = rateLimitWait{host: host, c: c, next: t}
 	c.transports[key] = t
 	return t, nil
 }

@@ -3,6 +3,7 @@ package image
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -77,8 +78,14 @@ type Options struct {
 	// a second over rateWindows × IdleTimeout of waiting for it; 0 means
 	// DefaultMinTransferRate, negative means any rate.
 	MinTransferRate int64
-	// RegistriesConf overrides the registries.conf path (tests, unusual setups).
+	// RegistriesConf is the registries.conf to read instead of the
+	// containers defaults (--registries-conf, CONTAINERS_REGISTRIES_CONF);
+	// its drop-in directory is the same path with ".d".
 	RegistriesConf string
+	// Src and Dest, when set, replace SkipTLSVerify and UseHTTP for the
+	// registries a copy reads from (every pull) and writes to (every
+	// push): opm alpha mirror's --src-* and --dest-* flags.
+	Src, Dest Side
 	// SignaturePolicy is the containers policy.json every registry pull is
 	// checked against; "" looks it up as podman does (see PolicyPath).
 	SignaturePolicy string
@@ -96,6 +103,40 @@ type Options struct {
 	// Traffic, when set, counts the bytes exchanged with registries (for a
 	// progress display); clients made from copies of these options share it.
 	Traffic *Traffic
+	// RateLimits, when set, counts the waits registries asked for (429
+	// and 503 with Retry-After); clients made from copies share it.
+	RateLimits *RateLimits
+}
+
+// Side is the transport of one side of a copy. When either field is
+// set, the side's fields replace both of the global flags for that side:
+// --dest-use-http alone means plain HTTP there, whatever
+// --skip-tls-verify says.
+type Side struct {
+	// TLSVerify false skips certificate verification (and allows a plain
+	// HTTP fallback), as --skip-tls-verify does.
+	TLSVerify *bool
+	// UseHTTP true talks plain HTTP, as --use-http does.
+	UseHTTP *bool
+}
+
+func (s Side) set() bool { return s.TLSVerify != nil || s.UseHTTP != nil }
+
+// transport is the side's (skip TLS verification, plain HTTP) under the
+// global flags o.
+func (s Side) transport(o *Options) (skipVerify, useHTTP bool) {
+	if !s.set() {
+		return o.SkipTLSVerify, o.UseHTTP
+	}
+	return s.TLSVerify != nil && !*s.TLSVerify, s.UseHTTP != nil && *s.UseHTTP
+}
+
+// side is the transport for pulls (push false) or pushes (push true).
+func (o *Options) side(push bool) (skipVerify, useHTTP bool) {
+	if push {
+		return o.Dest.transport(o)
+	}
+	return o.Src.transport(o)
 }
 
 // Flag names, shared so that commands and docs agree.
@@ -114,6 +155,16 @@ const (
 	FlagMinTransferRate = "min-transfer-rate"
 	// FlagSignaturePolicy names the containers policy.json for pulls.
 	FlagSignaturePolicy = "signature-policy"
+	// FlagRegistriesConf names the registries.conf read instead of the
+	// defaults; EnvRegistriesConf is its environment variable, as for
+	// podman and skopeo.
+	FlagRegistriesConf = "registries-conf"
+	EnvRegistriesConf  = "CONTAINERS_REGISTRIES_CONF"
+	// Per-side transport flags of a copy (AddSideFlags).
+	FlagSrcTLSVerify  = "src-tls-verify"
+	FlagDestTLSVerify = "dest-tls-verify"
+	FlagSrcUseHTTP    = "src-use-http"
+	FlagDestUseHTTP   = "dest-use-http"
 )
 
 // AddFlags registers the shared image flags on fs, bound to o.
@@ -126,11 +177,47 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.Var(bytesize.Flag(&o.MaxLayerSize), FlagMaxLayerSize, fmt.Sprintf("largest layer or layer entry accepted, e.g. 1GiB or bytes (default %s)", bytesize.Format(DefaultMaxLayerSize)))
 	fs.Var(bytesize.Flag(&o.MaxImageSize), FlagMaxImageSize, fmt.Sprintf("largest total of the files of all layers of a bundle image, e.g. 512MiB or bytes (default %s)", bytesize.Format(DefaultMaxImageSize)))
 	fs.Var(bytesize.Flag(&o.MaxDatabaseSize), FlagMaxDBSize, fmt.Sprintf("largest database layer of an index image, e.g. 8GiB or bytes (default %s)", bytesize.Format(DefaultMaxDatabaseSize)))
-	fs.Var(retriesFlag{o}, FlagRetries, fmt.Sprintf("retries for failed registry requests (default %d; 0 for none)", DefaultRetries))
+	fs.Var(retriesFlag{o}, FlagRetries, fmt.Sprintf("retries for failed registry requests (default %d; 0 for none); a 429 or 503 with Retry-After is waited out instead, not counted", DefaultRetries))
 	fs.StringVar(&o.SignaturePolicy, FlagSignaturePolicy, o.SignaturePolicy, "containers policy.json that every image pull is verified against (default: ~/.config/containers/policy.json, then /etc/containers/policy.json)")
+	fs.StringVar(&o.RegistriesConf, FlagRegistriesConf, o.RegistriesConf, "containers registries.conf (mirrors, insecure and blocked registries) read instead of $"+EnvRegistriesConf+", ~/.config/containers/registries.conf and /etc/containers/registries.conf")
 	fs.Var(timeoutFlag{o}, FlagTimeout, fmt.Sprintf("longest wait for a registry to connect, answer, or send more bytes, before retrying (default %s)", DefaultRegistryTimeout))
 	fs.Var(rateFlag{o}, FlagMinTransferRate, fmt.Sprintf("slowest transfer from a registry accepted, judged over three times --%s, before retrying, e.g. 10KiB/s (default %s/s; 0 for any)", FlagTimeout, bytesize.Format(DefaultMinTransferRate)))
 }
+
+// AddSideFlags registers the per-side transport flags of a command that
+// copies from registries to registries, bound to o.Src and o.Dest.
+func (o *Options) AddSideFlags(fs *pflag.FlagSet) {
+	add := func(p **bool, name, usage string) {
+		f := fs.VarPF(optionalBool{p}, name, "", usage)
+		f.NoOptDefVal = "true"
+	}
+	add(&o.Src.TLSVerify, FlagSrcTLSVerify, "verify the TLS certificates of the registries pulled from (=false: as --"+FlagSkipTLSVerify+", for them only; default: the global flags)")
+	add(&o.Dest.TLSVerify, FlagDestTLSVerify, "verify the TLS certificate of the registry pushed to (=false: as --"+FlagSkipTLSVerify+", for it only; default: the global flags)")
+	add(&o.Src.UseHTTP, FlagSrcUseHTTP, "use plain HTTP for the registries pulled from only (default: the global flags)")
+	add(&o.Dest.UseHTTP, FlagDestUseHTTP, "use plain HTTP for the registry pushed to only (default: the global flags)")
+}
+
+// optionalBool is a bool flag that tells unset from false.
+type optionalBool struct{ p **bool }
+
+func (b optionalBool) String() string {
+	if b.p == nil || *b.p == nil {
+		return ""
+	}
+	return strconv.FormatBool(**b.p)
+}
+
+func (b optionalBool) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("want true or false")
+	}
+	*b.p = &v
+	return nil
+}
+
+func (optionalBool) Type() string     { return "bool" }
+func (optionalBool) IsBoolFlag() bool { return true }
 
 // ErrFlagConflict is returned when --skip-tls-verify and --use-http are both set.
 var ErrFlagConflict = errors.New("--skip-tls-verify and --use-http are mutually exclusive")
@@ -139,6 +226,21 @@ var ErrFlagConflict = errors.New("--skip-tls-verify and --use-http are mutually 
 func (o *Options) Validate() error {
 	if o.SkipTLSVerify && o.UseHTTP {
 		return ErrFlagConflict
+	}
+	for _, s := range []struct {
+		side        Side
+		verify, use string
+	}{{o.Src, FlagSrcTLSVerify, FlagSrcUseHTTP}, {o.Dest, FlagDestTLSVerify, FlagDestUseHTTP}} {
+		if skip, use := s.side.transport(o); s.side.set() && skip && use {
+			return fmt.Errorf("--%s=false and --%s are mutually exclusive (plain HTTP has no certificate to verify: give --%s alone)", s.verify, s.use, s.use)
+		}
+	}
+	if o.RegistriesConf != "" {
+		// sysregistriesv2 reads a missing file as an empty one: a
+		// mistyped path would silently drop every mirror.
+		if _, err := os.Stat(o.RegistriesConf); err != nil {
+			return fmt.Errorf("registries.conf (--%s or $%s): %w", FlagRegistriesConf, EnvRegistriesConf, err)
+		}
 	}
 	if o.MaxLayerSize < 0 {
 		return fmt.Errorf("--%s must not be negative", FlagMaxLayerSize)

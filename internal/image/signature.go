@@ -100,7 +100,7 @@ func acceptsAnyRegistryImage(data []byte) bool {
 func (c *Client) signatureSystemContext(r Ref) *types.SystemContext {
 	sys := *c.sys
 	sys.RegistriesDirPath = c.opts.RegistriesDir
-	if c.opts.UseHTTP || c.opts.SkipTLSVerify {
+	if skip, useHTTP := c.opts.side(false); useHTTP || skip {
 		sys.DockerInsecureSkipTLSVerify = types.OptionalBoolTrue
 	}
 	if cred, err := c.credentials(reference.TrimNamed(r.named).Name()); err == nil && !cred.Empty() {

@@ -134,6 +134,9 @@ type Report struct {
 	Bytes   int64    `json:"bytes"`
 	Blobs   int      `json:"blobsCopied"`
 	Seconds float64  `json:"seconds"`
+	// RateLimitWaits counts the waits registries asked for (429 or 503
+	// with Retry-After), which --retries does not count.
+	RateLimitWaits int `json:"rateLimitWaits,omitempty"`
 	// toDir: To is a directory.
 	toDir bool
 }

@@ -70,6 +70,13 @@ func New(io *iostreams.IOStreams) *Factory {
 		if o.Warn == nil {
 			o.Warn = warn
 		}
+		if o.RegistriesConf == "" {
+			// As podman and skopeo: the variable names the file, the
+			// flag wins over it.
+			if v, ok := f.LookupEnv(image.EnvRegistriesConf); ok && v != "" {
+				o.RegistriesConf = v
+			}
+		}
 		return image.NewClient(o)
 	}
 	return f

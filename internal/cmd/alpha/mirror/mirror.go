@@ -135,6 +135,7 @@ docs/mirroring.md walks through it.`,
 	fl.IntVar(&opts.MaxNestedPaths, "max-nested-paths", 0, "the most path components a repository at --to may have, its prefix counted (0: no limit); deeper repositories keep the first N-1 and join the rest with '-'")
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (the report, on stdout)")
 	opts.Image.AddFlags(fl)
+	opts.Image.AddSideFlags(fl)
 	return cmd
 }
 
@@ -149,6 +150,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
+	opts.Image.RateLimits = &image.RateLimits{}
 	cl, err := f.ImageClient(opts.Image)
 	if err != nil {
 		return exit.With(exit.Usage, err)
@@ -201,7 +203,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	counters := &mirror.Counters{}
 	progress := output.Progress(f.IO, opts.Output, "", 0)
 	start := time.Now()
-	stop := progress.Tick(time.Second, func() string { return counters.Line(len(items), time.Since(start)) })
+	stop := progress.Tick(time.Second, func() string { return counters.Line(len(items), time.Since(start)) + opts.Image.RateLimits.Note() })
 	rep, err := mirror.Run(ctx, cl, items, mirror.Options{To: opts.To, ToDir: opts.ToDir, Concurrency: opts.Concurrency,
 		FailFast: opts.FailFast, Signatures: opts.Signatures, Counters: counters, Missing: missing, Offline: opts.FromDir != "",
 		MaxNestedPaths: opts.MaxNestedPaths, Blocked: blocked})
@@ -210,6 +212,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil && rep == nil {
 		return exit.With(exit.Usage, err)
 	}
+	rep.RateLimitWaits, _ = opts.Image.RateLimits.Waits()
 	var files []string
 	if opts.To != "" {
 		var werr error

@@ -48,9 +48,9 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 	if cut > 0 {
 		fmt.Fprintf(w, "%d images not copied: the run stopped (%s)\n", cut, printable.Text(rep.Stopped))
 	}
-	fmt.Fprintf(w, "mirrored %d of %d images to %s: %d copied, %d already there; %s, %d blobs in %.1f s\n",
+	fmt.Fprintf(w, "mirrored %d of %d images to %s: %d copied, %d already there; %s, %d blobs in %.1f s%s\n",
 		len(rep.Images)-rep.Failed, len(rep.Images), printable.Name(rep.To), copied, present,
-		layerfs.HumanSize(rep.Bytes), rep.Blobs, rep.Seconds)
+		layerfs.HumanSize(rep.Bytes), rep.Blobs, rep.Seconds, opts.Image.RateLimits.Note())
 	if len(rep.Catalogs) > 1 {
 		for _, c := range rep.Catalogs {
 			fmt.Fprintf(w, "catalog: %s\n", printable.Name(c))
