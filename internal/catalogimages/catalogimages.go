@@ -146,6 +146,21 @@ func (l *Lister) Refused() []Refused {
 	return out
 }
 
+// RefusedError is one error listing every image refused, with the bundles
+// naming it; nil when none was.
+func (l *Lister) RefusedError() error {
+	refused := l.Refused()
+	if len(refused) == 0 {
+		return nil
+	}
+	msgs := make([]string, len(refused))
+	for i, r := range refused {
+		msgs[i] = r.Error()
+	}
+	return errors.New(printable.Count(len(refused), "image is not a registry reference and is", "images are not registry references and are") +
+		" not listed:\n  " + strings.Join(msgs, "\n  "))
+}
+
 // listed is an image with the pull spec of each use, in the order added.
 type listed struct {
 	digest string

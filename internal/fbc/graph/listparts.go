@@ -55,3 +55,15 @@ func (r *Rows) Done() error {
 	slices.SortStableFunc(r.Bundles, func(a, b index.BundleRow) int { return strings.Compare(a.Package, b.Package) })
 	return nil
 }
+
+// RowsOf lists a whole catalog as Rows; a package it lacks is an error
+// naming the packages it has.
+func RowsOf(c *fbc.Catalog, pkg string) (*Rows, error) {
+	if pkg != "" {
+		if err := c.CheckPackage(pkg); err != nil {
+			return nil, err
+		}
+	}
+	r := &Rows{Package: pkg}
+	return r, r.Add(c)
+}

@@ -1,10 +1,6 @@
 package list
 
 import (
-	"errors"
-	"fmt"
-	"strings"
-
 	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/output"
@@ -30,12 +26,5 @@ func writeImages(f *factory.Factory, opts *Options, c *fbc.Catalog) error {
 	if err != nil {
 		return err
 	}
-	if refused := l.Refused(); len(refused) > 0 {
-		msgs := make([]string, len(refused))
-		for i, r := range refused {
-			msgs[i] = r.Error()
-		}
-		return errors.New(fmt.Sprintf("%d images are not registry references and are not listed:\n  ", len(refused)) + strings.Join(msgs, "\n  "))
-	}
-	return nil
+	return l.RefusedError()
 }

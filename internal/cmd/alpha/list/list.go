@@ -169,13 +169,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if opts.What == Images {
 		return listErr(opts, writeImages(f, opts, c.Catalog))
 	}
-	if opts.Package != "" && opts.What != Packages {
-		if err := c.Catalog.CheckPackage(opts.Package); err != nil {
-			return listErr(opts, err) // names the packages there are
-		}
-	}
-	rows := &graph.Rows{Package: opts.Package}
-	if err := rows.Add(c.Catalog); err != nil {
+	rows, err := graph.RowsOf(c.Catalog, opts.Package)
+	if err != nil {
 		return listErr(opts, err)
 	}
 	return writeRows(f, opts, rows)
@@ -198,25 +193,20 @@ func listEach(ctx context.Context, f *factory.Factory, o *catalogsource.Opener, 
 
 // writeRows prints the rows gathered, whole catalog or package by package.
 func writeRows(f *factory.Factory, opts *Options, rows *graph.Rows) error {
-	if err := rows.Done(); err != nil && opts.What != Packages {
+	if err := rows.Done(); err != nil {
 		return listErr(opts, err)
 	}
-	var v any
+	v, text := any(rows.Bundles), func() error { return index.WriteBundles(f.IO.Out, rows.Bundles) }
 	switch opts.What {
 	case Packages:
-		if v = rows.Packages; opts.Output != output.JSON {
-			return listErr(opts, index.WritePackages(f.IO.Out, rows.Packages))
-		}
+		v, text = rows.Packages, func() error { return index.WritePackages(f.IO.Out, rows.Packages) }
 	case Channels:
-		if v = rows.Channels; opts.Output != output.JSON {
-			return listErr(opts, index.WriteChannels(f.IO.Out, rows.Channels))
-		}
-	default:
-		if v = rows.Bundles; opts.Output != output.JSON {
-			return listErr(opts, index.WriteBundles(f.IO.Out, rows.Bundles))
-		}
+		v, text = rows.Channels, func() error { return index.WriteChannels(f.IO.Out, rows.Channels) }
 	}
-	return listErr(opts, output.WriteJSON(f.IO.Out, v))
+	if opts.Output == output.JSON {
+		return listErr(opts, output.WriteJSON(f.IO.Out, v))
+	}
+	return listErr(opts, text())
 }
 
 func listErr(opts *Options, err error) error {
