@@ -15,7 +15,7 @@ func TestSharedCause(t *testing.T) {
 	t.Parallel()
 	silent := silentListener(t)
 	reg := localRegistry(t)
-	c := mustClient(t, Options{UseHTTP: true, Retries: -1, ResponseTimeout: 500 * time.Millisecond, IdleTimeout: 500 * time.Millisecond})
+	c := mustClient(t, Options{UseHTTP: true, Retries: -1, ResponseTimeout: 2 * time.Second, IdleTimeout: 2 * time.Second})
 	refs := []string{silent + "/a:1", reg + "/missing/x:1", silent + "/b/c:2", reg + "/missing/y:1"}
 	errs := make([]error, len(refs)+1) // the last one did not fail
 	for i, r := range refs {
@@ -25,7 +25,7 @@ func TestSharedCause(t *testing.T) {
 		}
 	}
 	_, cause, ok := SharedCause(errs[0])
-	if !ok || !strings.HasPrefix(cause, "registry "+silent+" did not answer within 500ms") || strings.Contains(cause, "/a:1") {
+	if !ok || !strings.HasPrefix(cause, "registry "+silent+" did not answer within 2s") || strings.Contains(cause, "/a:1") {
 		t.Errorf("SharedCause = %q, %t; want the registry's reason without the image", cause, ok)
 	}
 	if _, _, ok := SharedCause(errs[1]); ok {

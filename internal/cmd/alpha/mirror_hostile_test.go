@@ -15,6 +15,13 @@ import (
 	"github.com/opmkit/opm/internal/registrytest"
 )
 
+// hostileTimeout is --registry-timeout against the hostile registry: it
+// applies to the destination registry too, which a loaded machine can
+// keep from answering a push within a fraction of a second; the slow
+// layer (a byte every 20 ms, under --min-transfer-rate) and the stalled
+// one still fail, within 3 and 1 timeouts an attempt.
+const hostileTimeout = "3s"
+
 // maxHostileRSS is the most memory a run against a hostile registry may
 // take, whatever the registry sends (generous).
 const maxHostileRSS = 200 << 20
@@ -41,7 +48,7 @@ func TestMirrorHostileRegistry(t *testing.T) {
 		h.Ref(registrytest.HostileHugeManifestChunked):                "sent a manifest larger than the 4MiB opm reads",
 		h.Addr + "/" + registrytest.HostileHugeManifestChunked + ":2": "sent a manifest larger than the 4MiB opm reads",
 		h.Ref(registrytest.HostileSlowLayer):                          "slower than the 1KiB/s of --min-transfer-rate",
-		h.Ref(registrytest.HostileStallLayer):                         "sent nothing for 200ms",
+		h.Ref(registrytest.HostileStallLayer):                         "sent nothing for " + hostileTimeout,
 		h.Ref(registrytest.HostileTagLoop):                            "in more than 10000 pages",
 		h.Ref(registrytest.HostileTagBody):                            "sent a tag list page larger than the 16MiB opm reads",
 	}
@@ -50,7 +57,7 @@ func TestMirrorHostileRegistry(t *testing.T) {
 		related = append(related, ref)
 	}
 	smallCatalogWith(t, "oci:"+layout+":cat", h.Ref(registrytest.HostileGood), related...)
-	flags := []string{"--use-http", "--registry-timeout", "200ms", "--retries", "1", "--max-layer-size", "1MiB", "--concurrency", "4"}
+	flags := []string{"--use-http", "--registry-timeout", hostileTimeout, "--retries", "1", "--max-layer-size", "1MiB", "--concurrency", "4"}
 
 	dir := filepath.Join(t.TempDir(), "mirror")
 	for _, to := range [][]string{{"--to-dir", dir}, {"--to", dst.Addr + "/m", "--manifests-dir", filepath.Join(t.TempDir(), "m")}} {

@@ -32,9 +32,9 @@ func TestPullsFromHostileRegistry(t *testing.T) {
 		registrytest.HostileHugeManifest:        "announced a manifest of 99000000 bytes, over the 4MiB opm reads",
 		registrytest.HostileHugeManifestChunked: "sent a manifest larger than the 4MiB opm reads",
 		registrytest.HostileSlowLayer:           "slower than the 1KiB/s of --min-transfer-rate",
-		registrytest.HostileStallLayer:          "sent nothing for 200ms",
+		registrytest.HostileStallLayer:          "sent nothing for 2s",
 	}
-	flags := []string{"--use-http", "--registry-timeout", "200ms", "--retries", "1", "--max-layer-size", "1MiB", "--max-database-size", "1MiB"}
+	flags := []string{"--use-http", "--registry-timeout", "2s", "--retries", "1", "--max-layer-size", "1MiB", "--max-database-size", "1MiB"}
 	for repo, want := range cases {
 		for _, args := range [][]string{
 			{"render", bundles.Ref(repo)},

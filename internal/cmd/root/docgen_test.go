@@ -58,7 +58,11 @@ type docFlag struct {
 	repeated bool
 }
 
-func docFlags(fs *pflag.FlagSet) []docFlag {
+func docFlags(c *cobra.Command, fs *pflag.FlagSet) []docFlag {
+	// OPM_CONFIG names opm's config file (the root's --config), never a
+	// command's own --config (alpha mirror's ImageSetConfiguration, a
+	// filter configuration): config.Apply leaves those alone.
+	opmConfig := c.Root().PersistentFlags().Lookup(config.FlagName)
 	var out []docFlag
 	fs.VisitAll(func(f *pflag.Flag) {
 		if f.Hidden || f.Deprecated != "" {
@@ -88,7 +92,7 @@ func docFlags(fs *pflag.FlagSet) []docFlag {
 				d.def = f.DefValue
 			}
 		}
-		if _, noEnv := f.Annotations[config.NoEnvAnnotation]; !noEnv && f.Name != "help" {
+		if _, noEnv := f.Annotations[config.NoEnvAnnotation]; !noEnv && f.Name != "help" && (f.Name != config.FlagName || f == opmConfig) {
 			d.env = config.EnvName(f.Name)
 		}
 		out = append(out, d)
@@ -219,8 +223,8 @@ func markdownPage(c *cobra.Command) string {
 		}
 		b.WriteString("\n")
 	}
-	writeFlagTable("Flags", docFlags(c.NonInheritedFlags()))
-	writeFlagTable("Global flags", docFlags(c.InheritedFlags()))
+	writeFlagTable("Flags", docFlags(c, c.NonInheritedFlags()))
+	writeFlagTable("Global flags", docFlags(c, c.InheritedFlags()))
 
 	var see []string
 	if p := c.Parent(); p != nil {
@@ -343,8 +347,8 @@ func manPage(c *cobra.Command) string {
 			}
 		}
 	}
-	writeOptions("OPTIONS", docFlags(c.NonInheritedFlags()))
-	writeOptions("OPTIONS INHERITED FROM PARENT COMMANDS", docFlags(c.InheritedFlags()))
+	writeOptions("OPTIONS", docFlags(c, c.NonInheritedFlags()))
+	writeOptions("OPTIONS INHERITED FROM PARENT COMMANDS", docFlags(c, c.InheritedFlags()))
 
 	if c.Example != "" {
 		b.WriteString(".SH EXAMPLES\n.RS 4\n.nf\n")

@@ -80,6 +80,12 @@ func TestMarkdownReferenceContent(t *testing.T) {
 	assert.Contains(t, page, "| `--list-rules` |  |  |")
 	assert.Contains(t, page, "## Global flags")
 	assert.Contains(t, page, "`OPM_CONFIG`")
+	// A command's own --config is not opm's config file: no variable.
+	for _, name := range []string{"opm_alpha_mirror.md", "opm_alpha_filter.md", "opm_index_filter.md"} {
+		assert.Contains(t, files[name], "| `--config string` |  |", name)
+		assert.NotContains(t, files[name], "`OPM_CONFIG`", name)
+	}
+	assert.Contains(t, files["opm.md"], "| `--config string` | `OPM_CONFIG` |")
 	assert.Contains(t, page, "[opm bundle](opm_bundle.md)")
 	assert.Contains(t, page, "## Examples\n\n```sh\nopm bundle validate ./bundle\n")
 

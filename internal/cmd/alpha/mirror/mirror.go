@@ -6,18 +6,15 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/catalogimages"
-	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
-	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/mirror"
 )
@@ -144,8 +141,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := output.Check(opts.Output, f.From("output")); err != nil {
 		return err
 	}
-	if err := check(opts); err != nil {
-		return err
+	if err := (mirror.Request{Catalog: opts.Catalog, Config: opts.Config, FromDir: opts.FromDir, To: opts.To, ToDir: opts.ToDir,
+		Concurrency: opts.Concurrency, MaxNestedPaths: opts.MaxNestedPaths}).Check(); err != nil {
+		return exit.Usagef("%v", err)
 	}
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
@@ -154,6 +152,13 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	cl, err := f.ImageClient(opts.Image)
 	if err != nil {
 		return exit.With(exit.Usage, err)
+	}
+	if opts.ToDir != "" {
+		// Before a catalog is read: a directory that cannot be written
+		// safely is refused at once (--from-dir copies to --to only).
+		if err := image.CheckLayoutDir(opts.ToDir); err != nil {
+			return exit.With(exit.Usage, fmt.Errorf("--to-dir %s: %w", opts.ToDir, err))
+		}
 	}
 	var items []mirror.Item
 	var missing []mirror.Result
@@ -165,11 +170,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 		blocked = mirror.BlockedIn(opts.FromDir)
 	case opts.Config != "":
-		if opts.ToDir != "" {
-			if err := image.CheckLayoutDir(opts.ToDir); err != nil {
-				return exit.With(exit.Usage, fmt.Errorf("--to-dir %s: %w", opts.ToDir, err))
-			}
-		}
 		work, err := os.MkdirTemp("", "opm-mirror-")
 		if err != nil {
 			return exit.With(exit.Failed, err)
@@ -179,23 +179,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			return err
 		}
 	default:
-		if opts.ToDir != "" {
-			// Before the catalog is read: a directory that cannot be
-			// written safely is refused at once.
-			if err := image.CheckLayoutDir(opts.ToDir); err != nil {
-				return exit.With(exit.Usage, fmt.Errorf("--to-dir %s: %w", opts.ToDir, err))
-			}
-		}
-		// Read part by part: the images of a large catalog, not the catalog.
-		l := catalogimages.NewLister("")
-		add := func(c *fbc.Catalog) error { l.Add(c); return nil }
-		if _, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).OpenEach(ctx, opts.Catalog, add, catalogsource.DatabaseImage, catalogsource.CatalogImage); err != nil {
+		images, refused, err := listImages(ctx, f, opts, opts.Catalog)
+		if err != nil {
 			return indexio.Interrupted(ctx, exit.With(exit.Usage, fmt.Errorf("read catalog %s: %w", opts.Catalog, err)))
 		}
-		if refused := l.Refused(); len(refused) > 0 {
+		if len(refused) > 0 {
 			return exit.With(exit.Failed, catalogimages.RefusedError(opts.Catalog, refused))
 		}
-		items = mirror.Plan(opts.Catalog, l.Images())
+		items = mirror.Plan(opts.Catalog, images)
 		if ref, err := image.ParseReference(opts.Catalog); err == nil && ref.Transport != image.TransportRegistry {
 			items[0].From, items[0].Source = opts.Catalog, "localhost/"+opts.CatalogName
 		}
@@ -226,7 +217,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 			err = werr
 		}
 	} else {
-		writeText(f, opts, rep, files)
+		mirror.WriteText(f.IO.ErrOut, f.IO.ErrTheme(), rep, mirror.TextOptions{Files: files, FromDir: opts.FromDir, Note: opts.Image.RateLimits.Note()})
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -238,37 +229,6 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if rep.Failed > 0 {
 		return exit.With(exit.Failed, nil)
-	}
-	return nil
-}
-
-func check(opts *Options) error {
-	switch {
-	case opts.FromDir != "" && opts.Catalog != "":
-		return exit.Usagef("give a catalog image or --from-dir, not both")
-	case opts.Config != "" && opts.Catalog != "":
-		return exit.Usagef("give a catalog image or --config (whose mirror.operators name the catalogs), not both")
-	case opts.Config != "" && opts.FromDir != "":
-		return exit.Usagef("--from-dir copies on what the --config run wrote into the directory (the filtered catalogs, their images, the additional ones); give --from-dir DIR --to REGISTRY[/PREFIX] without --config")
-	case opts.FromDir != "" && opts.To == "":
-		return exit.Usagef("--from-dir needs --to REGISTRY[/PREFIX]")
-	case opts.FromDir == "" && opts.Catalog == "" && opts.Config == "":
-		return exit.Usagef("give the catalog image to mirror (or --config ISC, or --from-dir DIR)")
-	case opts.To != "" && opts.ToDir != "":
-		return exit.Usagef("give --to or --to-dir, not both")
-	case opts.To == "" && opts.ToDir == "":
-		return exit.Usagef("give --to REGISTRY[/PREFIX] or --to-dir DIR")
-	case opts.Concurrency < 1:
-		return exit.Usagef("--concurrency must be at least 1")
-	case strings.Contains(opts.To, "://"):
-		return exit.Usagef("--to %q: give REGISTRY[/PREFIX] without a scheme", opts.To)
-	case opts.MaxNestedPaths != 0 && opts.ToDir != "":
-		return exit.Usagef("--max-nested-paths applies to --to: a directory names images by their source; give it to the --from-dir run that copies them on")
-	case opts.To != "":
-		// Refused before the catalog is read or anything copied.
-		if err := mirror.CheckNested(opts.To, opts.MaxNestedPaths); err != nil {
-			return exit.Usagef("%v", err)
-		}
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/opmkit/opm/internal/cmd/index/indexflags"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
 	"github.com/opmkit/opm/internal/cmd/output"
-	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/index"
 	"github.com/opmkit/opm/internal/printable"
 )
@@ -88,47 +86,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	return indexio.Change(ctx, f, &opts.ImageOptions, opts.Database, opts.Output,
 		indexio.ChangeWords{Verb: "filter", Purpose: "filter"},
-		func(db *index.DB) (*catalogfilter.Report, error) { return FilterDB(ctx, db, cfg) },
+		func(db *index.DB) (*catalogfilter.Report, error) { return catalogfilter.FilterDB(ctx, db, cfg) },
 		func(f *factory.Factory, target string, rep *catalogfilter.Report) {
 			if opts.Explain {
 				_ = rep.WriteExplain(f.IO.ErrOut) // stderr: nothing to do when it fails
 			}
 			fmt.Fprintf(f.IO.ErrOut, "filtered %s: %s\n", printable.Name(target), rep.Counts())
 		})
-}
-
-// FilterDB replaces the packages of db by what the filter keeps of them
-// (opm alpha mirror --config rebuilds catalogs with it too).
-func FilterDB(ctx context.Context, db *index.DB, cfg *catalogfilter.Config) (*catalogfilter.Report, error) {
-	// A package at a time, holding only the packages cfg names (not the
-	// whole database rendered), and the names of all, to replace them.
-	sel := catalogfilter.NewSelection(cfg)
-	seen := map[string]bool{}
-	var names []string
-	err := fbc.EachIndexFile(ctx, db.Path(), fbc.RenderOptions{}, func(part *fbc.Catalog, _ []string) error {
-		for _, n := range part.PackageNames() {
-			if !seen[n] {
-				seen[n] = true
-				names = append(names, n)
-			}
-		}
-		return sel.Add(part)
-	})
-	if err != nil {
-		return nil, err
-	}
-	out, rep, err := sel.Filter()
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(names)
-	if len(names) > 0 {
-		if _, err := db.RemovePackages(ctx, names); err != nil {
-			return nil, err
-		}
-	}
-	if err := fbc.ImportCatalog(ctx, db, out); err != nil {
-		return nil, err
-	}
-	return rep, nil
 }

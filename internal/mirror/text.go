@@ -2,22 +2,31 @@ package mirror
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
-	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/image/layerfs"
-	"github.com/opmkit/opm/internal/mirror"
+	"github.com/opmkit/opm/internal/iostreams"
 	"github.com/opmkit/opm/internal/printable"
 )
 
-// writeText says on stderr what arrived, what failed and for which
-// bundles, and what was written for the cluster.
-func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []string) {
+// TextOptions say what WriteText adds to a report.
+type TextOptions struct {
+	// Files are those written for the cluster (WriteManifests).
+	Files []string
+	// FromDir is the mirror directory copied from, if any.
+	FromDir string
+	// Note ends the summary line (image.RateLimits.Note).
+	Note string
+}
+
+// WriteText says what arrived, what failed and for which bundles, and
+// what was written for the cluster: the text form of a report, for
+// stderr.
+func WriteText(w io.Writer, th *iostreams.Theme, rep *Report, o TextOptions) {
 	if rep == nil {
 		return
 	}
-	th := f.IO.ErrTheme()
-	w := f.IO.ErrOut
 	copied, present, cut := 0, 0, 0
 	for _, r := range rep.Images {
 		switch {
@@ -50,7 +59,7 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 	}
 	fmt.Fprintf(w, "mirrored %d of %d images to %s: %d copied, %d already there; %s, %d blobs in %.1f s%s\n",
 		len(rep.Images)-rep.Failed, len(rep.Images), printable.Name(rep.To), copied, present,
-		layerfs.HumanSize(rep.Bytes), rep.Blobs, rep.Seconds, opts.Image.RateLimits.Note())
+		layerfs.HumanSize(rep.Bytes), rep.Blobs, rep.Seconds, o.Note)
 	if len(rep.Catalogs) > 1 {
 		for _, c := range rep.Catalogs {
 			fmt.Fprintf(w, "catalog: %s\n", printable.Name(c))
@@ -59,7 +68,7 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 		fmt.Fprintf(w, "catalog: %s\n", printable.Name(rep.Catalog))
 	}
 	for _, r := range rep.Images {
-		if r.Role == mirror.RoleAdditional && r.Error == "" {
+		if r.Role == RoleAdditional && r.Error == "" {
 			fmt.Fprintf(w, "additional image: %s -> %s\n", printable.Name(r.Source), printable.Name(r.Target))
 		}
 	}
@@ -73,14 +82,14 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 			fmt.Fprintf(w, "  needed by %s/%s\n", printable.Name(u.Package), printable.Name(u.Bundle))
 		}
 	}
-	for _, file := range files {
+	for _, file := range o.Files {
 		fmt.Fprintf(w, "wrote %s\n", printable.Name(file))
 	}
 	switch rep.CatalogObjects {
-	case mirror.CatalogWithheld:
+	case CatalogWithheld:
 		fmt.Fprintf(w, "%s no CatalogSource or ClusterCatalog written: %d images the catalog needs did not arrive (a cluster could not install the bundles that need them); once they arrive they are written, or --allow-incomplete writes them now\n",
 			th.ErrorPrefix(), len(rep.Missing))
-	case mirror.CatalogIncomplete:
+	case CatalogIncomplete:
 		fmt.Fprintf(w, "%s the CatalogSource and ClusterCatalog were written for an incomplete mirror (--allow-incomplete): %d images are missing\n", th.ErrorPrefix(), len(rep.Missing))
 	}
 	if rep.Failed == 0 || rep.Stopped != "" {
@@ -88,7 +97,7 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 	}
 	lacking := 0 // what a mirror directory lacks: a rerun here cannot help
 	for _, r := range rep.Images {
-		if opts.FromDir != "" && strings.HasPrefix(r.Error, "not in ") {
+		if o.FromDir != "" && strings.HasPrefix(r.Error, "not in ") {
 			lacking++
 		}
 	}
@@ -97,6 +106,6 @@ func writeText(f *factory.Factory, opts *Options, rep *mirror.Report, files []st
 	}
 	if lacking > 0 {
 		fmt.Fprintf(w, "%s %d images are not in %s: run opm alpha mirror --to-dir again on the connected side, carry the directory across and run this command again\n",
-			th.ErrorPrefix(), lacking, printable.Name(opts.FromDir))
+			th.ErrorPrefix(), lacking, printable.Name(o.FromDir))
 	}
 }
