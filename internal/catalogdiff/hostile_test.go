@@ -1,53 +1,27 @@
 package catalogdiff
 
 import (
-	"fmt"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/opmkit/opm/internal/catalogtest"
 	"github.com/opmkit/opm/internal/fbc"
 )
-
-// hostile is issue 40's n² channel of n bundles (entry i replaces i-1,
-// skipRange "<i.0.0"), one release of it dropped when drop > 0.
-func hostile(tb testing.TB, n, drop int) *fbc.Catalog {
-	tb.Helper()
-	var sb strings.Builder
-	sb.WriteString(`{"schema":"olm.package","name":"h","defaultChannel":"stable"}` + "\n")
-	var entries []string
-	for i := 1; i <= n; i++ {
-		if i == drop {
-			continue
-		}
-		e := fmt.Sprintf(`{"name":"h.v%d.0.0"`, i)
-		if i > 1 {
-			e += fmt.Sprintf(`,"replaces":"h.v%d.0.0","skipRange":"<%d.0.0"`, i-1, i)
-		}
-		entries = append(entries, e+"}")
-		fmt.Fprintf(&sb, `{"schema":"olm.bundle","package":"h","name":"h.v%d.0.0","image":"example.com/h:%d","properties":[{"type":"olm.package","value":{"packageName":"h","version":"%d.0.0"}}]}`+"\n", i, i, i)
-	}
-	sb.WriteString(`{"schema":"olm.channel","package":"h","name":"stable","entries":[` + strings.Join(entries, ",") + "]}\n")
-	c := &fbc.Catalog{}
-	if err := c.LoadFile("catalog.json", []byte(sb.String())); err != nil {
-		tb.Fatal(err)
-	}
-	return c
-}
 
 // TestHostileDiffMemory: diffing the n² channel of 2,000 bundles against
 // itself one release shorter, and with a release from the middle dropped,
 // allocates a bounded amount (comparing expanded edges took 1.87 GB) and
 // reports each edge that changed.
 func TestHostileDiffMemory(t *testing.T) {
-	newC := hostile(t, 2000, 0)
+	newC := catalogtest.HostileCatalog(t, 2000, 0)
 	for _, tc := range []struct {
 		old            *fbc.Catalog
 		added, removed int
 		why            string
 	}{
-		{hostile(t, 1999, 0), 2000, 0, "a release added: its replaces and a skipRange edge from each of the 1,999 before it"},
-		{hostile(t, 2000, 1000), 2000, 0, "a release restored in the middle: a skipRange edge to each of the 1,000 above it, from each of the 999 below it, and its replaces"},
+		{catalogtest.HostileCatalog(t, 1999, 0), 2000, 0, "a release added: its replaces and a skipRange edge from each of the 1,999 before it"},
+		{catalogtest.HostileCatalog(t, 2000, 1000), 2000, 0, "a release restored in the middle: a skipRange edge to each of the 1,000 above it, from each of the 999 below it, and its replaces"},
 	} {
 		var res *Result
 		var err error
@@ -76,7 +50,7 @@ func TestHostileDiffMemory(t *testing.T) {
 // edge per covered bundle it allocated 1.36 GB (2 million edges a
 // picture); from each skipRange once, 48 MB (78 MB with --expand).
 func TestHostileDiffHTMLMemory(t *testing.T) {
-	oldC, newC := hostile(t, 1999, 0), hostile(t, 2000, 0)
+	oldC, newC := catalogtest.HostileCatalog(t, 1999, 0), catalogtest.HostileCatalog(t, 2000, 0)
 	for _, expand := range []bool{false, true} {
 		var page strings.Builder
 		got := allocated(func() {

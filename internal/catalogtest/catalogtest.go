@@ -1,6 +1,7 @@
-// Package catalogtest pushes index images for tests: a file-based catalog
-// directory or a sqlite database, each in one layer with the label opm and
-// OLM find it by, written through opm's own image client.
+// Package catalogtest holds catalog fixtures for tests: it pushes index
+// images (a file-based catalog directory or a sqlite database, each in one
+// layer with the label opm and OLM find it by, written through opm's own
+// image client) and builds the hostile n² channel of issue 40.
 package catalogtest
 
 import (

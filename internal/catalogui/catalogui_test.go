@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/opmkit/opm/internal/browsertest"
 	"github.com/opmkit/opm/internal/catalogui"
 	"github.com/opmkit/opm/internal/httpcatalog"
 )
@@ -147,17 +148,7 @@ func TestPages(t *testing.T) {
 // it); elsewhere they skip, saying why.
 func chromium(t *testing.T) string {
 	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const why = "no chromium on PATH (apt-get install chromium): the browser tests load each page in headless Chromium"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why + " under CI=true")
-	}
-	t.Skip("skipping: " + why)
-	return ""
+	return browsertest.Chromium(t, "the browser tests load each page in headless Chromium")
 }
 
 // browse loads url in headless Chromium and returns the DOM it rendered;

@@ -1,7 +1,6 @@
 package catalogui_test
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/opmkit/opm/internal/catalogtest"
 	"github.com/opmkit/opm/internal/catalogui"
 )
 
@@ -18,20 +18,8 @@ import (
 // i-1 and has skipRange "<i.0.0", over every bundle before it.
 func hostileDir(t *testing.T, n int) string {
 	t.Helper()
-	var sb strings.Builder
-	sb.WriteString(`{"schema":"olm.package","name":"h","defaultChannel":"stable"}` + "\n")
-	var entries []string
-	for i := 1; i <= n; i++ {
-		e := fmt.Sprintf(`{"name":"h.v%d.0.0"`, i)
-		if i > 1 {
-			e += fmt.Sprintf(`,"replaces":"h.v%d.0.0","skipRange":"<%d.0.0"`, i-1, i)
-		}
-		entries = append(entries, e+"}")
-		fmt.Fprintf(&sb, `{"schema":"olm.bundle","package":"h","name":"h.v%d.0.0","image":"example.com/h:%d","properties":[{"type":"olm.package","value":{"packageName":"h","version":"%d.0.0"}}]}`+"\n", i, i, i)
-	}
-	sb.WriteString(`{"schema":"olm.channel","package":"h","name":"stable","entries":[` + strings.Join(entries, ",") + "]}\n")
 	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), []byte(sb.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "catalog.json"), catalogtest.HostileChannel(n, 0), 0o644))
 	return dir
 }
 

@@ -4,34 +4,11 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 	"testing"
 
+	"github.com/opmkit/opm/internal/catalogtest"
 	"github.com/opmkit/opm/internal/fbc"
 )
-
-// hostileCatalog is issue 40's n² channel: entry i replaces i-1 and has
-// skipRange "<i.0.0", over every bundle before it.
-func hostileCatalog(tb testing.TB, n int) *fbc.Catalog {
-	tb.Helper()
-	var sb strings.Builder
-	sb.WriteString(`{"schema":"olm.package","name":"h","defaultChannel":"stable"}` + "\n")
-	var entries []string
-	for i := 1; i <= n; i++ {
-		e := fmt.Sprintf(`{"name":"h.v%d.0.0"`, i)
-		if i > 1 {
-			e += fmt.Sprintf(`,"replaces":"h.v%d.0.0","skipRange":"<%d.0.0"`, i-1, i)
-		}
-		entries = append(entries, e+"}")
-		fmt.Fprintf(&sb, `{"schema":"olm.bundle","package":"h","name":"h.v%d.0.0","image":"example.com/h:%d","properties":[{"type":"olm.package","value":{"packageName":"h","version":"%d.0.0"}}]}`+"\n", i, i, i)
-	}
-	sb.WriteString(`{"schema":"olm.channel","package":"h","name":"stable","entries":[` + strings.Join(entries, ",") + "]}\n")
-	c := &fbc.Catalog{}
-	if err := c.LoadFile("catalog.json", []byte(sb.String())); err != nil {
-		tb.Fatal(err)
-	}
-	return c
-}
 
 // allocated is what f allocates, in bytes.
 func allocated(f func()) uint64 {
@@ -90,7 +67,7 @@ func hostileOps(tb testing.TB, c *fbc.Catalog) map[string]func() {
 // covered bundle allocated 1 GB for the mermaid alone); the bound is
 // generous, the figures are in bench/README.md.
 func TestHostileChannelMemory(t *testing.T) {
-	c := hostileCatalog(t, 2000)
+	c := catalogtest.HostileCatalog(t, 2000, 0)
 	for name, op := range hostileOps(t, c) {
 		got := allocated(op)
 		t.Logf("%s: %.1f MB allocated", name, float64(got)/(1<<20))
@@ -104,7 +81,7 @@ func TestHostileChannelMemory(t *testing.T) {
 // bundles (bench/README.md quotes the figures).
 func BenchmarkHostileChannel(b *testing.B) {
 	for _, n := range []int{500, 1000, 2000, 4000, 8000} {
-		c := hostileCatalog(b, n)
+		c := catalogtest.HostileCatalog(b, n, 0)
 		for name, op := range hostileOps(b, c) {
 			b.Run(fmt.Sprintf("%s/%d", name, n), func(b *testing.B) {
 				b.ReportAllocs()

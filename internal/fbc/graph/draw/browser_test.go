@@ -13,25 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/opmkit/opm/internal/browsertest"
 	"github.com/opmkit/opm/internal/fbc/graph"
 )
-
-// chromium finds Debian's chromium, as internal/catalogui's browser tests
-// do; without it the test skips, saying why (under CI=true it fails).
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const why = "no chromium on PATH (apt-get install chromium): this test loads the pictures in headless Chromium"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why + " under CI=true")
-	}
-	t.Skip("skipping: " + why)
-	return ""
-}
 
 // measureJS is added to the page under test only (opm's pages have no
 // script): it writes the page's scroll width and each picture's box into
@@ -55,7 +39,7 @@ document.body.appendChild(pre);
 // 1,280 px window, does not scroll sideways, and each picture is within
 // 1,200 x 2,500 px. A screenshot is kept under $TEST_ARTIFACTS.
 func TestPagesFitA1280Window(t *testing.T) {
-	bin := chromium(t)
+	bin := browsertest.Chromium(t, "this test loads the pictures in headless Chromium")
 	doc := &graph.Document{}
 	for where, chans := range referenceChannels(t) {
 		p := graph.DocPackage{Name: strings.TrimSuffix(where, ".fbc.json")}
