@@ -220,8 +220,7 @@ func (p *rateLimitingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.n.Add(1)%5 == 0 {
 		p.limited.Add(1)
 		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_, _ = w.Write([]byte(`{"errors":[{"code":"TOOMANYREQUESTS","message":"slow down"}]}`))
+		writeRegistryError(w, http.StatusTooManyRequests, "TOOMANYREQUESTS", "slow down")
 		return
 	}
 	p.next.ServeHTTP(w, r)
