@@ -2,6 +2,7 @@ package alpha_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -40,11 +41,17 @@ func (p *depthProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if m := repoInPath.FindStringSubmatch(r.URL.Path); m != nil && strings.Count(m[1], "/")+1 > p.max {
 		p.refused.Add(1)
 		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusUnauthorized)
-		_, _ = w.Write([]byte(`{"errors":[{"code":"UNAUTHORIZED","message":"access to the requested resource is not authorized"}]}`))
+		writeRegistryError(w, http.StatusUnauthorized, "UNAUTHORIZED", "access to the requested resource is not authorized")
 		return
 	}
 	p.next.ServeHTTP(w, r)
+}
+
+// writeRegistryError answers with status and a registry's error body of
+// one error, as a distribution registry writes it.
+func writeRegistryError(w http.ResponseWriter, status int, code, message string) {
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `{"errors":[{"code":%q,"message":%q}]}`, code, message)
 }
 
 // TestMirrorMaxNestedPaths (issue 39, item 1): a destination registry

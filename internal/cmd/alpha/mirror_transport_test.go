@@ -220,11 +220,25 @@ func (p *rateLimitingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if p.n.Add(1)%5 == 0 {
 		p.limited.Add(1)
 		w.Header().Set("Retry-After", "1")
-		w.WriteHeader(http.StatusTooManyRequests)
-		_, _ = w.Write([]byte(`{"errors":[{"code":"TOOMANYREQUESTS","message":"slow down"}]}`))
+		writeRegistryError(w, http.StatusTooManyRequests, "TOOMANYREQUESTS", "slow down")
 		return
 	}
 	p.next.ServeHTTP(w, r)
+}
+
+// rateLimitedFront serves a rateLimitingProxy to reg on a loopback port
+// until the test ends, and returns it and its address.
+func rateLimitedFront(t *testing.T, reg *registrytest.Registry) (*rateLimitingProxy, string) {
+	t.Helper()
+	u, err := url.Parse(reg.URL())
+	require.NoError(t, err)
+	proxy := &rateLimitingProxy{next: httputil.NewSingleHostReverseProxy(u)}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: proxy} //nolint:gosec // a test's loopback proxy
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return proxy, l.Addr().String()
 }
 
 // TestMirrorRateLimitedRegistry (issue 39): a source answering 429 with
@@ -234,15 +248,7 @@ func TestMirrorRateLimitedRegistry(t *testing.T) {
 	t.Parallel()
 	src := registrytest.Start(t)
 	dst := registrytest.Start(t)
-	u, err := url.Parse(src.URL())
-	require.NoError(t, err)
-	proxy := &rateLimitingProxy{next: httputil.NewSingleHostReverseProxy(u)}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: proxy} //nolint:gosec // a test's loopback proxy
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	front := l.Addr().String()
+	proxy, front := rateLimitedFront(t, src)
 	o := cmdtest.New(t)
 	var related []string
 	for i := range 6 {
@@ -279,15 +285,8 @@ func TestMirrorRateLimitedRegistry(t *testing.T) {
 
 	// A destination that limits pushes the same way: uploads are asked
 	// again after the wait.
-	du, err := url.Parse(dst.URL())
-	require.NoError(t, err)
-	dproxy := &rateLimitingProxy{next: httputil.NewSingleHostReverseProxy(du)}
-	dl, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	dsrv := &http.Server{Handler: dproxy} //nolint:gosec // a test's loopback proxy
-	go func() { _ = dsrv.Serve(dl) }()
-	t.Cleanup(func() { _ = dsrv.Close() })
-	r = o.Run("alpha", "mirror", front+"/olm/cat:1", "--to", dl.Addr().String()+"/d", "--manifests-dir", filepath.Join(t.TempDir(), "m"), "--use-http", "--retries", "0")
+	dproxy, dfront := rateLimitedFront(t, dst)
+	r = o.Run("alpha", "mirror", front+"/olm/cat:1", "--to", dfront+"/d", "--manifests-dir", filepath.Join(t.TempDir(), "m"), "--use-http", "--retries", "0")
 	t.Logf("destination: %d requests, %d answered 429\n%s", dproxy.all.Load(), dproxy.limited.Load(), r.ErrOut)
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	for _, ref := range append(related, bundle) {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -93,6 +94,43 @@ func (p *sourceProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(w, resp.Body)
 }
 
+// startRun starts cmd and returns the channel its end arrives on.
+func startRun(t *testing.T, cmd *exec.Cmd) <-chan error {
+	t.Helper()
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	return done
+}
+
+// awaitStall waits for the proxy to stall the run started as done; the
+// run ending first fails the test, naming it by what ("the mirror"). The
+// three minutes are a guard against a hang, not a speed bound.
+func awaitStall(t *testing.T, proxy *sourceProxy, cmd *exec.Cmd, done <-chan error, errOut *strings.Builder, what string) {
+	t.Helper()
+	select {
+	case <-proxy.stalled:
+	case err := <-done:
+		t.Fatalf("%s ended before the stall (%v):\n%s", what, err, errOut.String())
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%s never reached the stall:\n%s", what, errOut.String())
+	}
+}
+
+// awaitEnd waits for the run started as done to end, failing with hung
+// and its stderr if it has not within three minutes (a guard against a
+// hang, not a speed bound).
+func awaitEnd(t *testing.T, cmd *exec.Cmd, done <-chan error, errOut *strings.Builder, hung string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%s:\n%s", hung, errOut.String())
+	}
+}
+
 // truthFixture is a catalog of a bundle and five related images (one a
 // three-platform list), all in src.
 type truthFixture struct {
@@ -170,26 +208,12 @@ func TestMirrorInterruptedTellsTheTruth(t *testing.T) {
 					cmd := o.Command(run...)
 					var out, errOut strings.Builder
 					cmd.Stdout, cmd.Stderr = &out, &errOut
-					require.NoError(t, cmd.Start())
-					done := make(chan error, 1)
-					go func() { done <- cmd.Wait() }()
+					done := startRun(t, cmd)
 					if stop == "SIGINT" {
-						select {
-						case <-proxy.stalled:
-						case err := <-done:
-							t.Fatalf("the mirror ended before the stall (%v):\n%s", err, errOut.String())
-						case <-time.After(3 * time.Minute):
-							_ = cmd.Process.Kill()
-							t.Fatalf("the mirror never reached the stall:\n%s", errOut.String())
-						}
+						awaitStall(t, proxy, cmd, done, &errOut, "the mirror")
 						require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 					}
-					select {
-					case <-done:
-					case <-time.After(3 * time.Minute):
-						_ = cmd.Process.Kill()
-						t.Fatalf("the stopped mirror never ended:\n%s", errOut.String())
-					}
+					awaitEnd(t, cmd, done, &errOut, "the stopped mirror never ended")
 					want := exit.Interrupted
 					if stop == "timeout" {
 						want = exit.TimedOut
@@ -461,15 +485,7 @@ func TestMirrorTamperedDirectory(t *testing.T) {
 			cmd := o.Command("alpha", "mirror", "--use-http", "--from-dir", dir, "--to", prefix, "--manifests-dir", manifests)
 			var errOut strings.Builder
 			cmd.Stderr = &errOut
-			require.NoError(t, cmd.Start())
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(3 * time.Minute): // a guard against a hang, not a speed bound
-				_ = cmd.Process.Kill()
-				t.Fatalf("the mirror hangs on the tampered directory:\n%s", errOut.String())
-			}
+			awaitEnd(t, cmd, startRun(t, cmd), &errOut, "the mirror hangs on the tampered directory")
 			assert.NotEqual(t, exit.OK, cmd.ProcessState.ExitCode(), errOut.String())
 			for _, w := range c.want {
 				assert.Contains(t, errOut.String(), w)
@@ -570,17 +586,8 @@ func TestMirrorDirectoryLocked(t *testing.T) {
 	cmd := o.Command("alpha", "mirror", "--use-http", catalog, "--to-dir", dir, "--concurrency", "1", "--registry-timeout", "10m")
 	var errOut strings.Builder
 	cmd.Stderr = &errOut
-	require.NoError(t, cmd.Start())
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-proxy.stalled:
-	case err := <-done:
-		t.Fatalf("the first run ended before the stall (%v):\n%s", err, errOut.String())
-	case <-time.After(3 * time.Minute):
-		_ = cmd.Process.Kill()
-		t.Fatalf("the first run never reached the stall:\n%s", errOut.String())
-	}
+	done := startRun(t, cmd)
+	awaitStall(t, proxy, cmd, done, &errOut, "the first run")
 
 	r := o.Run("alpha", "mirror", "--use-http", catalog, "--to-dir", dir)
 	assert.NotEqual(t, exit.OK, r.Code, r.ErrOut)

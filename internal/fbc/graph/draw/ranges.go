@@ -125,16 +125,21 @@ func rangeIntervals(s string, vs []semver.Version) ([]interval, bool) {
 	if !flush() {
 		return nil, false
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].lo < out[j].lo })
-	var merged []interval
-	for _, iv := range out {
-		if n := len(merged); n > 0 && iv.lo <= merged[n-1].hi {
-			merged[n-1].hi = max(merged[n-1].hi, iv.hi)
+	return merge(out), true
+}
+
+// merge sorts ivs in place and joins the intervals that overlap or touch.
+func merge(ivs []interval) []interval {
+	sort.Slice(ivs, func(i, j int) bool { return ivs[i].lo < ivs[j].lo })
+	var out []interval
+	for _, iv := range ivs {
+		if n := len(out); n > 0 && iv.lo <= out[n-1].hi {
+			out[n-1].hi = max(out[n-1].hi, iv.hi)
 			continue
 		}
-		merged = append(merged, iv)
+		out = append(out, iv)
 	}
-	return merged, true
+	return out
 }
 
 // without removes the sorted positions ps from the sorted intervals ivs.
@@ -166,16 +171,7 @@ func union(lists ...[]interval) []interval {
 	for _, l := range lists {
 		all = append(all, l...)
 	}
-	sort.Slice(all, func(i, j int) bool { return all[i].lo < all[j].lo })
-	var out []interval
-	for _, iv := range all {
-		if n := len(out); n > 0 && iv.lo <= out[n-1].hi {
-			out[n-1].hi = max(out[n-1].hi, iv.hi)
-			continue
-		}
-		out = append(out, iv)
-	}
-	return out
+	return merge(all)
 }
 
 func size(ivs []interval) int {
