@@ -19,6 +19,8 @@ test:
 	$(GO) test -count=1 -run Untagged ./internal/image/  # a build without the tags: signature policy still honoured
 	cd test/olmclient && $(GO) test -count=1 ./...
 	cd test/apiverdicts && $(GO) test -count=1 -v ./...  # -v: prints the verdict counts (agree / deliberate difference)
+	@out=$$($(GO) test -tags '$(TAGS)' -count=1 -v -run '^TestOLMv1(Answers|Ranges)$$' ./internal/resolve/ 2>&1); rc=$$?; \
+	  printf '%s\n' "$$out" | grep -E '^(olmv1 |--- FAIL|FAIL|panic|ok )|_test\.go:[0-9]+:'; exit $$rc  # operator-controller's recorded answers: counts and failures
 
 vet:
 	$(GO) vet -tags '$(TAGS)' ./...

@@ -546,7 +546,9 @@ func checkLabelValue(v string) error {
 	return nil
 }
 
-func isAlnum(b byte) bool { return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' }
+func isAlnum(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
 
 func isLabelName(s string) bool {
 	if s == "" || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Writes questions.json: the ClusterExtensions asked of operator-controller's
-resolver (harness/main.go records its answers) and of opm's (TestOLMv1Answers).
+"""Writes questions.json, the ClusterExtensions asked of operator-controller's
+resolver (harness/main.go records its answers) and of opm's (TestOLMv1Answers),
+and ranges.json, the version-range table (TestOLMv1Ranges).
 
 Run from this directory with ../shared beside the checkout:
-    python3 gen_questions.py ../../../../../shared > questions.json
+    python3 gen_questions.py ../../../../../shared
 """
 import glob
 import json
 import os
+import random
 import sys
 
 shared = sys.argv[1] if len(sys.argv) > 1 else "../../../../../shared"
@@ -182,6 +184,33 @@ ranges = [
 for i, rng in enumerate(ranges):
     q(f"ranges/{i:03d} {rng}", r, ext("ranges", "ranges", version=rng))
 
+# Random ranges from the pieces the syntax is made of (fixed seed): what
+# the parser accepts and refuses, and what each accepted range admits.
+rnd = random.Random(38)
+ops = ["", "=", "!=", ">", "<", ">=", "=>", "<=", "=<", "~", "~>", "^"]
+parts = ["0", "1", "2", "3", "10", "01", "x", "X", "*", "|", "1x", ""]
+pres = ["", "", "", "-0", "-beta", "-rc.1", "-alpha.1", "-01", "-x.y", "-"]
+builds = ["", "", "", "+1", "+build.7", "+"]
+seps = [" ", ", ", ",", "  ", " || ", "||", " - ", " , "]
+def bound():
+    n = rnd.choice([1, 2, 3, 3, 3, 4])
+    v = ".".join(rnd.choice(parts) for _ in range(n))
+    return rnd.choice(["", "", "", "v"]) + v + rnd.choice(pres) + rnd.choice(builds)
+seen = set(ranges)
+i = 0
+while i < 300:
+    k = rnd.choice([1, 1, 2, 2, 3])
+    text = rnd.choice(ops) + rnd.choice(["", "", " "]) + bound()
+    for _ in range(k - 1):
+        text += rnd.choice(seps) + rnd.choice(ops) + rnd.choice(["", "", " "]) + bound()
+    if rnd.random() < 0.1:
+        text = " " + text
+    if len(text) > 64 or text in seen or not text.strip():
+        continue
+    seen.add(text)
+    q(f"ranges/random/{i:03d} {text}", r, ext("ranges", "ranges", version=text))
+    i += 1
+
 # Upgrade edges, channels that leave the installed bundle out, releases.
 s = [cat("succ", 0, "succ")]
 installs = [("succ.v1.0.0", "1.0.0"), ("succ.v1.1.0", "1.1.0"), ("succ.v1.2.0", "1.2.0"), ("succ.v2.0.0", "2.0.0"),
@@ -221,6 +250,45 @@ dup = [cat("dup", 0, "dup-1", "dup-2")]
 q("dup/fresh", dup, ext("dup", "dup"))
 q("dup/upgrade/dup.a", dup, ext("dup", "dup", installed=("dup.a", "1.0.0")))
 
-json.dump(questions, sys.stdout, indent=1)
-sys.stdout.write("\n")
-print(f"{len(questions)} questions", file=sys.stderr)
+# The range table: every range (the ones above, and more random ones)
+# against versions with pre-releases, releases and build metadata.
+table_versions = [
+    "0.0.0", "0.0.3", "0.0.4", "0.1.0", "0.1.5", "0.2.0-rc.1", "0.2.0", "1.0.0-0", "1.0.0-alpha", "1.0.0-alpha.1",
+    "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2", "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0-x.y.z", "1.0.0",
+    "1.0.0+1", "1.0.0+build.5", "1.0.1", "1.1.0", "1.2.0", "1.2.3-x", "1.2.3", "1.2.4", "1.10.0", "2.0.0-rc.1",
+    "2.0.0", "2.0.1", "2.1.0+1", "2.1.0+2", "3.0.0+01", "3.0.1", "10.0.0", "11.1.1", "18446744073709551615.0.0",
+]
+table_ranges = list(ranges)
+rnd = random.Random(3838)
+while len(table_ranges) < len(ranges) + 700:
+    k = rnd.choice([1, 1, 2, 2, 3])
+    text = rnd.choice(ops) + rnd.choice(["", "", " "]) + bound()
+    for _ in range(k - 1):
+        text += rnd.choice(seps) + rnd.choice(ops) + rnd.choice(["", "", " "]) + bound()
+    if text not in table_ranges and text.strip():
+        table_ranges.append(text)
+# Mostly well-formed ones, to weigh what each admits.
+good_parts = ["0", "1", "2", "3", "10", "x", "*", "1", "2"]
+good_pres = ["", "", "", "", "-0", "-beta", "-rc.1", "-alpha.1", "-x.y"]
+good_seps = [" ", ", ", " || ", " - ", ","]
+def good_bound():
+    n = rnd.choice([1, 2, 3, 3, 3])
+    return ".".join(rnd.choice(good_parts) for _ in range(n)) + rnd.choice(good_pres) + rnd.choice(["", "", "", "+1"])
+n_before = len(table_ranges)
+while len(table_ranges) < n_before + 700:
+    k = rnd.choice([1, 1, 2, 2, 3])
+    text = rnd.choice(ops) + good_bound()
+    for _ in range(k - 1):
+        text += rnd.choice(good_seps) + rnd.choice(ops) + good_bound()
+    if text not in table_ranges:
+        table_ranges.append(text)
+table_ranges += ["1.0.0 - 2.0.0 || 1.0.0 - 2.0.0", "a1.0 - 2", "1.2.3.4 - 5", "1 - 2 - 3", "1.0 - 2.0||3.0",
+                 ">=1 <=2 " * 40, "1 || " * 33 + "1", "1" + ".0" * 300, "1.0.0-" + "a" * 300]
+
+with open("questions.json", "w") as f:
+    json.dump(questions, f, indent=1)
+    f.write("\n")
+with open("ranges.json", "w") as f:
+    json.dump({"versions": table_versions, "ranges": table_ranges}, f, indent=1)
+    f.write("\n")
+print(f"{len(questions)} questions, {len(table_ranges)} ranges", file=sys.stderr)

@@ -30,8 +30,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	ocv1 "github.com/operator-framework/operator-controller/api/v1"
+	"github.com/operator-framework/operator-controller/internal/operator-controller/bundleutil"
 	"github.com/operator-framework/operator-controller/internal/operator-controller/catalogmetadata/cache"
 	catalogclient "github.com/operator-framework/operator-controller/internal/operator-controller/catalogmetadata/client"
+	"github.com/operator-framework/operator-controller/internal/operator-controller/catalogmetadata/compare"
 	"github.com/operator-framework/operator-controller/internal/operator-controller/resolve"
 )
 
@@ -69,11 +71,19 @@ func main() {
 	base := flag.String("base", "", "directory the relative sources are under (the questions file's)")
 	shared := flag.String("shared", "", "../shared: where shared:PATH sources are")
 	out := flag.String("out", "", "answers file to write")
+	rangesIn := flag.String("ranges", "", "ranges.json: {\"versions\": [...], \"ranges\": [...]}; with -ranges-out, records which versions each range admits instead")
+	rangesOut := flag.String("ranges-out", "", "answers file for -ranges")
 	cacheDir := flag.String("cache", "", "directory for operator-controller's catalog cache (a temporary one when empty)")
 	flag.Parse()
 	// The resolver logs through controller-runtime; its lines are not
 	// part of the answer.
 	ctrllog.SetLogger(logr.Discard())
+	if *rangesIn != "" {
+		if err := recordRanges(*rangesIn, *rangesOut); err != nil {
+			log.Fatal(err)
+		}
+		return
+	}
 	if *qs == "" || *out == "" {
 		log.Fatal("-questions and -out are required")
 	}
@@ -300,4 +310,57 @@ func (h *harness) ask(q question) (answer, error) {
 		}
 	}
 	return a, nil
+}
+
+// rangeTable is the version-range table: every range asked of every
+// version, through operator-controller's own range parser (the one the
+// resolver's version filter uses).
+type rangeTable struct {
+	Versions []string `json:"versions"`
+	Ranges   []string `json:"ranges"`
+}
+
+type rangeAnswer struct {
+	Range string `json:"range"`
+	// Admits lists the versions in range, in the table's order.
+	Admits []string `json:"admits"`
+	Error  string   `json:"error,omitempty"`
+}
+
+func recordRanges(in, out string) error {
+	data, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	var t rangeTable
+	if err := json.Unmarshal(data, &t); err != nil {
+		return fmt.Errorf("%s: %w", in, err)
+	}
+	var answers []rangeAnswer
+	for _, r := range t.Ranges {
+		a := rangeAnswer{Range: r, Admits: []string{}}
+		rng, err := compare.NewVersionRange(r)
+		if err != nil {
+			a.Error = err.Error()
+		} else {
+			for _, v := range t.Versions {
+				// As the resolver reads a bundle's version: the legacy
+				// registry+v1 release leaves the build metadata.
+				vr, err := bundleutil.ParseLegacyVersionRelease(v)
+				if err != nil {
+					return fmt.Errorf("version %q: %w", v, err)
+				}
+				if rng(vr.Version) {
+					a.Admits = append(a.Admits, v)
+				}
+			}
+		}
+		answers = append(answers, a)
+	}
+	b, err := json.MarshalIndent(answers, "", " ")
+	if err != nil {
+		return err
+	}
+	log.Printf("%d ranges written to %s", len(answers), out)
+	return os.WriteFile(out, append(b, '\n'), 0o644)
 }
