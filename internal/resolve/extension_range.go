@@ -538,7 +538,7 @@ func (c comparison) holds(v rangeVersion) bool {
 		if v.major > b.major {
 			return false
 		}
-		return !(v.major == b.major && v.minor > b.minor && !c.anyMinor)
+		return v.major != b.major || v.minor <= b.minor || c.anyMinor
 	case "~", "~>":
 		return c.tilde(v)
 	case "^":

@@ -569,7 +569,7 @@ func isDNSSubdomain(s string) bool {
 		}
 		for i := 0; i < len(part); i++ {
 			c := part[i]
-			if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
 				return false
 			}
 		}
