@@ -356,8 +356,16 @@ func (s *successorRule) admits(cd candidate) bool {
 }
 
 func (s *successorRule) whyNot(cd candidate) string {
-	return fmt.Sprintf("not an upgrade from the installed %s %s: no entry of it replaces or skips %s, no skipRange of it covers %s, and it is not the installed version (upgradeConstraintPolicy CatalogProvided; SelfCertified would allow it)",
-		s.installed.Name, s.installed.Version, s.installed.Name, s.installed.Version)
+	var names []string
+	for _, ch := range s.channels {
+		names = append(names, ch.Name)
+	}
+	where := "channels " + strings.Join(names, ", ")
+	if len(names) == 0 {
+		where = "no channel considered"
+	}
+	return fmt.Sprintf("not an upgrade from the installed %s %s: none of its entries (in %s) replaces or skips %s or has a skipRange covering %s, and its version is not the installed one (CatalogProvided; SelfCertified would allow it)",
+		s.installed.Name, s.installed.Version, where, s.installed.Name, s.installed.Version)
 }
 
 // noneWhy explains "no bundles found": per catalog, what left nothing.
@@ -394,17 +402,21 @@ func noneWhy(ext ClusterExtension, views []*packageView) []string {
 func pickWhy(ext ClusterExtension, cd candidate, catalog string, deprecated bool, nviews int, pv *packageView) []string {
 	var filters []string
 	if len(ext.Channels) > 0 {
-		filters = append(filters, "in channels "+strings.Join(ext.Channels, ", "))
+		filters = append(filters, "channels "+strings.Join(ext.Channels, ", "))
 	}
 	if ext.Version != "" {
-		filters = append(filters, fmt.Sprintf("within %q", ext.Version))
+		filters = append(filters, fmt.Sprintf("version range %q", ext.Version))
 	}
 	if ext.Installed != nil {
 		if ext.UpgradeConstraintPolicy == PolicySelfCertified {
-			filters = append(filters, "with any bundle allowed over the installed one (SelfCertified)")
+			filters = append(filters, fmt.Sprintf("any bundle may replace the installed %s, as SelfCertified allows", ext.Installed.Name))
 		} else {
-			filters = append(filters, fmt.Sprintf("that upgrades from the installed %s %s, or is that version", ext.Installed.Name, ext.Installed.Version))
+			filters = append(filters, fmt.Sprintf("the installed version %s and the bundles that upgrade from %s, as CatalogProvided allows", ext.Installed.Version, ext.Installed.Name))
 		}
+	}
+	if len(filters) > 0 {
+		filters[0] = " (" + filters[0]
+		filters[len(filters)-1] += ")"
 	}
 	what := "the highest version"
 	if deprecated {
@@ -412,7 +424,7 @@ func pickWhy(ext ClusterExtension, cd candidate, catalog string, deprecated bool
 	} else if len(pv.deprecated) > 0 {
 		what = "the highest version not deprecated"
 	}
-	out := []string{fmt.Sprintf("%s %s from catalog %s: %s of package %s%s", cd.bundle.Name, cd.version, catalog, what, ext.PackageName, prefixed(" ", strings.Join(filters, ", ")))}
+	out := []string{fmt.Sprintf("%s %s from catalog %s: %s of package %s%s", cd.bundle.Name, cd.version, catalog, what, ext.PackageName, strings.Join(filters, "; "))}
 	if ext.Installed != nil && ext.UpgradeConstraintPolicy != PolicySelfCertified {
 		if cd.bundle.Name == ext.Installed.Name || (cd.vrErr == nil && ext.Installed != nil && cd.version == ext.Installed.Version) {
 			out = append(out, "no upgrade: the installed version is the best the rules allow")
@@ -433,13 +445,6 @@ func pickWhy(ext ClusterExtension, cd candidate, catalog string, deprecated bool
 		}
 	}
 	return out
-}
-
-func prefixed(p, s string) string {
-	if s == "" {
-		return ""
-	}
-	return p + s
 }
 
 // catalogSelector is a ClusterExtension's catalog selector over the one
