@@ -217,6 +217,12 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("catalog %s does not have package %s", cat.Name, ext.PackageName))
 			continue
 		}
+		if pv.depErr != nil {
+			// operator-controller fails to load the package, and with it
+			// the whole resolution.
+			return fail(fmt.Sprintf("error walking catalogs: error getting package %q from catalog %q: error loading package %q: parse deprecation: %v", ext.PackageName, cat.Name, ext.PackageName, pv.depErr),
+				fmt.Sprintf("catalog %s: the olm.deprecations blob of package %s does not parse (%v); operator-controller cannot load the package", cat.Name, ext.PackageName, pv.depErr))
+		}
 		views = append(views, pv)
 		var succ *successorRule
 		if upgrade {
@@ -328,20 +334,20 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 	}
 	ans.Reasons = append(ans.Reasons, pickWhy(ext, winner.cand, winner.catalog, winner.deprecated, len(views), winner.view)...)
 	// What refuses the bundle once resolved: the alpha list --olmv1 checks.
-	{
-		vs, err := olmv1.Judge(ctx, &fbc.Catalog{Bundles: []fbc.Bundle{*b}}, olmv1.Options{Package: ext.PackageName})
-		if err == nil {
-			for _, v := range vs {
-				if v.Name != b.Name {
-					continue
-				}
-				for _, r := range v.Reasons {
-					if r.Severity == "error" {
-						ans.Reasons = append(ans.Reasons, fmt.Sprintf("operator-controller will refuse to install it: %s (%s)", r.Message, r.Rule))
-					} else {
-						ans.Reasons = append(ans.Reasons, fmt.Sprintf("at install: %s (%s, %s)", r.Message, r.Rule, r.Severity))
-					}
-				}
+	vs, err := olmv1.Judge(ctx, &fbc.Catalog{Bundles: []fbc.Bundle{*b}}, olmv1.Options{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ans, ctx.Err()
+		}
+		ans.Reasons = append(ans.Reasons, fmt.Sprintf("whether operator-controller installs it is not known: %v", err))
+	}
+	for _, v := range vs {
+		for _, r := range v.Reasons {
+			switch r.Severity {
+			case "error":
+				ans.Reasons = append(ans.Reasons, fmt.Sprintf("operator-controller will refuse to install it: %s (%s)", r.Message, r.Rule))
+			default:
+				ans.Reasons = append(ans.Reasons, fmt.Sprintf("at install (%s): %s (%s)", r.Severity, r.Message, r.Rule))
 			}
 		}
 	}

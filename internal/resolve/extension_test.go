@@ -252,3 +252,19 @@ func TestResolveExtensionStopsWhenCancelled(t *testing.T) {
 	_, err := ResolveExtension(ctx, []Catalog{fixture(t, "a", 0, "twin-a")}, ClusterExtension{PackageName: "twin"})
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+func TestResolveExtensionNamesWhatRefusesTheBundleAtInstall(t *testing.T) {
+	c := &fbc.Catalog{}
+	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"own","defaultChannel":"stable"}
+{"schema":"olm.channel","name":"stable","package":"own","entries":[{"name":"own.v1.0.0"}]}
+{"schema":"olm.bundle","name":"own.v1.0.0","package":"own","image":"example.invalid/own:1","properties":[{"type":"olm.package","value":{"packageName":"own","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"installModes":[{"type":"OwnNamespace","supported":true},{"type":"AllNamespaces","supported":false}]}}]}
+{"schema":"olm.deprecations","package":"bad","entries":"not a list"}
+{"schema":"olm.package","name":"bad","defaultChannel":"stable"}
+`)))
+	ans := resolveExt(t, []Catalog{{Name: "c", Catalog: c}}, ClusterExtension{PackageName: "own"})
+	require.NotNil(t, ans.Bundle, "operator-controller's resolver picks it; the install refuses it")
+	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "operator-controller will refuse to install it")
+
+	ans = resolveExt(t, []Catalog{{Name: "c", Catalog: c}}, ClusterExtension{PackageName: "bad"})
+	assert.True(t, strings.HasPrefix(ans.Error, `error walking catalogs: error getting package "bad" from catalog "c": error loading package "bad": parse deprecation: `), ans.Error)
+}
