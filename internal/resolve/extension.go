@@ -267,8 +267,14 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 	if len(picked) == 1 {
 		winner = &picked[0]
 	} else {
+		// operator-controller names every catalog left in its message,
+		// those below the shared top priority too; their bundles lost on
+		// priority.
 		for _, f := range picked {
 			f.view.lostTo = "ambiguous"
+			if f.priority < picked[0].priority {
+				f.view.lostTo = fmt.Sprintf("priority:%s:%d", picked[0].catalog, picked[0].priority)
+			}
 		}
 	}
 	for _, pv := range views {
@@ -322,6 +328,9 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 	}
 	name := b.Name
 	ans.Bundle = &name
+	if cs := winner.view.cands; len(cs) > 1 && winner.view.rankBefore(cs[0], cs[1]) == winner.view.rankBefore(cs[1], cs[0]) {
+		ans.Reasons = append(ans.Reasons, fmt.Sprintf("%s and %s of catalog %s rank the same (same version and release): operator-controller loads a package's bundles concurrently and may take either; opm takes the first by name", cs[0].bundle.Name, cs[1].bundle.Name, winner.catalog))
+	}
 	ans.Version = winner.cand.version
 	ans.Catalog = winner.catalog
 	_, ans.Deprecated = lastView.deprecated[b.Name]

@@ -268,3 +268,17 @@ func TestResolveExtensionNamesWhatRefusesTheBundleAtInstall(t *testing.T) {
 	ans = resolveExt(t, []Catalog{{Name: "c", Catalog: c}}, ClusterExtension{PackageName: "bad"})
 	assert.True(t, strings.HasPrefix(ans.Error, `error walking catalogs: error getting package "bad" from catalog "c": error loading package "bad": parse deprecation: `), ans.Error)
 }
+
+func TestResolveExtensionSaysWhenTwoBundlesRankTheSame(t *testing.T) {
+	c := &fbc.Catalog{}
+	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"p","defaultChannel":"stable"}
+{"schema":"olm.channel","name":"stable","package":"p","entries":[{"name":"p.b"},{"name":"p.a"}]}
+{"schema":"olm.bundle","name":"p.b","package":"p","image":"example.invalid/p:b","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}
+{"schema":"olm.bundle","name":"p.a","package":"p","image":"example.invalid/p:a","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0+01"}}]}
+`)))
+	ans := resolveExt(t, []Catalog{{Name: "c", Catalog: c}}, ClusterExtension{PackageName: "p"})
+	require.NotNil(t, ans.Bundle)
+	assert.Equal(t, "p.a", *ans.Bundle)
+	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "p.a and p.b of catalog c rank the same")
+	assert.Contains(t, passed(ans, "p.b", "c").Reason, "operator-controller takes either")
+}
