@@ -170,14 +170,14 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 		ans.Reasons = append(ans.Reasons, why...)
 		return ans, nil
 	}
-	sel, err := newCatalogSelector(ext.Selector)
+	sel, err := newExtCatalogSelector(ext.Selector)
 	if err != nil {
 		return fail("desired catalog selector is invalid: "+err.Error(),
 			"spec.source.catalog.selector is not a valid label selector: "+err.Error())
 	}
-	var rng *versionRange
+	var rng *extRange
 	if ext.Version != "" {
-		if rng, err = parseVersionRange(ext.Version); err != nil {
+		if rng, err = parseExtRange(ext.Version); err != nil {
 			return fail(fmt.Sprintf("desired version range %q is invalid: %v", ext.Version, err),
 				fmt.Sprintf("spec.source.catalog.version %q is not a version range operator-controller reads (%v)", ext.Version, err))
 		}
@@ -192,17 +192,17 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 	sort.SliceStable(order, func(a, b int) bool { return catalogs[order[a]].Name < catalogs[order[b]].Name })
 
 	type found struct {
-		cand       candidate
+		cand       extCandidate
 		catalog    string
 		priority   int
 		deprecated bool
-		view       *packageView
+		view       *extPackageView
 	}
 	var picked []found
-	var views []*packageView
+	var views []*extPackageView
 	// lastView is the last catalog walked whose best was kept: whose
 	// deprecations operator-controller reports for the bundle it picks.
-	var lastView *packageView
+	var lastView *extPackageView
 	for _, i := range order {
 		if err := ctx.Err(); err != nil {
 			return ans, err
@@ -212,7 +212,7 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("catalog %s is not selected by spec.source.catalog.selector", cat.Name))
 			continue
 		}
-		pv := newPackageView(cat, ext.PackageName)
+		pv := newExtPackageView(cat, ext.PackageName)
 		if pv.empty {
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("catalog %s does not have package %s", cat.Name, ext.PackageName))
 			continue
@@ -224,9 +224,9 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 				fmt.Sprintf("catalog %s: the olm.deprecations blob of package %s does not parse (%v); operator-controller cannot load the package", cat.Name, ext.PackageName, pv.depErr))
 		}
 		views = append(views, pv)
-		var succ *successorRule
+		var succ *extSuccessorRule
 		if upgrade {
-			if succ, err = newSuccessorRule(*ext.Installed, pv.channelsConsidered(ext.Channels)); err != nil {
+			if succ, err = newExtSuccessorRule(*ext.Installed, pv.channelsConsidered(ext.Channels)); err != nil {
 				return fail("error walking catalogs: error finding upgrade edges: "+err.Error(),
 					fmt.Sprintf("the installed bundle's version %q (status.install.bundle.version) is not semver: %v", ext.Installed.Version, err))
 			}
@@ -309,7 +309,7 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			return fail(strings.TrimSpace(b.String()), fmt.Sprintf("catalogs %s all offer a bundle of %s and the highest priority among them (%d) is shared, so operator-controller picks none: give one catalog a higher spec.priority or narrow spec.source.catalog.selector",
 				strings.Join(names, ", "), ext.PackageName, picked[0].priority))
 		}
-		return fail(strings.TrimSpace(b.String()), noneWhy(ext, views)...)
+		return fail(strings.TrimSpace(b.String()), extNoneWhy(ext, views)...)
 	}
 
 	b := winner.cand.bundle
@@ -341,7 +341,7 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("%s is not deprecated in catalog %s, but operator-controller reads the deprecations of catalog %s (the last catalog it walked that offered a bundle), which name it, and reports it as deprecated", b.Name, winner.catalog, lastView.catalog))
 		}
 	}
-	ans.Reasons = append(ans.Reasons, pickWhy(ext, winner.cand, winner.catalog, winner.deprecated, len(views), winner.view)...)
+	ans.Reasons = append(ans.Reasons, extPickWhy(ext, winner.cand, winner.catalog, winner.deprecated, len(views), winner.view)...)
 	// What refuses the bundle once resolved: the alpha list --olmv1 checks.
 	vs, err := olmv1.Judge(ctx, &fbc.Catalog{Bundles: []fbc.Bundle{*b}}, olmv1.Options{})
 	if err != nil {
@@ -363,29 +363,29 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 	return ans, nil
 }
 
-// versionRelease is a bundle's version as operator-controller orders
+// extVersionRelease is a bundle's version as operator-controller orders
 // them: the semver version, then the release a registry+v1 bundle keeps
 // in its build metadata (1.0.0+2: release 2), any release above none.
-type versionRelease struct {
+type extVersionRelease struct {
 	version semver.Version
 	release []semver.PRVersion
 }
 
-// maxReleaseLen is the longest release operator-controller reads.
-const maxReleaseLen = 20
+// extMaxReleaseLen is the longest release operator-controller reads.
+const extMaxReleaseLen = 20
 
-// legacyVersionRelease reads a registry+v1 version: build metadata that
+// extLegacyVersionRelease reads a registry+v1 version: build metadata that
 // reads as a release (dot-separated pre-release identifiers, at most 20
 // characters) is the release and leaves the version; other build metadata
 // stays in the version.
-func legacyVersionRelease(s string) (versionRelease, error) {
+func extLegacyVersionRelease(s string) (extVersionRelease, error) {
 	v, err := semver.Parse(s)
 	if err != nil {
-		return versionRelease{}, err
+		return extVersionRelease{}, err
 	}
-	vr := versionRelease{version: v}
+	vr := extVersionRelease{version: v}
 	build := strings.Join(v.Build, ".")
-	if build == "" || len(build) > maxReleaseLen {
+	if build == "" || len(build) > extMaxReleaseLen {
 		return vr, nil
 	}
 	var rel []semver.PRVersion
@@ -401,7 +401,7 @@ func legacyVersionRelease(s string) (versionRelease, error) {
 	return vr, nil
 }
 
-func (a versionRelease) compare(b versionRelease) int {
+func (a extVersionRelease) compare(b extVersionRelease) int {
 	if c := a.version.Compare(b.version); c != 0 {
 		return c
 	}
@@ -416,9 +416,9 @@ func (a versionRelease) compare(b versionRelease) int {
 	return semver.Version{Pre: a.release}.Compare(semver.Version{Pre: b.release})
 }
 
-// bundleVersion reads a bundle's version the way operator-controller
+// extBundleVersion reads a bundle's version the way operator-controller
 // does: from its first olm.package property.
-func bundleVersion(b *fbc.Bundle) (string, versionRelease, error) {
+func extBundleVersion(b *fbc.Bundle) (string, extVersionRelease, error) {
 	for _, p := range b.Properties {
 		if p.Type != fbc.PropertyPackage {
 			continue
@@ -427,10 +427,10 @@ func bundleVersion(b *fbc.Bundle) (string, versionRelease, error) {
 			Version string `json:"version"`
 		}
 		if err := json.Unmarshal(p.Value, &v); err != nil {
-			return "", versionRelease{}, fmt.Errorf("error unmarshalling package property: %w", err)
+			return "", extVersionRelease{}, fmt.Errorf("error unmarshalling package property: %w", err)
 		}
-		vr, err := legacyVersionRelease(v.Version)
+		vr, err := extLegacyVersionRelease(v.Version)
 		return v.Version, vr, err
 	}
-	return "", versionRelease{}, fmt.Errorf("no package property found in bundle %q", b.Name)
+	return "", extVersionRelease{}, fmt.Errorf("no package property found in bundle %q", b.Name)
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 )
 
-// syntheticFBC is a catalog of 50 packages of 100 bundles each (5,000
+// syntheticExtFBC is a catalog of 50 packages of 100 bundles each (5,000
 // bundles): one replaces chain per package in two channels, every tenth
 // bundle with a skipRange, a deprecation per package.
-func syntheticFBC() []byte {
+func syntheticExtFBC() []byte {
 	var b strings.Builder
 	enc := json.NewEncoder(&b)
 	for p := 0; p < 50; p++ {
@@ -46,7 +46,7 @@ func syntheticFBC() []byte {
 
 // BenchmarkResolveExtensionLoad5000 is the baseline: loading the catalog.
 func BenchmarkResolveExtensionLoad5000(b *testing.B) {
-	data := syntheticFBC()
+	data := syntheticExtFBC()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		c := &fbc.Catalog{}
@@ -59,7 +59,7 @@ func BenchmarkResolveExtensionLoad5000(b *testing.B) {
 // BenchmarkResolveExtension5000 answers 100 questions (fresh, ranged and
 // upgrades, in two catalogs of 5,000 bundles) per iteration.
 func BenchmarkResolveExtension5000(b *testing.B) {
-	data := syntheticFBC()
+	data := syntheticExtFBC()
 	c := &fbc.Catalog{}
 	if err := c.LoadFile("catalog.json", data); err != nil {
 		b.Fatal(err)

@@ -37,7 +37,7 @@ func TestUpgradePathOLMv1AgreesWithOperatorController(t *testing.T) {
 	pkgs := map[string]*graph.Package{}
 	asked := 0
 	for i, q := range qs {
-		if len(q.Catalogs) != 1 || !usesShared(q) {
+		if len(q.Catalogs) != 1 || !extUsesShared(q) {
 			continue
 		}
 		exts, err := ParseClusterExtension(q.ClusterExtension)
@@ -49,7 +49,7 @@ func TestUpgradePathOLMv1AgreesWithOperatorController(t *testing.T) {
 		key := fmt.Sprint(q.Catalogs[0].Sources)
 		p := pkgs[key]
 		if p == nil {
-			p, err = graph.NewPackage(loadSources(t, dir, q.Catalogs[0].Sources), e.PackageName)
+			p, err = graph.NewPackage(loadExtSources(t, dir, q.Catalogs[0].Sources), e.PackageName)
 			require.NoError(t, err)
 			pkgs[key] = p
 		}
