@@ -99,7 +99,8 @@ type ExtensionAnswer struct {
 	// error in its own words (as a ClusterExtension's Progressing
 	// condition reports it): no bundle found, found in several catalogs of
 	// the same priority, a range or selector that does not parse, the
-	// bundle resolved declares dependencies.
+	// bundle resolved declares dependencies (and, for an extension without
+	// a package, which the API server refuses, that).
 	Error string `json:"error,omitempty"`
 	// Reasons say why this bundle, or why none, in words; they also name
 	// what refuses the bundle at install (the alpha list --olmv1 checks).
@@ -169,6 +170,10 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 		ans.Error = msg
 		ans.Reasons = append(ans.Reasons, why...)
 		return ans, nil
+	}
+	if ext.PackageName == "" {
+		// The API server refuses such an extension before any resolution.
+		return fail("spec.source.catalog.packageName is required", "the ClusterExtension names no package (spec.source.catalog.packageName)")
 	}
 	sel, err := newExtCatalogSelector(ext.Selector)
 	if err != nil {

@@ -189,6 +189,9 @@ func TestResolveExtensionTiesAndNothingFoundAreAnswers(t *testing.T) {
 	assert.Equal(t, `error upgrading from currently installed version "1.0.0": no bundles found for package "twin" matching version ">=3.0.0"`, ans.Error)
 	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "2 outside the version range")
 
+	ans = resolveExt(t, []Catalog{a}, ClusterExtension{})
+	assert.Equal(t, "spec.source.catalog.packageName is required", ans.Error)
+
 	ans = resolveExt(t, []Catalog{a}, ClusterExtension{PackageName: "nosuch"})
 	assert.Equal(t, `no bundles found for package "nosuch"`, ans.Error)
 	assert.Contains(t, ans.Reasons, "catalog cat-a does not have package nosuch")
