@@ -428,9 +428,14 @@ func extBundleVersion(b *fbc.Bundle) (string, extVersionRelease, error) {
 		if p.Type != fbc.PropertyPackage {
 			continue
 		}
-		var v struct {
-			Version string `json:"version"`
+		// Named and shaped as the property type operator-controller reads
+		// it into, so that a value of the wrong type is reported alike.
+		type Package struct {
+			PackageName string `json:"packageName"`
+			Version     string `json:"version"`
+			Release     string `json:"release"`
 		}
+		var v Package
 		if err := json.Unmarshal(p.Value, &v); err != nil {
 			return "", extVersionRelease{}, fmt.Errorf("error unmarshalling package property: %w", err)
 		}

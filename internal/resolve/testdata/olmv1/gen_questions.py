@@ -236,7 +236,7 @@ for rng in ["", "<1.3.0", "<1.2.0", "<1.1.0", "1.1.0"]:
     q(f"needsdep/fresh/{rng or 'any'}", nd, ext("needsdep", "needsdep", version=rng))
 q("needsdep/upgrade/nd.v1.0.0", nd, ext("needsdep", "needsdep", installed=("nd.v1.0.0", "1.0.0")))
 bv = [cat("bv", 0, "badver")]
-for chans in [None, ["stable"], ["odd"], ["none"]]:
+for chans in [None, ["stable"], ["odd"], ["none"], ["numeric"]]:
     tag = "+".join(chans) if chans else "any"
     q(f"badver/fresh/{tag}", bv, ext("badver", "badver", channels=chans))
     q(f"badver/fresh/{tag}/range", bv, ext("badver", "badver", channels=chans, version=">=0.0.0"))
