@@ -296,9 +296,9 @@ while len(table_ranges) < n_before + 700:
 table_ranges += ["1.0.0 - 2.0.0 || 1.0.0 - 2.0.0", "a1.0 - 2", "1.2.3.4 - 5", "1 - 2 - 3", "1.0 - 2.0||3.0",
                  ">=1 <=2 " * 40, "1 || " * 33 + "1", "1" + ".0" * 300, "1.0.0-" + "a" * 300]
 
+# One question a line: the file stays diffable and small.
 with open("questions.json", "w") as f:
-    json.dump(questions, f, indent=1)
-    f.write("\n")
+    f.write("[\n" + ",\n".join(json.dumps(x, separators=(",", ":")) for x in questions) + "\n]\n")
 with open("ranges.json", "w") as f:
     json.dump({"versions": table_versions, "ranges": table_ranges}, f, indent=1)
     f.write("\n")
