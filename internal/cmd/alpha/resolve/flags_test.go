@@ -1,0 +1,137 @@
+package resolve_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/opmkit/opm/internal/cmd/alpha/resolve"
+	"github.com/opmkit/opm/internal/cmd/catalogflag"
+	"github.com/opmkit/opm/internal/cmd/cmdtest"
+	"github.com/opmkit/opm/internal/cmd/exit"
+	resolver "github.com/opmkit/opm/internal/resolve"
+)
+
+const (
+	mainCat = "testdata/catalogs/main"
+	depsCat = "testdata/catalogs/deps"
+)
+
+func TestMain(m *testing.M) { cmdtest.Main(m) }
+
+func TestResolveFlags(t *testing.T) {
+	t.Parallel()
+	o, err := cmdtest.Parse(t, resolve.NewCmd, "--catalog", "a/=5", "--catalog", "name=x,source=b.db", "--subscription", "p/c@p.v1",
+		"--subscriptions", "s.yaml", "--installed", "q=q.v1", "--installed", "csvs.yaml", "-n", "ns", "-o", "json")
+	require.NoError(t, err)
+	assert.Equal(t, resolve.Options{
+		Catalogs:      []catalogflag.Spec{{Source: "a/", Priority: 5}, {Name: "x", Source: "b.db"}},
+		Subscriptions: []string{"p/c@p.v1"}, SubscriptionFiles: []string{"s.yaml"}, Installed: []string{"q=q.v1", "csvs.yaml"},
+		Namespace: "ns", Output: "json", Image: o.Image,
+	}, *o)
+	_, err = cmdtest.Parse(t, resolve.NewCmd, "--subscription", "p")
+	assert.ErrorContains(t, err, `required flag(s) "catalog" not set`)
+	_, err = cmdtest.Parse(t, resolve.NewCmd, "--catalog", "a/")
+	assert.ErrorContains(t, err, "at least one of the flags in the group [subscription subscriptions] is required")
+	_, err = cmdtest.Parse(t, resolve.NewCmd, "--catalog", "a/=x", "--subscription", "p")
+	assert.ErrorContains(t, err, "not a whole number")
+}
+
+// The questions the command asks, read from flags and files, and how it
+// prints an answer, against a resolver that answers what the test says.
+func TestResolveQuestionsAndRendering(t *testing.T) {
+	var got []resolver.Question
+	answer := func(_ context.Context, q resolver.Question) (resolver.Answer, error) {
+		got = append(got, q)
+		up := "app.v1.1.0"
+		return resolver.Answer{Operators: []resolver.Operator{
+			{Package: "app", Bundle: &up, Channel: "stable", Catalog: "main", Reasons: []string{"app.v1.1.0 replaces app.v1.0.0"}},
+			{Package: "db", Bundle: new("db.v1.0.0"), Channel: "stable", Catalog: "deps", Dependency: true, Reasons: []string{"app.v1.1.0 requires package db >=1.0.0"}},
+		}}, nil
+	}
+	defer resolve.SetResolver(answer)()
+	o := cmdtest.New(t)
+	r := o.Run("alpha", "resolve", "--catalog", mainCat+"=10", "--catalog", "name=deps,source="+depsCat+",priority=-1",
+		"--subscriptions", "testdata/subscriptions.yaml", "--installed", "testdata/csvs.yaml")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	require.Len(t, got, 1)
+	q := got[0]
+	assert.Equal(t, "shop", q.Namespace)
+	require.Len(t, q.Catalogs, 2)
+	assert.Equal(t, []string{"main", "deps"}, []string{q.Catalogs[0].Name, q.Catalogs[1].Name})
+	assert.Equal(t, []int{10, -1}, []int{q.Catalogs[0].Priority, q.Catalogs[1].Priority})
+	assert.Len(t, q.Catalogs[0].Catalog.Bundles, 3)
+	assert.Equal(t, []resolver.Subscription{{Name: "app", Package: "app", Channel: "stable", Catalog: "main", InstalledCSV: "app.v1.0.0"}}, q.Subscriptions,
+		"sourceNamespace olm names the global catalog main")
+	assert.Equal(t, []resolver.Installed{{Package: "app", CSV: "app.v1.0.0", Provided: []resolver.GVK{{Group: "app.example.com", Version: "v1", Kind: "App"}}}}, q.Installed,
+		"the copied CSV is left out")
+	assert.Equal(t, `namespace shop:
+  app: upgrade app.v1.0.0 -> app.v1.1.0 (channel stable, catalog main)
+      app.v1.1.0 replaces app.v1.0.0
+  db (dependency): install db.v1.0.0 (channel stable, catalog deps)
+      app.v1.1.0 requires package db >=1.0.0
+`, r.Out)
+	assert.Empty(t, r.ErrOut)
+
+	got = nil
+	r = o.Run("alpha", "resolve", "--catalog", mainCat, "--catalog", depsCat, "--subscription", "app/stable@app.v1.0.0",
+		"--subscription", "db", "--installed", "app=app.v1.0.0", "-n", "shop", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	require.Len(t, got, 1)
+	assert.Equal(t, []resolver.Subscription{{Package: "app", Channel: "stable", StartingCSV: "app.v1.0.0", InstalledCSV: "app.v1.0.0"}, {Package: "db"}}, got[0].Subscriptions)
+	var doc map[string][]map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
+	require.Len(t, doc["operators"], 2)
+	assert.Equal(t, map[string]any{"namespace": "shop", "package": "app", "bundle": "app.v1.1.0", "channel": "stable", "catalog": "main",
+		"reasons": []any{"app.v1.1.0 replaces app.v1.0.0"}, "installed": "app.v1.0.0"}, doc["operators"][0])
+	assert.Equal(t, true, doc["operators"][1]["dependency"])
+}
+
+// A namespace that does not resolve is printed, and the status is 1.
+func TestResolveUnsatisfiableStatus(t *testing.T) {
+	defer resolve.SetResolver(func(context.Context, resolver.Question) (resolver.Answer, error) {
+		return resolver.Answer{Unsatisfiable: true, Operators: []resolver.Operator{
+			{Package: "app", Reasons: []string{"app.v1.2.0 requires an API no catalog given provides"}},
+		}}, nil
+	})()
+	o := cmdtest.New(t)
+	r := o.Run("alpha", "resolve", "--catalog", mainCat, "--subscription", "app")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Equal(t, "namespace default: OLM resolves nothing (its constraints cannot all be satisfied):\n  app: nothing installed\n      app.v1.2.0 requires an API no catalog given provides\n", r.Out)
+	r = o.Run("alpha", "resolve", "--catalog", mainCat, "--subscription", "app", "-o", "json")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.JSONEq(t, `{"operators": [{"namespace": "default", "package": "app", "bundle": null, "channel": "", "catalog": "", "reasons": ["app.v1.2.0 requires an API no catalog given provides"]}]}`, r.Out)
+}
+
+func TestResolveUsageErrors(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	for _, tc := range []struct {
+		args    []string
+		want    string
+		ownCats bool
+	}{
+		{[]string{"--subscription", "app/"}, `--subscription: subscription "app/": empty channel`, false},
+		{[]string{"--subscriptions", "testdata/csvs.yaml"}, "--subscriptions: testdata/csvs.yaml:5: items[0].kind: is ClusterServiceVersion, want Subscription", false},
+		{[]string{"--subscriptions", "testdata/nope.yaml"}, "--subscriptions: open testdata/nope.yaml: no such file", false},
+		{[]string{"--subscription", "app", "--installed", "testdata/subscriptions.yaml"}, "--installed: testdata/subscriptions.yaml:5: items[0].kind: is Subscription, want ClusterServiceVersion", false},
+		{[]string{"--subscription", "app", "--installed", "app"}, "--installed app: neither PKG=CSV nor a file of CSVs", false},
+		{[]string{"--subscription", "app", "--installed", "app="}, `--installed: installed "app=": write PKG=CSV`, false},
+		{[]string{"--subscriptions", "testdata/subscriptions.yaml", "--catalog", depsCat}, `names catalog "main" (spec.source)`, true},
+		{[]string{"--subscriptions", "testdata/subscriptions.yaml", "-n", "elsewhere"}, "no Subscription in namespace elsewhere", false},
+		{[]string{"--subscription", "app", "--catalog", "testdata/nope"}, "--catalog testdata/nope: testdata/nope: no such file or directory", false},
+		{[]string{"--subscription", "app", "-o", "yaml"}, `invalid --output "yaml"`, false},
+	} {
+		args := []string{"alpha", "resolve", "--catalog", mainCat}
+		if tc.ownCats {
+			args = args[:2]
+		}
+		r := o.Run(append(args, tc.args...)...)
+		assert.Equal(t, exit.UpstreamUsage, r.Code, tc.args)
+		assert.Contains(t, r.ErrOut, tc.want, tc.args)
+		assert.Empty(t, r.Out, tc.args)
+	}
+}
