@@ -175,7 +175,13 @@ func TestQuestions(t *testing.T) {
 	qs, err = State{Subscriptions: subs[:1]}.Questions(catalogs, "")
 	require.NoError(t, err)
 	assert.Equal(t, []resolve.Installed{{Package: "etcd", CSV: "etcdoperator.v0.9.2-clusterwide"}}, qs[0].Installed)
+	// A flag's Subscription takes the preferred catalog with its package.
+	cats := []resolve.Catalog{{Name: "low", Priority: -1, Catalog: cat}, {Name: "first", Catalog: cat}, {Name: "second", Catalog: cat},
+		{Name: "elsewhere", Namespace: "x", Priority: 9, Catalog: cat}, {Name: "empty", Priority: 9, Catalog: &fbc.Catalog{}}}
+	qs, err = State{Subscriptions: []Subscription{{Subscription: resolve.Subscription{Package: "prometheus"}}}}.Questions(cats, "ns")
+	require.NoError(t, err)
+	assert.Equal(t, "first", qs[0].Subscriptions[0].Catalog)
 	b, err := json.Marshal(qs[0])
 	require.NoError(t, err)
-	assert.Contains(t, string(b), `"namespace":"operators"`)
+	assert.Contains(t, string(b), `"namespace":"ns"`)
 }

@@ -50,7 +50,9 @@ func (st State) Namespace(namespace string) string {
 // (spec.source) must be one of catalogs: a global one (Namespace "") of
 // that name answers whatever spec.sourceNamespace says, as the cluster's
 // global catalog namespace differs between OLM's installs. The package of
-// a CSV that names none is looked up in the catalogs by CSV name; a
+// a CSV that names none is looked up in the catalogs by CSV name. A
+// Subscription that names no catalog (from a flag) takes the catalog of
+// highest priority holding its package, the first given among equals. A
 // Subscription with no installedCSV takes the installed CSV of its
 // package, and a Subscription's installedCSV is an installed CSV.
 func (st State) Questions(catalogs []resolve.Catalog, namespace string) ([]resolve.Question, error) {
@@ -84,10 +86,20 @@ func (st State) Questions(catalogs []resolve.Catalog, namespace string) ([]resol
 			continue
 		}
 		sub := s.Subscription
-		if sub.Catalog != "" {
+		if sub.Catalog == "" {
+			// A Subscription names its CatalogSource; one from a flag
+			// takes the preferred catalog holding the package.
+			sub.Catalog, sub.CatalogNamespace = preferred(catalogs, sub.Package, qq.Namespace)
+		} else {
 			ns, err := catalogOf(catalogs, sub, qq.Namespace)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.From, err)
+			}
+			if ns == "" && sub.CatalogNamespace != "" && sub.CatalogNamespace != qq.Namespace {
+				// The namespace a global catalog is named in is the
+				// cluster's global catalog namespace (olm upstream,
+				// openshift-marketplace on OpenShift).
+				qq.GlobalNamespace = sub.CatalogNamespace
 			}
 			sub.CatalogNamespace = ns
 		}
@@ -132,6 +144,28 @@ func catalogOf(catalogs []resolve.Catalog, sub resolve.Subscription, ns string) 
 	}
 	return "", fmt.Errorf("subscription to %s names catalog %q (spec.source) in namespace %q, and no catalog given has that name (they are %v): name one so, e.g. --catalog name=%s,source=SOURCE",
 		sub.Package, sub.Catalog, want, names, sub.Catalog)
+}
+
+// preferred is the catalog of highest priority (the first given of equal
+// ones) that has a bundle of pkg and is visible from namespace ns: a
+// global one or one in ns. "" when none has.
+func preferred(catalogs []resolve.Catalog, pkg, ns string) (name, namespace string) {
+	best := -1
+	for i, c := range catalogs {
+		if c.Catalog == nil || (c.Namespace != "" && c.Namespace != ns) || (best >= 0 && c.Priority <= catalogs[best].Priority) {
+			continue
+		}
+		for _, b := range c.Catalog.Bundles {
+			if b.Package == pkg {
+				best = i
+				break
+			}
+		}
+	}
+	if best < 0 {
+		return "", ""
+	}
+	return catalogs[best].Name, catalogs[best].Namespace
 }
 
 func packagesByCSV(catalogs []resolve.Catalog) map[string]string {

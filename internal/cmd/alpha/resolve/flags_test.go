@@ -3,6 +3,7 @@ package resolve_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,19 +41,14 @@ func TestResolveFlags(t *testing.T) {
 	assert.ErrorContains(t, err, "not a whole number")
 }
 
-// The questions the command asks, read from flags and files, and how it
-// prints an answer, against a resolver that answers what the test says.
+// The questions the command asks, read from flags and files (recorded on
+// their way to the real resolver), and how it prints the answers.
 func TestResolveQuestionsAndRendering(t *testing.T) {
 	var got []resolver.Question
-	answer := func(_ context.Context, q resolver.Question) (resolver.Answer, error) {
+	defer resolve.SetResolver(func(ctx context.Context, q resolver.Question) (resolver.Answer, error) {
 		got = append(got, q)
-		up := "app.v1.1.0"
-		return resolver.Answer{Operators: []resolver.Operator{
-			{Package: "app", Bundle: &up, Channel: "stable", Catalog: "main", Reasons: []string{"app.v1.1.0 replaces app.v1.0.0"}},
-			{Package: "db", Bundle: new("db.v1.0.0"), Channel: "stable", Catalog: "deps", Dependency: true, Reasons: []string{"app.v1.1.0 requires package db >=1.0.0"}},
-		}}, nil
-	}
-	defer resolve.SetResolver(answer)()
+		return resolver.Resolve(ctx, q)
+	})()
 	o := cmdtest.New(t)
 	r := o.Run("alpha", "resolve", "--catalog", mainCat+"=10", "--catalog", "name=deps,source="+depsCat+",priority=-1",
 		"--subscriptions", "testdata/subscriptions.yaml", "--installed", "testdata/csvs.yaml")
@@ -60,6 +56,7 @@ func TestResolveQuestionsAndRendering(t *testing.T) {
 	require.Len(t, got, 1)
 	q := got[0]
 	assert.Equal(t, "shop", q.Namespace)
+	assert.Equal(t, "olm", q.GlobalNamespace, "the Subscription's sourceNamespace for a global catalog")
 	require.Len(t, q.Catalogs, 2)
 	assert.Equal(t, []string{"main", "deps"}, []string{q.Catalogs[0].Name, q.Catalogs[1].Name})
 	assert.Equal(t, []int{10, -1}, []int{q.Catalogs[0].Priority, q.Catalogs[1].Priority})
@@ -68,12 +65,13 @@ func TestResolveQuestionsAndRendering(t *testing.T) {
 		"sourceNamespace olm names the global catalog main")
 	assert.Equal(t, []resolver.Installed{{Package: "app", CSV: "app.v1.0.0", Provided: []resolver.GVK{{Group: "app.example.com", Version: "v1", Kind: "App"}}}}, q.Installed,
 		"the copied CSV is left out")
-	assert.Equal(t, `namespace shop:
-  app: upgrade app.v1.0.0 -> app.v1.1.0 (channel stable, catalog main)
-      app.v1.1.0 replaces app.v1.0.0
-  db (dependency): install db.v1.0.0 (channel stable, catalog deps)
-      app.v1.1.0 requires package db >=1.0.0
-`, r.Out)
+	lines := strings.Split(r.Out, "\n")
+	require.Len(t, lines, 6, r.Out)
+	assert.Equal(t, "namespace shop:", lines[0])
+	assert.Equal(t, "  app: upgrade app.v1.0.0 -> app.v1.1.0 (channel stable, catalog main)", lines[1])
+	assert.Contains(t, lines[2], "      app.v1.1.0 ", "a reason, indented")
+	assert.Equal(t, "  db (dependency): install db.v1.0.0 (channel stable, catalog deps)", lines[3])
+	assert.Contains(t, lines[4], "app.v1.1.0 requires db >=1.0.0")
 	assert.Empty(t, r.ErrOut)
 
 	got = nil
@@ -81,29 +79,71 @@ func TestResolveQuestionsAndRendering(t *testing.T) {
 		"--subscription", "db", "--installed", "app=app.v1.0.0", "-n", "shop", "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	require.Len(t, got, 1)
-	assert.Equal(t, []resolver.Subscription{{Package: "app", Channel: "stable", StartingCSV: "app.v1.0.0", InstalledCSV: "app.v1.0.0"}, {Package: "db"}}, got[0].Subscriptions)
+	assert.Equal(t, []resolver.Subscription{{Package: "app", Channel: "stable", StartingCSV: "app.v1.0.0", InstalledCSV: "app.v1.0.0", Catalog: "main"}, {Package: "db", Catalog: "deps"}}, got[0].Subscriptions)
 	var doc map[string][]map[string]any
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
 	require.Len(t, doc["operators"], 2)
+	app := doc["operators"][0]
+	assert.NotEmpty(t, app["reasons"])
+	delete(app, "reasons")
 	assert.Equal(t, map[string]any{"namespace": "shop", "package": "app", "bundle": "app.v1.1.0", "channel": "stable", "catalog": "main",
-		"reasons": []any{"app.v1.1.0 replaces app.v1.0.0"}, "installed": "app.v1.0.0"}, doc["operators"][0])
-	assert.Equal(t, true, doc["operators"][1]["dependency"])
+		"catalogNamespace": "openshift-marketplace", "installed": "app.v1.0.0"}, app)
+	assert.Equal(t, "db.v1.0.0", doc["operators"][1]["bundle"])
+	assert.Nil(t, doc["operators"][1]["dependency"], "db is subscribed to: not a dependency")
+}
+
+// The rabbitmq case of the issue in small: the newest bundle needs what no
+// catalog has, so OLM installs the newest that needs nothing missing.
+func TestResolveMissingDependency(t *testing.T) {
+	t.Parallel()
+	o := cmdtest.New(t)
+	r := o.Run("alpha", "resolve", "--catalog", mainCat, "--subscription", "app")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.True(t, strings.HasPrefix(r.Out, "namespace default:\n  app: install app.v1.0.0 (channel stable, catalog main)\n"), r.Out)
+	assert.Contains(t, r.Out, "app.v1.1.0 requires db >=1.0.0, which no catalog given has")
+
+	r = o.Run("alpha", "resolve", "--catalog", mainCat, "--catalog", depsCat, "--subscription", "app", "-o", "json")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	var doc struct {
+		Operators []struct {
+			Package    string   `json:"package"`
+			Bundle     *string  `json:"bundle"`
+			Catalog    string   `json:"catalog"`
+			Dependency bool     `json:"dependency"`
+			Reasons    []string `json:"reasons"`
+		} `json:"operators"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
+	require.Len(t, doc.Operators, 2)
+	assert.Equal(t, "app.v1.1.0", *doc.Operators[0].Bundle, "1.2.0 needs an API no catalog provides")
+	assert.Contains(t, strings.Join(doc.Operators[0].Reasons, "\n"), "Cache (cache.example.com/v1)")
+	assert.Equal(t, "db", doc.Operators[1].Package)
+	assert.Equal(t, "deps", doc.Operators[1].Catalog)
+	assert.True(t, doc.Operators[1].Dependency)
 }
 
 // A namespace that does not resolve is printed, and the status is 1.
 func TestResolveUnsatisfiableStatus(t *testing.T) {
-	defer resolve.SetResolver(func(context.Context, resolver.Question) (resolver.Answer, error) {
-		return resolver.Answer{Unsatisfiable: true, Operators: []resolver.Operator{
-			{Package: "app", Reasons: []string{"app.v1.2.0 requires an API no catalog given provides"}},
-		}}, nil
-	})()
+	t.Parallel()
 	o := cmdtest.New(t)
-	r := o.Run("alpha", "resolve", "--catalog", mainCat, "--subscription", "app")
+	// Its startingCSV needs an API no catalog provides.
+	r := o.Run("alpha", "resolve", "--catalog", mainCat, "--catalog", depsCat, "--subscription", "app@app.v1.2.0")
 	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
-	assert.Equal(t, "namespace default: OLM resolves nothing (its constraints cannot all be satisfied):\n  app: nothing installed\n      app.v1.2.0 requires an API no catalog given provides\n", r.Out)
-	r = o.Run("alpha", "resolve", "--catalog", mainCat, "--subscription", "app", "-o", "json")
+	assert.True(t, strings.HasPrefix(r.Out, "namespace default: OLM resolves nothing (its constraints cannot all be satisfied):\n  app: nothing installed\n"), r.Out)
+	assert.Contains(t, r.Out, "app.v1.2.0 requires an operator providing Cache (cache.example.com/v1)")
+	assert.Empty(t, r.ErrOut)
+	r = o.Run("alpha", "resolve", "--catalog", mainCat, "--subscription", "app@app.v1.2.0", "-o", "json")
 	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
-	assert.JSONEq(t, `{"operators": [{"namespace": "default", "package": "app", "bundle": null, "channel": "", "catalog": "", "reasons": ["app.v1.2.0 requires an API no catalog given provides"]}]}`, r.Out)
+	var doc map[string][]map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.Out), &doc))
+	require.Len(t, doc["operators"], 1)
+	assert.Nil(t, doc["operators"][0]["bundle"])
+	assert.Contains(t, doc["operators"][0], "bundle", "null, not left out")
+
+	// A package no catalog has: nothing for a new Subscription, status 1.
+	r = o.Run("alpha", "resolve", "--catalog", mainCat, "--subscription", "nope")
+	assert.Equal(t, exit.Failed, r.Code, r.ErrOut)
+	assert.Contains(t, r.Out, "  nope: nothing installed\n")
 }
 
 func TestResolveUsageErrors(t *testing.T) {

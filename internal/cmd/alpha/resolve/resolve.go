@@ -35,10 +35,7 @@ type Options struct {
 }
 
 // resolveQuestion is the resolver; tests may replace it.
-// TODO(i38): resolver.Resolve once internal/resolve has it.
-var resolveQuestion = func(context.Context, resolver.Question) (resolver.Answer, error) {
-	return resolver.Answer{}, errors.New("OLM v0's resolver is not part of this build")
-}
+var resolveQuestion = resolver.Resolve
 
 // NewCmd is `opm alpha resolve`; runF, when not nil, runs instead of Run.
 func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
@@ -271,11 +268,11 @@ func writeText(w io.Writer, qs []resolver.Question, answers []resolver.Answer) e
 			case op.Bundle == nil:
 				fmt.Fprintf(&b, "  %s: nothing installed\n", name)
 			case installed != "" && installed != *op.Bundle:
-				fmt.Fprintf(&b, "  %s: upgrade %s -> %s%s\n", name, printable.Name(installed), printable.Name(*op.Bundle), from(op))
+				fmt.Fprintf(&b, "  %s: upgrade %s -> %s%s\n", name, printable.Name(installed), printable.Name(*op.Bundle), from(op, q.Namespace))
 			case installed != "":
-				fmt.Fprintf(&b, "  %s: stays at %s%s\n", name, printable.Name(*op.Bundle), from(op))
+				fmt.Fprintf(&b, "  %s: stays at %s%s\n", name, printable.Name(*op.Bundle), from(op, q.Namespace))
 			default:
-				fmt.Fprintf(&b, "  %s: install %s%s\n", name, printable.Name(*op.Bundle), from(op))
+				fmt.Fprintf(&b, "  %s: install %s%s\n", name, printable.Name(*op.Bundle), from(op, q.Namespace))
 			}
 			for _, r := range op.Reasons {
 				fmt.Fprintf(&b, "      %s\n", printable.Text(r))
@@ -287,9 +284,10 @@ func writeText(w io.Writer, qs []resolver.Question, answers []resolver.Answer) e
 }
 
 // from is where a bundle comes from: " (channel C, catalog N)".
-func from(op resolver.Operator) string {
+func from(op resolver.Operator, ns string) string {
 	cat := op.Catalog
-	if op.CatalogNamespace != "" {
+	if op.CatalogNamespace == ns {
+		// A namespace-local catalog; global ones go by name.
 		cat = op.CatalogNamespace + "/" + cat
 	}
 	return fmt.Sprintf(" (channel %s, catalog %s)", printable.Name(op.Channel), printable.Name(cat))
