@@ -5,11 +5,8 @@ package resolve
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +17,7 @@ import (
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/printable"
 	resolver "github.com/opmkit/opm/internal/resolve"
+	"github.com/opmkit/opm/internal/resolve/answertext"
 	"github.com/opmkit/opm/internal/resolve/clusterstate"
 )
 
@@ -103,9 +101,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := opts.Image.Validate(); err != nil {
 		return exit.Usagef("%v", err)
 	}
-	st, err := readState(opts)
+	st, err := clusterstate.Read(opts.Subscriptions, opts.SubscriptionFiles, opts.Installed)
 	if err != nil {
-		return err
+		return exit.Usagef("%v", err)
 	}
 	t := f.IO.ErrTheme()
 	catalogs, err := catalogflag.Open(ctx, f, opts.Image, opts.Catalogs, func(src, w string) {
@@ -136,159 +134,17 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if opts.Output == output.JSON {
-		err = output.WriteJSON(f.IO.Out, jsonOf(qs, answers))
+		err = output.WriteJSON(f.IO.Out, answertext.JSON(qs, answers))
 	} else {
-		err = writeText(f.IO.Out, qs, answers)
+		_, err = io.WriteString(f.IO.Out, answertext.Text(qs, answers))
 	}
 	if err != nil {
 		return exit.With(exit.Usage, err)
 	}
-	if failed(qs, answers) {
+	if answertext.Failed(qs, answers) {
 		// The answer is printed; the status tells scripts OLM would not
 		// resolve something.
 		return exit.Findings
 	}
 	return nil
-}
-
-// readState reads the Subscriptions and installed CSVs of flags and files.
-func readState(opts *Options) (clusterstate.State, error) {
-	var st clusterstate.State
-	for _, s := range opts.Subscriptions {
-		sub, err := clusterstate.ParseSubscription(s)
-		if err != nil {
-			return st, exit.Usagef("--subscription: %v", err)
-		}
-		st.Subscriptions = append(st.Subscriptions, clusterstate.Subscription{Subscription: sub, From: "--subscription " + s})
-	}
-	for _, file := range opts.SubscriptionFiles {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			return st, exit.Usagef("--subscriptions: %v", err)
-		}
-		subs, err := clusterstate.ReadSubscriptions(file, data)
-		if err != nil {
-			return st, exit.Usagef("--subscriptions: %v", err)
-		}
-		st.Subscriptions = append(st.Subscriptions, subs...)
-	}
-	for _, v := range opts.Installed {
-		data, err := os.ReadFile(v)
-		if errors.Is(err, os.ErrNotExist) && strings.Contains(v, "=") {
-			in, err := clusterstate.ParseInstalled(v)
-			if err != nil {
-				return st, exit.Usagef("--installed: %v", err)
-			}
-			st.Installed = append(st.Installed, clusterstate.CSV{Installed: in, From: "--installed " + v})
-			continue
-		}
-		if err != nil {
-			return st, exit.Usagef("--installed %s: neither PKG=CSV nor a file of CSVs: %v", v, err)
-		}
-		csvs, err := clusterstate.ReadCSVs(v, data)
-		if err != nil {
-			return st, exit.Usagef("--installed: %v", err)
-		}
-		st.Installed = append(st.Installed, csvs...)
-	}
-	return st, nil
-}
-
-// failed is whether a namespace does not resolve, or a Subscription
-// without an installed CSV gets no bundle.
-func failed(qs []resolver.Question, answers []resolver.Answer) bool {
-	for i, a := range answers {
-		if a.Unsatisfiable {
-			return true
-		}
-		for _, op := range a.Operators {
-			if op.Bundle == nil && !op.Dependency && installedCSV(qs[i], op.Package) == "" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func installedCSV(q resolver.Question, pkg string) string {
-	for _, s := range q.Subscriptions {
-		if s.Package == pkg {
-			return s.InstalledCSV
-		}
-	}
-	return ""
-}
-
-// jsonOperator is an operator of -o json: the resolver's, with its
-// namespace and the CSV installed now.
-type jsonOperator struct {
-	Namespace string `json:"namespace"`
-	resolver.Operator
-	Installed string `json:"installed,omitempty"`
-}
-
-func jsonOf(qs []resolver.Question, answers []resolver.Answer) any {
-	ops := []jsonOperator{}
-	for i, a := range answers {
-		for _, op := range a.Operators {
-			if op.Reasons == nil {
-				op.Reasons = []string{}
-			}
-			ops = append(ops, jsonOperator{Namespace: qs[i].Namespace, Operator: op, Installed: installedCSV(qs[i], op.Package)})
-		}
-	}
-	return struct {
-		Operators []jsonOperator `json:"operators"`
-	}{ops}
-}
-
-// writeText prints each namespace's answer: a heading, then per operator
-// what OLM does and the reasons, indented.
-func writeText(w io.Writer, qs []resolver.Question, answers []resolver.Answer) error {
-	var b strings.Builder
-	for i, a := range answers {
-		q := qs[i]
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "namespace %s", printable.Name(q.Namespace))
-		if a.Unsatisfiable {
-			b.WriteString(": OLM resolves nothing (its constraints cannot all be satisfied)")
-		}
-		b.WriteString(":\n")
-		for _, op := range a.Operators {
-			name := printable.Name(op.Package)
-			if op.Dependency {
-				name += " (dependency)"
-			}
-			installed := installedCSV(q, op.Package)
-			switch {
-			case op.Bundle == nil && installed != "":
-				fmt.Fprintf(&b, "  %s: stays at %s\n", name, printable.Name(installed))
-			case op.Bundle == nil:
-				fmt.Fprintf(&b, "  %s: nothing installed\n", name)
-			case installed != "" && installed != *op.Bundle:
-				fmt.Fprintf(&b, "  %s: upgrade %s -> %s%s\n", name, printable.Name(installed), printable.Name(*op.Bundle), from(op, q.Namespace))
-			case installed != "":
-				fmt.Fprintf(&b, "  %s: stays at %s%s\n", name, printable.Name(*op.Bundle), from(op, q.Namespace))
-			default:
-				fmt.Fprintf(&b, "  %s: install %s%s\n", name, printable.Name(*op.Bundle), from(op, q.Namespace))
-			}
-			for _, r := range op.Reasons {
-				fmt.Fprintf(&b, "      %s\n", printable.Text(r))
-			}
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// from is where a bundle comes from: " (channel C, catalog N)".
-func from(op resolver.Operator, ns string) string {
-	cat := op.Catalog
-	if op.CatalogNamespace == ns {
-		// A namespace-local catalog; global ones go by name.
-		cat = op.CatalogNamespace + "/" + cat
-	}
-	return fmt.Sprintf(" (channel %s, catalog %s)", printable.Name(op.Channel), printable.Name(cat))
 }
