@@ -113,9 +113,9 @@ func TestReadCSVsErrors(t *testing.T) {
 func TestParseFlags(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]resolve.Subscription{
-		"etcd":                          {Package: "etcd"},
-		"etcd/alpha":                    {Package: "etcd", Channel: "alpha"},
-		"etcd@etcdoperator.v0.9.0":      {Package: "etcd", StartingCSV: "etcdoperator.v0.9.0"},
+		"etcd":                           {Package: "etcd"},
+		"etcd/alpha":                     {Package: "etcd", Channel: "alpha"},
+		"etcd@etcdoperator.v0.9.0":       {Package: "etcd", StartingCSV: "etcdoperator.v0.9.0"},
 		"etcd/alpha@etcdoperator.v0.9.0": {Package: "etcd", Channel: "alpha", StartingCSV: "etcdoperator.v0.9.0"},
 	} {
 		got, err := ParseSubscription(in)
