@@ -169,12 +169,19 @@ func TestQuestions(t *testing.T) {
 	assert.Equal(t, "grafana-operator.v4.8.0", qs[0].Subscriptions[1].InstalledCSV, "the installed CSV of the package is the Subscription's")
 
 	_, err = st.Questions(catalogs[:1], "")
-	assert.ErrorContains(t, err, `subscriptions.yaml:25: subscription to pelorus-operator names catalog "pelorus" (spec.source) in namespace "pelorus", and no catalog given has that name`)
+	assert.ErrorContains(t, err, `subscriptions.yaml:25: subscription to pelorus-operator names catalog "pelorus" (spec.source) in namespace "pelorus", and no catalog of that name is given there or globally (the catalogs given are etcd)`)
 
 	// A Subscription's installedCSV is installed, even without a CSV file.
 	qs, err = State{Subscriptions: subs[:1]}.Questions(catalogs, "")
 	require.NoError(t, err)
 	assert.Equal(t, []resolve.Installed{{Package: "etcd", CSV: "etcdoperator.v0.9.2-clusterwide"}}, qs[0].Installed)
+	// A catalog given in the namespace a Subscription names as
+	// spec.sourceNamespace: that is the global catalog namespace.
+	qs, err = State{Subscriptions: subs[:1]}.Questions([]resolve.Catalog{{Name: "etcd", Namespace: "openshift-marketplace", Catalog: cat}}, "")
+	require.NoError(t, err)
+	assert.Equal(t, "openshift-marketplace", qs[0].GlobalNamespace)
+	assert.Equal(t, "openshift-marketplace", qs[0].Subscriptions[0].CatalogNamespace)
+
 	// A flag's Subscription takes the preferred catalog with its package.
 	cats := []resolve.Catalog{{Name: "low", Priority: -1, Catalog: cat}, {Name: "first", Catalog: cat}, {Name: "second", Catalog: cat},
 		{Name: "elsewhere", Namespace: "x", Priority: 9, Catalog: cat}, {Name: "empty", Priority: 9, Catalog: &fbc.Catalog{}}}

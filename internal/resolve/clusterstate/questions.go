@@ -3,6 +3,7 @@ package clusterstate
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/opmkit/opm/internal/resolve"
 )
@@ -95,11 +96,17 @@ func (st State) Questions(catalogs []resolve.Catalog, namespace string) ([]resol
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", s.From, err)
 			}
-			if ns == "" && sub.CatalogNamespace != "" && sub.CatalogNamespace != qq.Namespace {
+			switch {
+			case ns == "" && sub.CatalogNamespace != "" && sub.CatalogNamespace != qq.Namespace:
 				// The namespace a global catalog is named in is the
 				// cluster's global catalog namespace (olm upstream,
 				// openshift-marketplace on OpenShift).
 				qq.GlobalNamespace = sub.CatalogNamespace
+			case ns != "" && ns != qq.Namespace:
+				// A catalog given in another namespace than the
+				// Subscription's, and named so by it: that is the global
+				// catalog namespace, or OLM would not see it.
+				qq.GlobalNamespace = ns
 			}
 			sub.CatalogNamespace = ns
 		}
@@ -142,8 +149,8 @@ func catalogOf(catalogs []resolve.Catalog, sub resolve.Subscription, ns string) 
 	if global {
 		return "", nil
 	}
-	return "", fmt.Errorf("subscription to %s names catalog %q (spec.source) in namespace %q, and no catalog given has that name (they are %v): name one so, e.g. --catalog name=%s,source=SOURCE",
-		sub.Package, sub.Catalog, want, names, sub.Catalog)
+	return "", fmt.Errorf("subscription to %s names catalog %q (spec.source) in namespace %q, and no catalog of that name is given there or globally (the catalogs given are %s): name one so, e.g. --catalog name=%s,source=SOURCE",
+		sub.Package, sub.Catalog, want, strings.Join(names, ", "), sub.Catalog)
 }
 
 // preferred is the catalog of highest priority (the first given of equal

@@ -74,6 +74,13 @@ func TestResolveQuestionsAndRendering(t *testing.T) {
 	assert.Contains(t, lines[4], "app.v1.1.0 requires db >=1.0.0")
 	assert.Empty(t, r.ErrOut)
 
+	// A catalog given in the namespace the Subscription names.
+	got = nil
+	r = o.Run("alpha", "resolve", "--catalog", "name=main,namespace=olm,source="+mainCat, "--catalog", depsCat, "--subscriptions", "testdata/subscriptions.yaml")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Equal(t, "olm", got[0].GlobalNamespace)
+	assert.Contains(t, r.Out, "  app: upgrade app.v1.0.0 -> app.v1.1.0 (channel stable, catalog main)\n")
+
 	got = nil
 	r = o.Run("alpha", "resolve", "--catalog", mainCat, "--catalog", depsCat, "--subscription", "app/stable@app.v1.0.0",
 		"--subscription", "db", "--installed", "app=app.v1.0.0", "-n", "shop", "-o", "json")
@@ -161,6 +168,7 @@ func TestResolveUsageErrors(t *testing.T) {
 		{[]string{"--subscription", "app", "--installed", "app"}, "--installed app: neither PKG=CSV nor a file of CSVs", false},
 		{[]string{"--subscription", "app", "--installed", "app="}, `--installed: installed "app=": write PKG=CSV`, false},
 		{[]string{"--subscriptions", "testdata/subscriptions.yaml", "--catalog", depsCat}, `names catalog "main" (spec.source)`, true},
+		{[]string{"--subscriptions", "testdata/subscriptions.yaml", "--catalog", "name=main,source=" + mainCat + ",namespace=elsewhere"}, `names catalog "main" (spec.source) in namespace "olm", and no catalog of that name is given there or globally (the catalogs given are main)`, true},
 		{[]string{"--subscriptions", "testdata/subscriptions.yaml", "-n", "elsewhere"}, "no Subscription in namespace elsewhere", false},
 		{[]string{"--subscription", "app", "--catalog", "testdata/nope"}, "--catalog testdata/nope: testdata/nope: no such file or directory", false},
 		{[]string{"--subscription", "app", "-o", "yaml"}, `invalid --output "yaml"`, false},
