@@ -1113,6 +1113,10 @@ func (n *celBinary) check(vars map[string]celType) (celType, error) {
 		}
 		return tBool, nil
 	case "==", "!=":
+		// The checker unifies both sides: two known types must agree.
+		if known(l) && known(r) && l != r {
+			return "", fmt.Errorf("no such overload: %s %s %s", l, n.op, r)
+		}
 		return tBool, nil
 	case "<", "<=", ">", ">=":
 		if known(l) && known(r) {
