@@ -48,8 +48,8 @@ func TestCELRules(t *testing.T) {
 		{`size(properties) == 5 && !(1 > 2) || false`, true},
 		{`properties[0].value.packageName + "-x" == 'db-x'`, true},
 		{`properties.exists(p, p.value.nosuch == 1)`, false}, // error: false
-		{`1 / 0 == 1 || true`, true},                          // error absorbed by ||
-		{`1 / 0 == 1 && true`, false},                         // error: false
+		{`1 / 0 == 1 || true`, true},  // error absorbed by ||
+		{`1 / 0 == 1 && true`, false}, // error: false
 		{`properties.size() > 1 ? true : false`, true},
 		{`properties[0].type == 1`, false}, // dyn: unequal at run time
 		{`r"a\d" == "a\\d" && "\u00e9" == "é" && 0x10 == 16 && 3u == 3u`, true},
