@@ -672,15 +672,30 @@ func known(t celType) bool { return t != tDyn }
 
 // AST and evaluation.
 
-type celEnv struct{ vars map[string]any }
+// celEnv binds names: a comprehension's variable over the enclosing
+// bindings.
+type celEnv struct {
+	vars   map[string]any
+	name   string
+	value  any
+	parent *celEnv
+}
 
 func (e celEnv) with(name string, v any) celEnv {
-	m := make(map[string]any, len(e.vars)+1)
-	for k, x := range e.vars {
-		m[k] = x
+	return celEnv{name: name, value: v, parent: &e}
+}
+
+func (e celEnv) lookup(name string) (any, bool) {
+	for cur := &e; cur != nil; cur = cur.parent {
+		if cur.vars != nil {
+			v, ok := cur.vars[name]
+			return v, ok
+		}
+		if cur.name == name {
+			return cur.value, true
+		}
 	}
-	m[name] = v
-	return celEnv{m}
+	return nil, false
 }
 
 type celNode interface {
@@ -719,7 +734,7 @@ func typeOf(v any) celType {
 type celIdent struct{ name string }
 
 func (n *celIdent) eval(env celEnv) (any, error) {
-	v, ok := env.vars[n.name]
+	v, ok := env.lookup(n.name)
 	if !ok {
 		return nil, fmt.Errorf("no such attribute %q", n.name)
 	}
@@ -1113,6 +1128,10 @@ func (n *celBinary) check(vars map[string]celType) (celType, error) {
 		}
 		return tBool, nil
 	case "==", "!=":
+		// The checker unifies both sides: two known types must agree.
+		if known(l) && known(r) && l != r {
+			return "", fmt.Errorf("no such overload: %s %s %s", l, n.op, r)
+		}
 		return tBool, nil
 	case "<", "<=", ">", ">=":
 		if known(l) && known(r) {

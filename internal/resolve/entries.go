@@ -3,7 +3,10 @@ package resolve
 import (
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
+	"weak"
 
 	"github.com/blang/semver/v4"
 
@@ -23,12 +26,14 @@ func (k sourceKey) existing() bool { return k.name == existingName }
 func (k sourceKey) String() string { return k.name + "/" + k.namespace }
 
 // entry is one bundle in one channel of one catalog (OLM lists a bundle
-// once per channel that holds it), or one installed CSV.
+// once per channel that holds it), or one installed CSV. Entries of a
+// catalog are shared by every question over it: nothing here changes
+// after the index is built, except under the index's lock.
 type entry struct {
 	name      string
 	pkg       string
 	channel   string
-	snap      *snapshot
+	idx       *catalogIndex
 	isDefault bool // channel is the package's default channel
 	replaces  string
 	skips     []string
@@ -36,15 +41,32 @@ type entry struct {
 	skipText  string
 	version   *semver.Version // nil when the version does not parse
 	props     []prop
+	// provides are the olm.gvk APIs; packages the olm.package names.
+	provides []GVK
+	packages []string
 	// subscribed marks an installed CSV a Subscription's installedCSV
 	// names: it may be replaced; other installed CSVs must stay.
 	subscribed bool
+	// strict are the olm.package versions that parse as strict semver.
+	strict []semver.Version
+	// reqs are the entry's requirements (parsed once), or the error OLM
+	// fails with on them.
+	reqs     []requirement
+	reqsErr  error
+	reqsDone bool
+}
+
+// requirement is a parsed requirement and the property it came from (the
+// key its satisfiers are cached under).
+type requirement struct {
+	pred predicate
+	key  string
 }
 
 func (e *entry) String() string { return e.name }
 
 // prop is a bundle property as OLM's resolver sees it, its value decoded
-// lazily for CEL.
+// lazily for CEL (under the index's lock).
 type prop struct {
 	typ    string
 	raw    json.RawMessage
@@ -70,8 +92,7 @@ func (p *prop) value() (any, bool) {
 
 var errNoValue = &struct{ x int }{1}
 
-// packageProp is the olm.package property's package and version, as OLM's
-// predicates read it.
+// packageProp is the first olm.package property's package and version.
 func (e *entry) packageProp() (string, string, bool) {
 	for i := range e.props {
 		if e.props[i].typ != fbc.PropertyPackage {
@@ -85,38 +106,73 @@ func (e *entry) packageProp() (string, string, bool) {
 	return "", "", false
 }
 
-// gvks lists the APIs the entry provides (olm.gvk properties).
-func (e *entry) gvks() []GVK {
-	var out []GVK
+// derive fills what the entry's properties say once: the APIs it
+// provides, the packages it belongs to, its version.
+func (e *entry) derive() {
+	e.provides, e.packages = nil, nil
 	for i := range e.props {
-		if e.props[i].typ != fbc.PropertyGVK {
-			continue
-		}
-		var v fbc.GVKValue
-		if json.Unmarshal(e.props[i].raw, &v) == nil {
-			out = append(out, GVK{Group: v.Group, Version: v.Version, Kind: v.Kind})
+		switch e.props[i].typ {
+		case fbc.PropertyGVK:
+			var v fbc.GVKValue
+			if json.Unmarshal(e.props[i].raw, &v) == nil {
+				e.provides = append(e.provides, GVK{Group: v.Group, Version: v.Version, Kind: v.Kind})
+			}
+		case fbc.PropertyPackage:
+			var v fbc.PackageValue
+			if json.Unmarshal(e.props[i].raw, &v) == nil {
+				e.packages = append(e.packages, v.PackageName)
+				if sv, err := semver.Parse(v.Version); err == nil {
+					e.strict = append(e.strict, sv)
+				}
+			}
 		}
 	}
-	return out
+	if e.version == nil {
+		if _, v, ok := e.packageProp(); ok {
+			if sv, err := semver.ParseTolerant(v); err == nil {
+				e.version = &sv
+			}
+		}
+	}
 }
 
 // pkgChan is a channel of a package.
 type pkgChan struct{ pkg, channel string }
 
-// snapshot is what OLM's cache holds for one catalog: its entries, with
-// indexes, and each channel's order (or the error ordering it gives).
-type snapshot struct {
-	key      sourceKey
-	priority int
-	// order is the position of the catalog in the question, for ties.
-	order    int
+// catalogIndex is what OLM's cache holds for one catalog's content: its
+// entries with indexes, each channel's order, and the requirements'
+// satisfiers found so far. Questions over the same catalog share it.
+type catalogIndex struct {
 	entries  []*entry
 	byPkg    map[string][]*entry
 	byName   map[string][]*entry
 	byGVK    map[GVK][]*entry
 	channels map[pkgChan][]*entry
-	chains   map[pkgChan]chainResult
-	pkgNames map[string]bool
+	// mu guards what is filled lazily: chains, satisfiers, entries'
+	// requirements and decoded property values.
+	mu     sync.Mutex
+	chains map[pkgChan]chainResult
+	sats   map[string]depResult
+	preds  map[string]predResult
+	// shape notes the catalog's sizes, to notice a catalog changed since.
+	shape [3]int
+	// installed marks the index of a namespace's installed CSVs.
+	installed bool
+}
+
+// snapshot is a catalog as one question sees it: its content, its name
+// and namespace, its priority.
+type snapshot struct {
+	*catalogIndex
+	key      sourceKey
+	priority int
+	// order is the position of the catalog in the question, for ties.
+	order int
+}
+
+type predResult struct {
+	pred predicate
+	err  error
 }
 
 type chainResult struct {
@@ -124,30 +180,30 @@ type chainResult struct {
 	err   error
 }
 
-func newSnapshot(key sourceKey, priority, order int) *snapshot {
-	return &snapshot{
-		key: key, priority: priority, order: order,
+func newIndex() *catalogIndex {
+	return &catalogIndex{
 		byPkg: map[string][]*entry{}, byName: map[string][]*entry{}, byGVK: map[GVK][]*entry{},
-		channels: map[pkgChan][]*entry{}, chains: map[pkgChan]chainResult{}, pkgNames: map[string]bool{},
+		channels: map[pkgChan][]*entry{}, chains: map[pkgChan]chainResult{}, sats: map[string]depResult{},
+		preds: map[string]predResult{},
 	}
 }
 
-func (s *snapshot) add(e *entry) {
-	e.snap = s
+func (s *catalogIndex) add(e *entry) {
+	e.idx = s
+	e.derive()
 	s.entries = append(s.entries, e)
 	s.byPkg[e.pkg] = append(s.byPkg[e.pkg], e)
 	s.byName[e.name] = append(s.byName[e.name], e)
-	for _, g := range e.gvks() {
+	for _, g := range e.provides {
 		s.byGVK[g] = append(s.byGVK[g], e)
 	}
 	pc := pkgChan{e.pkg, e.channel}
 	s.channels[pc] = append(s.channels[pc], e)
-	s.pkgNames[e.pkg] = true
 }
 
 // chain is OLM's order of a channel's entries: from the head down the
-// replaces chain, skipped entries left out.
-func (s *snapshot) chain(pc pkgChan) ([]*entry, error) {
+// replaces chain, skipped entries left out. The caller holds s.mu.
+func (s *catalogIndex) chain(pc pkgChan) ([]*entry, error) {
 	if r, ok := s.chains[pc]; ok {
 		return r.chain, r.err
 	}
@@ -156,15 +212,51 @@ func (s *snapshot) chain(pc pkgChan) ([]*entry, error) {
 	return c, err
 }
 
-// catalogSnapshot turns a catalog into OLM's entries as opm serve lists
-// them: every channel entry whose bundle exists, with the bundle's
-// properties minus the two OLM does not pass on (olm.bundle.object,
-// olm.csv.metadata).
-func catalogSnapshot(c *fbc.Catalog, key sourceKey, priority, order int) *snapshot {
-	s := newSnapshot(key, priority, order)
+// indexCache keeps each catalog's index while the catalog is reachable,
+// so that many questions over one catalog build it once.
+var indexCache = struct {
+	sync.Mutex
+	m map[weak.Pointer[fbc.Catalog]]*catalogIndex
+}{m: map[weak.Pointer[fbc.Catalog]]*catalogIndex{}}
+
+func catalogShape(c *fbc.Catalog) [3]int {
+	return [3]int{len(c.Packages), len(c.Channels), len(c.Bundles)}
+}
+
+// indexOf is the index of c, built once while c lives (rebuilt if its
+// sizes changed).
+func indexOf(c *fbc.Catalog) *catalogIndex {
 	if c == nil {
-		return s
+		return newIndex()
 	}
+	wp := weak.Make(c)
+	indexCache.Lock()
+	idx, ok := indexCache.m[wp]
+	indexCache.Unlock()
+	if ok && idx.shape == catalogShape(c) {
+		return idx
+	}
+	idx = buildIndex(c)
+	indexCache.Lock()
+	if _, had := indexCache.m[wp]; !had {
+		runtime.AddCleanup(c, func(wp weak.Pointer[fbc.Catalog]) {
+			indexCache.Lock()
+			delete(indexCache.m, wp)
+			indexCache.Unlock()
+		}, wp)
+	}
+	indexCache.m[wp] = idx
+	indexCache.Unlock()
+	return idx
+}
+
+// buildIndex turns a catalog into OLM's entries as opm serve lists them:
+// every channel entry whose bundle exists, with the bundle's properties
+// minus the two OLM does not pass on (olm.bundle.object,
+// olm.csv.metadata).
+func buildIndex(c *fbc.Catalog) *catalogIndex {
+	s := newIndex()
+	s.shape = catalogShape(c)
 	defaults := map[string]string{}
 	for _, p := range c.Packages {
 		defaults[p.Name] = p.DefaultChannel
@@ -177,32 +269,21 @@ func catalogSnapshot(c *fbc.Catalog, key sourceKey, priority, order int) *snapsh
 			bundles[k] = b
 		}
 	}
-	props := map[*fbc.Bundle][]prop{}
 	for _, ch := range c.Channels {
 		for _, ce := range ch.Entries {
 			b := bundles[[2]string{ch.Package, ce.Name}]
 			if b == nil {
 				continue
 			}
-			ps, ok := props[b]
-			if !ok {
-				ps = bundleProps(b.Properties)
-				props[b] = ps
-			}
 			e := &entry{
 				name: ce.Name, pkg: ch.Package, channel: ch.Name,
 				isDefault: ch.Name == defaults[ch.Package],
 				replaces:  ce.Replaces, skips: ce.Skips, skipText: ce.SkipRange,
-				props: ps,
+				props: bundleProps(b.Properties),
 			}
 			if ce.SkipRange != "" {
 				if r, err := semver.ParseRange(ce.SkipRange); err == nil {
 					e.skipRange = r
-				}
-			}
-			if _, v, ok := e.packageProp(); ok {
-				if sv, err := semver.ParseTolerant(v); err == nil {
-					e.version = &sv
 				}
 			}
 			s.add(e)
@@ -212,8 +293,7 @@ func catalogSnapshot(c *fbc.Catalog, key sourceKey, priority, order int) *snapsh
 }
 
 // bundleProps copies a bundle's properties as OLM's resolver receives
-// them. Each entry gets its own copies so that decoded values are cached
-// per bundle.
+// them.
 func bundleProps(in []fbc.Property) []prop {
 	out := make([]prop, 0, len(in))
 	for _, p := range in {
@@ -256,11 +336,9 @@ func installedEntry(in Installed, cats []*snapshot) *entry {
 			e.props = append(e.props, prop{typ: p.typ, raw: p.raw})
 		}
 	}
-	if len(in.Provided) > 0 {
-		for _, g := range in.Provided {
-			raw, _ := json.Marshal(fbc.GVKValue{Group: g.Group, Kind: g.Kind, Version: g.Version})
-			e.props = append(e.props, prop{typ: fbc.PropertyGVK, raw: raw})
-		}
+	for _, g := range in.Provided {
+		raw, _ := json.Marshal(fbc.GVKValue{Group: g.Group, Kind: g.Kind, Version: g.Version})
+		e.props = append(e.props, prop{typ: fbc.PropertyGVK, raw: raw})
 	}
 	if _, _, ok := e.packageProp(); !ok && e.pkg != "" {
 		ver := ""

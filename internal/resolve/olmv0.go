@@ -65,7 +65,7 @@ func newBuilder(q Question) *builder {
 	if global == "" {
 		global = GlobalNamespace
 	}
-	b := &builder{q: q, ns: ns, byEntry: map[*entry]int{}, depCache: map[depKey]depResult{}}
+	b := &builder{q: q, ns: ns, byEntry: map[*entry]int{}, depCache: map[depKey]depResult{}, snapOf: map[*catalogIndex]*snapshot{}}
 	for i, c := range q.Catalogs {
 		cns := c.Namespace
 		if cns == "" {
@@ -75,9 +75,18 @@ func newBuilder(q Question) *builder {
 			// A CatalogSource in another namespace is invisible here.
 			continue
 		}
-		b.catalogs = append(b.catalogs, catalogSnapshot(c.Catalog, sourceKey{c.Name, cns}, c.Priority, i))
+		idx := indexOf(c.Catalog)
+		if _, twice := b.snapOf[idx]; twice {
+			// One catalog given under two names: each its own entries.
+			idx = buildIndex(c.Catalog)
+		}
+		s := &snapshot{catalogIndex: idx, key: sourceKey{c.Name, cns}, priority: c.Priority, order: i}
+		b.snapOf[idx] = s
+		b.catalogs = append(b.catalogs, s)
 	}
-	b.existing = newSnapshot(sourceKey{existingName, ns}, 0, -1)
+	b.existing = &snapshot{catalogIndex: newIndex(), key: sourceKey{existingName, ns}, order: -1}
+	b.existing.installed = true
+	b.snapOf[b.existing.catalogIndex] = b.existing
 	owned := map[string]bool{}
 	for _, s := range q.Subscriptions {
 		if s.InstalledCSV != "" {
@@ -135,7 +144,7 @@ func (b *builder) answer(p *problem, res searchResult) Answer {
 			continue
 		}
 		v := b.vars[g.v]
-		if v.kind != varBundle || v.e.snap.key.existing() {
+		if v.kind != varBundle || v.e.idx.installed {
 			continue
 		}
 		if _, ok := chosenBy[g.v]; ok {
@@ -158,7 +167,7 @@ func (b *builder) answer(p *problem, res searchResult) Answer {
 				name := e.name
 				op.Bundle = &name
 				op.Channel = e.channel
-				op.Catalog, op.CatalogNamespace = e.snap.key.name, e.snap.key.namespace
+				op.Catalog, op.CatalogNamespace = b.snap(e).key.name, b.snap(e).key.namespace
 				op.Reasons = b.subscriptionReasons(p, i, id)
 				break
 			}
@@ -176,7 +185,7 @@ func (b *builder) answer(p *problem, res searchResult) Answer {
 		name := e.name
 		ans.Operators = append(ans.Operators, Operator{
 			Package: e.pkg, Bundle: &name, Channel: e.channel,
-			Catalog: e.snap.key.name, CatalogNamespace: e.snap.key.namespace,
+			Catalog: b.snap(e).key.name, CatalogNamespace: b.snap(e).key.namespace,
 			Dependency: true, Reasons: b.dependencyReasons(p, id, chosenBy[id]),
 		})
 	}
@@ -195,7 +204,7 @@ func (b *builder) subscriptionOwns(i int, e *entry) bool {
 	if sub.Channel != "" && e.channel != sub.Channel {
 		return false
 	}
-	return b.subCatalog[i] == nil || b.subCatalog[i] == e.snap
+	return b.subCatalog[i] == nil || b.subCatalog[i] == b.snap(e)
 }
 
 // failed is the answer when OLM's resolver returns an error before

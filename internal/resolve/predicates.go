@@ -20,7 +20,7 @@ type predicate interface {
 	words() string
 	// packages narrows the entries worth testing: the packages that can
 	// match, or all=true when any package can.
-	packages(s *snapshot) (names []string, all bool)
+	packages(s *catalogIndex) (names []string, all bool)
 }
 
 // packagePred is olm.package.required, or an olm.constraint's package.
@@ -34,15 +34,10 @@ func (p packagePred) test(e *entry) bool {
 	if !entryInPackage(e, p.name) {
 		return false
 	}
-	for i := range e.props {
-		if e.props[i].typ != fbc.PropertyPackage {
-			continue
-		}
-		var v fbc.PackageValue
-		if json.Unmarshal(e.props[i].raw, &v) != nil {
-			continue
-		}
-		if sv, err := semver.Parse(v.Version); err == nil && p.rng(sv) {
+	// OLM tries each olm.package version that parses strictly, then the
+	// entry's version read tolerantly.
+	for _, v := range e.strict {
+		if p.rng(v) {
 			return true
 		}
 	}
@@ -51,21 +46,20 @@ func (p packagePred) test(e *entry) bool {
 
 func (p packagePred) words() string { return p.name + " " + p.text }
 
-func (p packagePred) packages(*snapshot) ([]string, bool) { return []string{p.name}, false }
+func (p packagePred) packages(*catalogIndex) ([]string, bool) { return []string{p.name}, false }
 
 // entryInPackage is OLM's package test: any olm.package property naming
 // the package, or the entry's own package.
 func entryInPackage(e *entry, name string) bool {
-	for i := range e.props {
-		if e.props[i].typ != fbc.PropertyPackage {
-			continue
-		}
-		var v fbc.PackageValue
-		if json.Unmarshal(e.props[i].raw, &v) == nil && v.PackageName == name {
+	if e.pkg == name {
+		return true
+	}
+	for _, p := range e.packages {
+		if p == name {
 			return true
 		}
 	}
-	return e.pkg == name
+	return false
 }
 
 // gvkPred is olm.gvk.required, or an olm.constraint's gvk: an entry that
@@ -73,7 +67,7 @@ func entryInPackage(e *entry, name string) bool {
 type gvkPred struct{ gvk GVK }
 
 func (p gvkPred) test(e *entry) bool {
-	for _, g := range e.gvks() {
+	for _, g := range e.provides {
 		if g == p.gvk {
 			return true
 		}
@@ -85,7 +79,7 @@ func (p gvkPred) words() string {
 	return fmt.Sprintf("an operator providing %s (%s/%s)", p.gvk.Kind, p.gvk.Group, p.gvk.Version)
 }
 
-func (p gvkPred) packages(s *snapshot) ([]string, bool) {
+func (p gvkPred) packages(s *catalogIndex) ([]string, bool) {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range s.byGVK[p.gvk] {
@@ -115,7 +109,7 @@ func (p labelPred) test(e *entry) bool {
 
 func (p labelPred) words() string { return fmt.Sprintf("an operator labelled %q", p.label) }
 
-func (p labelPred) packages(*snapshot) ([]string, bool) { return nil, true }
+func (p labelPred) packages(*catalogIndex) ([]string, bool) { return nil, true }
 
 // compoundPred is an olm.constraint's all, any or not.
 type compoundPred struct {
@@ -167,7 +161,7 @@ func (p compoundPred) words() string {
 	return "(none of " + strings.Join(w, ", ") + ")"
 }
 
-func (p compoundPred) packages(s *snapshot) ([]string, bool) {
+func (p compoundPred) packages(s *catalogIndex) ([]string, bool) {
 	switch p.op {
 	case "all":
 		for _, q := range p.parts {
@@ -217,24 +211,38 @@ func (p celPred) words() string {
 	return "an operator matching cel rule " + p.rule
 }
 
-func (p celPred) packages(*snapshot) ([]string, bool) { return nil, true }
+func (p celPred) packages(*catalogIndex) ([]string, bool) { return nil, true }
 
-// dependencyPredicates lists the requirements OLM reads from a bundle's
+// requirements lists the requirements OLM reads from an entry's
 // properties, in property order: olm.gvk.required, olm.package.required,
 // olm.label.required and olm.constraint; other types are ignored. An error
-// is what OLM fails the whole resolution with.
-func dependencyPredicates(e *entry) ([]predicate, error) {
-	var out []predicate
-	for i := range e.props {
-		p, err := predicateFor(e.props[i].typ, e.props[i].raw)
-		if err != nil {
-			return nil, fmt.Errorf("bundle %s: %s property %s: %w", e.name, e.props[i].typ, e.props[i].raw, err)
-		}
-		if p != nil {
-			out = append(out, p)
-		}
+// is what OLM fails the whole resolution with. The caller holds the
+// entry's index lock.
+func requirements(e *entry) ([]requirement, error) {
+	if e.reqsDone {
+		return e.reqs, e.reqsErr
 	}
-	return out, nil
+	e.reqsDone = true
+	for i := range e.props {
+		typ, raw := e.props[i].typ, e.props[i].raw
+		switch typ {
+		case fbc.PropertyGVKRequired, fbc.PropertyPackageRequired, fbc.PropertyLabelRequired, fbc.PropertyConstraint:
+		default:
+			continue
+		}
+		key := typ + "\x00" + string(raw)
+		r, ok := e.idx.preds[key]
+		if !ok {
+			r.pred, r.err = predicateFor(typ, raw)
+			e.idx.preds[key] = r
+		}
+		if r.err != nil {
+			e.reqs, e.reqsErr = nil, fmt.Errorf("bundle %s: %s property %s: %w", e.name, typ, raw, r.err)
+			return nil, e.reqsErr
+		}
+		e.reqs = append(e.reqs, requirement{pred: r.pred, key: key})
+	}
+	return e.reqs, nil
 }
 
 func predicateFor(typ string, raw json.RawMessage) (predicate, error) {

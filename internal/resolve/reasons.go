@@ -193,7 +193,7 @@ func (b *builder) subscriptionReasons(p *problem, i, id int) []string {
 	case sub.StartingCSV != "":
 		out = append(out, fmt.Sprintf("%s is the Subscription's startingCSV", e.name))
 	case idx == 0:
-		out = append(out, fmt.Sprintf("%s is the head of channel %s of package %s in catalog %s", e.name, e.channel, e.pkg, e.snap.key.name))
+		out = append(out, fmt.Sprintf("%s is the head of channel %s of package %s in catalog %s", e.name, e.channel, e.pkg, b.snap(e).key.name))
 	}
 	out = append(out, b.passedOver(p, cands, idx)...)
 	if idx > 0 {
@@ -253,7 +253,7 @@ func (b *builder) dependencyReasons(p *problem, id int, c choice) []string {
 		if owner.e != nil {
 			name = owner.e.name
 		}
-		out = append(out, fmt.Sprintf("%s requires %s; %s (channel %s, catalog %s) is the first that meets it", name, what, e.name, e.channel, e.snap.key.name))
+		out = append(out, fmt.Sprintf("%s requires %s; %s (channel %s, catalog %s) is the first that meets it", name, what, e.name, e.channel, b.snap(e).key.name))
 	}
 	idx := 0
 	for k, x := range c.candidates {

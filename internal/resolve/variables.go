@@ -1,13 +1,10 @@
 package resolve
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/opmkit/opm/internal/fbc"
 )
 
 // propertyDeprecated is the legacy property that makes OLM refuse a
@@ -49,6 +46,7 @@ type builder struct {
 	catalogs []*snapshot
 	vars     []*variable
 	byEntry  map[*entry]int
+	snapOf   map[*catalogIndex]*snapshot
 	errs     []error
 	depCache map[depKey]depResult
 	// per Subscription: its candidates in preference order, the
@@ -63,8 +61,7 @@ type builder struct {
 
 type depKey struct {
 	snap *snapshot
-	typ  string
-	raw  string
+	key  string
 }
 
 type depResult struct {
@@ -78,6 +75,9 @@ func (b *builder) all() []*snapshot {
 	return append([]*snapshot{b.existing}, b.catalogs...)
 }
 
+// snap is the catalog (as this question names it) an entry comes from.
+func (b *builder) snap(e *entry) *snapshot { return b.snapOf[e.idx] }
+
 func (b *builder) newVar(v *variable) int {
 	b.vars = append(b.vars, v)
 	return len(b.vars) - 1
@@ -89,7 +89,7 @@ func (b *builder) bundleVar(e *entry) (int, bool) {
 		return id, false
 	}
 	v := &variable{kind: varBundle, e: e}
-	if e.snap.key.existing() && !e.subscribed {
+	if e.idx == b.existing.catalogIndex && !e.subscribed {
 		v.mandatory = true
 	}
 	for _, p := range e.props {
@@ -121,15 +121,18 @@ func (b *builder) expand(stack []*entry) []int {
 			continue
 		}
 		done[id] = true
-		preds, err := dependencyPredicates(e)
+		e.idx.mu.Lock()
+		reqs, err := requirements(e)
+		e.idx.mu.Unlock()
 		if err != nil {
 			b.errs = append(b.errs, err)
 			continue
 		}
 		v := b.vars[id]
-		v.deps = make([][]int, 0, len(preds))
-		for _, d := range preds {
-			cands, err := b.dependencyCandidates(e, d)
+		v.deps = make([][]int, 0, len(reqs))
+		for _, r := range reqs {
+			d := r.pred
+			cands, err := b.dependencyCandidates(e, r)
 			if err != nil {
 				b.errs = append(b.errs, err)
 				continue
@@ -152,19 +155,17 @@ func (b *builder) expand(stack []*entry) []int {
 // by priority (higher first), the namespace's own catalogs before global
 // ones, then by name; within a catalog, default channels first, then by
 // package and channel name; within a channel, from the head down.
-func (b *builder) dependencyCandidates(e *entry, d predicate) ([]*entry, error) {
-	key := depKey{snap: e.snap, typ: fmt.Sprintf("%T", d), raw: d.words()}
-	if p, ok := predicateKey(d); ok {
-		key.raw = p
-	}
+func (b *builder) dependencyCandidates(e *entry, r requirement) ([]*entry, error) {
+	own := b.snap(e)
+	key := depKey{snap: own, key: r.key}
 	if r, ok := b.depCache[key]; ok {
 		return r.cands, r.err
 	}
 	var out []*entry
 	var err error
-	for _, s := range b.preferred(e.snap) {
+	for _, s := range b.preferred(own) {
 		var found []*entry
-		if found, err = b.satisfiersIn(s, d); err != nil {
+		if found, err = satisfiersIn(s.catalogIndex, r); err != nil {
 			break
 		}
 		out = append(out, found...)
@@ -176,22 +177,20 @@ func (b *builder) dependencyCandidates(e *entry, d predicate) ([]*entry, error) 
 	return out, err
 }
 
-// predicateKey is a cache key for predicates that are plain values.
-func predicateKey(d predicate) (string, bool) {
-	switch p := d.(type) {
-	case packagePred:
-		return "pkg " + p.name + " " + p.text, true
-	case gvkPred:
-		return "gvk " + p.gvk.Group + "/" + p.gvk.Version + "/" + p.gvk.Kind, true
-	case labelPred:
-		return "label " + p.label, true
+// satisfiersIn lists the entries of one catalog that satisfy r, in OLM's
+// order within a catalog; the answer is kept for the next question.
+func satisfiersIn(s *catalogIndex, r requirement) ([]*entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.sats[r.key]; ok {
+		return c.cands, c.err
 	}
-	return "", false
+	out, err := findSatisfiers(s, r.pred)
+	s.sats[r.key] = depResult{out, err}
+	return out, err
 }
 
-// satisfiersIn lists the entries of one snapshot that satisfy d, in OLM's
-// order within a catalog.
-func (b *builder) satisfiersIn(s *snapshot, d predicate) ([]*entry, error) {
+func findSatisfiers(s *catalogIndex, d predicate) ([]*entry, error) {
 	names, all := d.packages(s)
 	var pool []*entry
 	if all {
@@ -237,7 +236,7 @@ func (b *builder) satisfiersIn(s *snapshot, d predicate) ([]*entry, error) {
 	for _, g := range order {
 		var chain []*entry
 		var err error
-		if s.key.existing() {
+		if s.installed {
 			// Installed CSVs: the group is the matching CSVs of the
 			// package, none of which replaces another.
 			var members []*entry
@@ -292,6 +291,7 @@ func (b *builder) subscriptionVars(i int, sub Subscription) {
 	b.subCurrent[i] = nil
 	var current *entry
 	if sub.InstalledCSV != "" {
+		// Several installed CSVs cannot share a name in a namespace.
 		for _, e := range b.existing.byName[sub.InstalledCSV] {
 			current = e
 			break
@@ -356,7 +356,9 @@ func (b *builder) subscriptionVars(i int, sub Subscription) {
 		var chain []*entry
 		var err error
 		if starting == "" {
+			cat.mu.Lock()
 			chain, err = cat.chain(pkgChan{sub.Package, entries[lo].channel})
+			cat.mu.Unlock()
 		} else {
 			chain, err = sortChannel(entries[lo:hi])
 		}
@@ -460,24 +462,17 @@ func (b *builder) invariants() {
 		if v.kind != varBundle {
 			continue
 		}
-		for _, g := range v.e.gvks() {
+		for _, g := range v.e.provides {
 			if _, ok := gvks[g]; !ok {
 				gvkOrder = append(gvkOrder, g)
 			}
 			gvks[g] = append(gvks[g], id)
 		}
-		for _, p := range v.e.props {
-			if p.typ != fbc.PropertyPackage {
-				continue
+		for _, name := range v.e.packages {
+			if _, ok := pkgs[name]; !ok {
+				pkgOrder = append(pkgOrder, name)
 			}
-			var pv fbc.PackageValue
-			if json.Unmarshal(p.raw, &pv) != nil {
-				continue
-			}
-			if _, ok := pkgs[pv.PackageName]; !ok {
-				pkgOrder = append(pkgOrder, pv.PackageName)
-			}
-			pkgs[pv.PackageName] = append(pkgs[pv.PackageName], id)
+			pkgs[name] = append(pkgs[name], id)
 		}
 	}
 	for _, g := range gvkOrder {
