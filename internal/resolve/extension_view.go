@@ -1,0 +1,581 @@
+package resolve
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/blang/semver/v4"
+
+	"github.com/opmkit/opm/internal/fbc"
+)
+
+// packageView is one package of one catalog as operator-controller's
+// catalog cache holds it: the catalog split by package, one blob per
+// schema and name (the last one given wins), bundles in the order of their
+// file names in that cache (name + ".json").
+type packageView struct {
+	catalog  string
+	priority int
+	pkg      string
+	empty    bool
+	bundles  []*fbc.Bundle
+	channels []*fbc.Channel
+	// deprecated maps deprecated bundles to their message; pkgDeprecated
+	// and chanDeprecated hold the package's and channels' (reasons only:
+	// operator-controller ranks bundles by their own deprecation alone).
+	deprecated     map[string]string
+	pkgDeprecated  string
+	chanDeprecated map[string]string
+	depErr         error
+
+	// After filter: every bundle's version, the candidates by rank, and
+	// why the others were dropped.
+	info    map[string]candidate
+	cands   []candidate
+	dropped map[string]PassedOver
+	// lostTo says why the catalog's best was not picked: "deprecated",
+	// "priority:CATALOG:PRIORITY" or "ambiguous".
+	lostTo string
+}
+
+// candidate is a bundle with its version as operator-controller reads it.
+type candidate struct {
+	bundle  *fbc.Bundle
+	version string
+	vr      versionRelease
+	vrErr   error
+}
+
+func newPackageView(cat Catalog, pkg string) *packageView {
+	pv := &packageView{catalog: cat.Name, priority: cat.Priority, pkg: pkg, empty: true,
+		deprecated: map[string]string{}, chanDeprecated: map[string]string{}}
+	c := cat.Catalog
+	if c == nil {
+		return pv
+	}
+	for _, p := range c.Packages {
+		if p.Name == pkg {
+			pv.empty = false
+		}
+	}
+	byName := map[string]int{}
+	for i := range c.Bundles {
+		b := &c.Bundles[i]
+		if b.Package != pkg {
+			continue
+		}
+		pv.empty = false
+		if j, ok := byName[b.Name]; ok {
+			pv.bundles[j] = b
+			continue
+		}
+		byName[b.Name] = len(pv.bundles)
+		pv.bundles = append(pv.bundles, b)
+	}
+	sort.SliceStable(pv.bundles, func(i, j int) bool { return pv.bundles[i].Name+".json" < pv.bundles[j].Name+".json" })
+	chByName := map[string]int{}
+	for i := range c.Channels {
+		ch := &c.Channels[i]
+		if ch.Package != pkg {
+			continue
+		}
+		pv.empty = false
+		if j, ok := chByName[ch.Name]; ok {
+			pv.channels[j] = ch
+			continue
+		}
+		chByName[ch.Name] = len(pv.channels)
+		pv.channels = append(pv.channels, ch)
+	}
+	var dep *fbc.Meta
+	for i := range c.Others {
+		m := &c.Others[i]
+		if m.Package != pkg {
+			continue
+		}
+		pv.empty = false
+		if m.Schema == fbc.SchemaDeprecations {
+			dep = m
+		}
+	}
+	if dep != nil {
+		var d struct {
+			Entries []struct {
+				Reference struct {
+					Schema string `json:"schema"`
+					Name   string `json:"name"`
+				} `json:"reference"`
+				Message string `json:"message"`
+			} `json:"entries"`
+		}
+		if err := json.Unmarshal(dep.Blob, &d); err != nil {
+			pv.depErr = err
+		}
+		for _, e := range d.Entries {
+			switch e.Reference.Schema {
+			case fbc.SchemaBundle:
+				pv.deprecated[e.Reference.Name] = e.Message
+			case fbc.SchemaChannel:
+				pv.chanDeprecated[e.Reference.Name] = e.Message
+			case fbc.SchemaPackage:
+				pv.pkgDeprecated = e.Message
+				if pv.pkgDeprecated == "" {
+					pv.pkgDeprecated = "deprecated"
+				}
+			}
+		}
+	}
+	return pv
+}
+
+// channelsConsidered are the channels the extension names (all when
+// none) that the package has.
+func (pv *packageView) channelsConsidered(names []string) []*fbc.Channel {
+	if len(names) == 0 {
+		return pv.channels
+	}
+	var out []*fbc.Channel
+	for _, ch := range pv.channels {
+		if contains(names, ch.Name) {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// inChannels says whether a bundle is an entry of one of chans.
+func inChannels(name string, chans []*fbc.Channel) bool {
+	for _, ch := range chans {
+		for _, e := range ch.Entries {
+			if e.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// filter applies the extension's channels, range and successor rule,
+// then ranks what is left: not deprecated first, then by version and
+// release, highest first (bundles whose version does not read last).
+func (pv *packageView) filter(ext ClusterExtension, rng *versionRange, succ *successorRule) {
+	pv.info = map[string]candidate{}
+	pv.dropped = map[string]PassedOver{}
+	pv.cands = nil
+	chans := pv.channelsConsidered(ext.Channels)
+	for _, b := range pv.bundles {
+		cd := candidate{bundle: b}
+		cd.version, cd.vr, cd.vrErr = bundleVersion(b)
+		pv.info[b.Name] = cd
+		drop := func(rule, reason string) {
+			pv.dropped[b.Name] = PassedOver{Bundle: b.Name, Version: cd.version, Catalog: pv.catalog, Rule: rule, Reason: reason}
+		}
+		switch {
+		case len(ext.Channels) > 0 && !inChannels(b.Name, chans):
+			drop(PassedChannel, fmt.Sprintf("in none of the channels asked for (%s); it is in %s", strings.Join(ext.Channels, ", "), orNone(pv.channelsOf(b.Name))))
+		case rng != nil && cd.vrErr != nil:
+			drop(PassedVersionRange, fmt.Sprintf("its version cannot be read (%v), so no range admits it", cd.vrErr))
+		case rng != nil && !rng.contains(fromSemver(cd.vr.version)):
+			drop(PassedVersionRange, fmt.Sprintf("version %s is outside the range %q", cd.version, ext.Version))
+		case succ != nil && !succ.admits(cd):
+			drop(PassedNotSuccessor, succ.whyNot(cd))
+		default:
+			pv.cands = append(pv.cands, cd)
+		}
+	}
+	sort.SliceStable(pv.cands, func(i, j int) bool { return pv.rankBefore(pv.cands[i], pv.cands[j]) })
+}
+
+// rankBefore is operator-controller's order of one catalog's candidates.
+func (pv *packageView) rankBefore(a, b candidate) bool {
+	_, da := pv.deprecated[a.bundle.Name]
+	_, db := pv.deprecated[b.bundle.Name]
+	if da != db {
+		return !da
+	}
+	if (a.vrErr == nil) != (b.vrErr == nil) {
+		return a.vrErr == nil
+	}
+	if a.vrErr != nil {
+		return false
+	}
+	return a.vr.compare(b.vr) > 0
+}
+
+func (pv *packageView) channelsOf(name string) []string {
+	var out []string
+	for _, ch := range pv.channels {
+		if inChannels(name, []*fbc.Channel{ch}) {
+			out = append(out, ch.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "no channel"
+	}
+	return strings.Join(list, ", ")
+}
+
+// passedOver says, for every bundle of the view but the one picked, why
+// it was not: highest version first.
+func (pv *packageView) passedOver(won bool) []PassedOver {
+	var out []PassedOver
+	var top *candidate
+	if len(pv.cands) > 0 {
+		top = &pv.cands[0]
+	}
+	for _, cd := range pv.cands {
+		if top != nil && cd.bundle == top.bundle {
+			if won {
+				continue
+			}
+			po := PassedOver{Bundle: cd.bundle.Name, Version: cd.version, Catalog: pv.catalog}
+			switch {
+			case pv.lostTo == "deprecated":
+				po.Rule, po.Reason = PassedDeprecated, "the best this catalog offers, but deprecated, and another catalog offers one that is not"
+			case strings.HasPrefix(pv.lostTo, "priority:"):
+				parts := strings.SplitN(pv.lostTo, ":", 3)
+				po.Rule, po.Reason = PassedCatalogPriority, fmt.Sprintf("the best this catalog (priority %d) offers, but catalog %s has a higher priority (%s)", pv.priority, parts[1], parts[2])
+			default:
+				po.Rule, po.Reason = PassedAmbiguous, fmt.Sprintf("the best this catalog offers, but another catalog at the same priority (%d) offers one too", pv.priority)
+			}
+			out = append(out, po)
+			continue
+		}
+		po := PassedOver{Bundle: cd.bundle.Name, Version: cd.version, Catalog: pv.catalog}
+		_, dep := pv.deprecated[cd.bundle.Name]
+		_, topDep := pv.deprecated[top.bundle.Name]
+		if dep && !topDep {
+			po.Rule, po.Reason = PassedDeprecated, fmt.Sprintf("deprecated, so ranked after %s, which is not", top.bundle.Name)
+		} else {
+			po.Rule, po.Reason = PassedLowerVersion, fmt.Sprintf("%s (%s) ranks higher in this catalog", top.bundle.Name, top.version)
+			if cd.vrErr == nil && top.vrErr == nil && cd.vr.compare(top.vr) == 0 {
+				po.Reason = fmt.Sprintf("same version and release as %s; operator-controller takes either (the order it reads the catalog in decides)", top.bundle.Name)
+			}
+		}
+		out = append(out, po)
+	}
+	for _, b := range pv.bundles {
+		if po, ok := pv.dropped[b.Name]; ok {
+			out = append(out, po)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := pv.info[out[i].Bundle], pv.info[out[j].Bundle]
+		if (a.vrErr == nil) != (b.vrErr == nil) {
+			return a.vrErr == nil
+		}
+		if c := a.vr.compare(b.vr); c != 0 {
+			return c > 0
+		}
+		return out[i].Bundle < out[j].Bundle
+	})
+	return out
+}
+
+// successorRule is CatalogProvided's filter when a bundle is installed:
+// the installed version itself, or a bundle whose entry in a channel
+// considered replaces or skips the installed bundle's name, or whose
+// skipRange covers its version.
+type successorRule struct {
+	installed InstalledBundle
+	version   semver.Version
+	vr        versionRelease
+	channels  []*fbc.Channel
+	ranges    map[string]semver.Range
+}
+
+func newSuccessorRule(inst InstalledBundle, channels []*fbc.Channel) (*successorRule, error) {
+	vr, err := legacyVersionRelease(inst.Version)
+	if err != nil {
+		return nil, fmt.Errorf("failed to get version and release of installed bundle: %w", err)
+	}
+	v, err := semver.Parse(inst.Version)
+	if err != nil {
+		return nil, fmt.Errorf("getting successorsPredicate: error parsing installed bundle version: %w", err)
+	}
+	return &successorRule{installed: inst, version: v, vr: vr, channels: channels, ranges: map[string]semver.Range{}}, nil
+}
+
+// edge says how the entry leads from the installed bundle, "" when not.
+func (s *successorRule) edge(e fbc.ChannelEntry) string {
+	if e.Replaces == s.installed.Name {
+		return "replaces " + s.installed.Name
+	}
+	if contains(e.Skips, s.installed.Name) {
+		return "skips " + s.installed.Name
+	}
+	if e.SkipRange != "" {
+		r, ok := s.ranges[e.SkipRange]
+		if !ok {
+			r, _ = semver.ParseRange(e.SkipRange)
+			s.ranges[e.SkipRange] = r
+		}
+		if r != nil && r(s.version) {
+			return fmt.Sprintf("skipRange %q covers %s", e.SkipRange, s.installed.Version)
+		}
+	}
+	return ""
+}
+
+// via is the first edge from the installed bundle to cd, with its
+// channel, "" when none.
+func (s *successorRule) via(cd candidate) string {
+	for _, ch := range s.channels {
+		for _, e := range ch.Entries {
+			if e.Name == cd.bundle.Name {
+				if how := s.edge(e); how != "" {
+					return fmt.Sprintf("its entry in channel %s %s", ch.Name, how)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func (s *successorRule) admits(cd candidate) bool {
+	if s.via(cd) != "" {
+		return true
+	}
+	return cd.vrErr == nil && cd.vr.compare(s.vr) == 0
+}
+
+func (s *successorRule) whyNot(cd candidate) string {
+	return fmt.Sprintf("not an upgrade from the installed %s %s: no entry of it replaces or skips %s, no skipRange of it covers %s, and it is not the installed version (upgradeConstraintPolicy CatalogProvided; SelfCertified would allow it)",
+		s.installed.Name, s.installed.Version, s.installed.Name, s.installed.Version)
+}
+
+// noneWhy explains "no bundles found": per catalog, what left nothing.
+func noneWhy(ext ClusterExtension, views []*packageView) []string {
+	if len(views) == 0 {
+		return []string{fmt.Sprintf("no catalog selected has package %s", ext.PackageName)}
+	}
+	var out []string
+	for _, pv := range views {
+		counts := map[string]int{}
+		for _, po := range pv.dropped {
+			counts[po.Rule]++
+		}
+		if len(pv.bundles) == 0 {
+			out = append(out, fmt.Sprintf("catalog %s has package %s but no bundle of it", pv.catalog, ext.PackageName))
+			continue
+		}
+		var parts []string
+		for _, r := range []struct{ rule, what string }{
+			{PassedChannel, "in none of the channels asked for"},
+			{PassedVersionRange, "outside the version range"},
+			{PassedNotSuccessor, "not an upgrade from the installed bundle"},
+		} {
+			if n := counts[r.rule]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, r.what))
+			}
+		}
+		out = append(out, fmt.Sprintf("catalog %s: none of the %d bundles of %s is left: %s", pv.catalog, len(pv.bundles), ext.PackageName, strings.Join(parts, ", ")))
+	}
+	return out
+}
+
+// pickWhy says why the bundle picked won.
+func pickWhy(ext ClusterExtension, cd candidate, catalog string, deprecated bool, nviews int, pv *packageView) []string {
+	var filters []string
+	if len(ext.Channels) > 0 {
+		filters = append(filters, "in channels "+strings.Join(ext.Channels, ", "))
+	}
+	if ext.Version != "" {
+		filters = append(filters, fmt.Sprintf("within %q", ext.Version))
+	}
+	if ext.Installed != nil {
+		if ext.UpgradeConstraintPolicy == PolicySelfCertified {
+			filters = append(filters, "with any bundle allowed over the installed one (SelfCertified)")
+		} else {
+			filters = append(filters, fmt.Sprintf("that upgrades from the installed %s %s, or is that version", ext.Installed.Name, ext.Installed.Version))
+		}
+	}
+	what := "the highest version"
+	if deprecated {
+		what = "the highest version, deprecated (every candidate is)"
+	} else if len(pv.deprecated) > 0 {
+		what = "the highest version not deprecated"
+	}
+	out := []string{fmt.Sprintf("%s %s from catalog %s: %s of package %s%s", cd.bundle.Name, cd.version, catalog, what, ext.PackageName, prefixed(" ", strings.Join(filters, ", ")))}
+	if ext.Installed != nil && ext.UpgradeConstraintPolicy != PolicySelfCertified {
+		if cd.bundle.Name == ext.Installed.Name || (cd.vrErr == nil && ext.Installed != nil && cd.version == ext.Installed.Version) {
+			out = append(out, "no upgrade: the installed version is the best the rules allow")
+		}
+	}
+	if nviews > 1 {
+		out = append(out, fmt.Sprintf("catalog %s (priority %d) wins over the other catalogs that have the package", catalog, pv.priority))
+	}
+	if deprecated {
+		out = append(out, fmt.Sprintf("%s is deprecated: %s", cd.bundle.Name, pv.deprecated[cd.bundle.Name]))
+	}
+	if pv.pkgDeprecated != "" {
+		out = append(out, fmt.Sprintf("package %s is deprecated: %s", ext.PackageName, pv.pkgDeprecated))
+	}
+	for _, ch := range pv.channelsOf(cd.bundle.Name) {
+		if msg, ok := pv.chanDeprecated[ch]; ok && (len(ext.Channels) == 0 || contains(ext.Channels, ch)) {
+			out = append(out, fmt.Sprintf("channel %s is deprecated: %s", ch, msg))
+		}
+	}
+	return out
+}
+
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
+
+// catalogSelector is a ClusterExtension's catalog selector over the one
+// label a ClusterCatalog is known to carry (CatalogNameLabel).
+type catalogSelector struct {
+	sel *LabelSelector
+}
+
+func newCatalogSelector(sel *LabelSelector) (catalogSelector, error) {
+	if sel == nil {
+		return catalogSelector{}, nil
+	}
+	for k, v := range sel.MatchLabels {
+		if err := checkLabelKey(k); err != nil {
+			return catalogSelector{}, fmt.Errorf("matchLabels key %q: %w", k, err)
+		}
+		if err := checkLabelValue(v); err != nil {
+			return catalogSelector{}, fmt.Errorf("matchLabels %s value %q: %w", k, v, err)
+		}
+	}
+	for i, e := range sel.MatchExpressions {
+		if err := checkLabelKey(e.Key); err != nil {
+			return catalogSelector{}, fmt.Errorf("matchExpressions[%d] key %q: %w", i, e.Key, err)
+		}
+		switch e.Operator {
+		case "In", "NotIn":
+			if len(e.Values) == 0 {
+				return catalogSelector{}, fmt.Errorf("matchExpressions[%d]: values set can't be empty for operator %s", i, e.Operator)
+			}
+		case "Exists", "DoesNotExist":
+			if len(e.Values) > 0 {
+				return catalogSelector{}, fmt.Errorf("matchExpressions[%d]: values set must be empty for operator %s", i, e.Operator)
+			}
+		default:
+			return catalogSelector{}, fmt.Errorf("matchExpressions[%d]: %q is not a valid label selector operator (In, NotIn, Exists, DoesNotExist)", i, e.Operator)
+		}
+		for _, v := range e.Values {
+			if err := checkLabelValue(v); err != nil {
+				return catalogSelector{}, fmt.Errorf("matchExpressions[%d] value %q: %w", i, v, err)
+			}
+		}
+	}
+	return catalogSelector{sel: sel}, nil
+}
+
+func (s catalogSelector) matches(catalog string) bool {
+	if s.sel == nil {
+		return true
+	}
+	labels := map[string]string{CatalogNameLabel: catalog}
+	for k, v := range s.sel.MatchLabels {
+		if got, ok := labels[k]; !ok || got != v {
+			return false
+		}
+	}
+	for _, e := range s.sel.MatchExpressions {
+		got, ok := labels[e.Key]
+		switch e.Operator {
+		case "In":
+			if !ok || !contains(e.Values, got) {
+				return false
+			}
+		case "NotIn":
+			if ok && contains(e.Values, got) {
+				return false
+			}
+		case "Exists":
+			if !ok {
+				return false
+			}
+		case "DoesNotExist":
+			if ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// checkLabelKey checks a label key: an optional DNS subdomain prefix and
+// "/", then a name of at most 63 characters.
+func checkLabelKey(k string) error {
+	name := k
+	if i := strings.LastIndexByte(k, '/'); i >= 0 {
+		prefix := k[:i]
+		name = k[i+1:]
+		if prefix == "" || len(prefix) > 253 || !isDNSSubdomain(prefix) {
+			return fmt.Errorf("prefix %q must be a DNS subdomain", prefix)
+		}
+	}
+	if name == "" || len(name) > 63 || !isLabelName(name) {
+		return fmt.Errorf("name part must be 1-63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric one")
+	}
+	return nil
+}
+
+func checkLabelValue(v string) error {
+	if v == "" {
+		return nil
+	}
+	if len(v) > 63 || !isLabelName(v) {
+		return fmt.Errorf("a label value must be at most 63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric one")
+	}
+	return nil
+}
+
+func isAlnum(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
+func isLabelName(s string) bool {
+	if s == "" || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.' {
+			return false
+		}
+	}
+	return true
+}
+
+func isDNSSubdomain(s string) bool {
+	for _, part := range strings.Split(s, ".") {
+		if part == "" || len(part) > 63 {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			c := part[i]
+			if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' {
+				return false
+			}
+		}
+		if part[0] == '-' || part[len(part)-1] == '-' {
+			return false
+		}
+	}
+	return true
+}
