@@ -28,7 +28,14 @@ func TestDocExamples(t *testing.T) {
 			cmdLine, want, _ := strings.Cut(block, "\n")
 			args := strings.Fields(strings.TrimPrefix(cmdLine, "$ opm "))
 			for i, a := range args {
-				args[i] = strings.Replace(a, "catalogs/", "testdata/catalogs/", 1)
+				switch a {
+				case "catalog/":
+					args[i] = demoCat
+				case "demo-extension.yaml":
+					args[i] = "testdata/" + a
+				default:
+					args[i] = strings.Replace(a, "catalogs/", "testdata/catalogs/", 1)
+				}
 			}
 			r := o.Run(args...)
 			assert.Equal(t, want, r.Out, cmdLine)
@@ -36,5 +43,5 @@ func TestDocExamples(t *testing.T) {
 			n++
 		}
 	}
-	assert.Equal(t, 3, n, "three examples")
+	assert.Equal(t, 4, n, "four examples")
 }

@@ -35,8 +35,10 @@ func TestResolveFlags(t *testing.T) {
 	}, *o)
 	_, err = cmdtest.Parse(t, resolve.NewCmd, "--subscription", "p")
 	assert.ErrorContains(t, err, `required flag(s) "catalog" not set`)
-	_, err = cmdtest.Parse(t, resolve.NewCmd, "--catalog", "a/")
-	assert.ErrorContains(t, err, "at least one of the flags in the group [subscription subscriptions] is required")
+	_, err = cmdtest.Parse(t, resolve.NewCmd, "--catalog", "a/", "--olmv1")
+	assert.ErrorContains(t, err, "if any flags in the group [olmv1 cluster-extension] are set they must all be set")
+	_, err = cmdtest.Parse(t, resolve.NewCmd, "--catalog", "a/", "--olmv1", "--cluster-extension", "x", "--subscription", "p")
+	assert.ErrorContains(t, err, "none of the others can be")
 	_, err = cmdtest.Parse(t, resolve.NewCmd, "--catalog", "a/=x", "--subscription", "p")
 	assert.ErrorContains(t, err, "not a whole number")
 }
@@ -162,6 +164,7 @@ func TestResolveUsageErrors(t *testing.T) {
 		ownCats bool
 	}{
 		{[]string{"--subscription", "app/"}, `--subscription: subscription "app/": empty channel`, false},
+		{[]string{"-n", "x"}, "give --subscription or --subscriptions (or --olmv1 --cluster-extension)", false},
 		{[]string{"--subscriptions", "testdata/csvs.yaml"}, "--subscriptions: testdata/csvs.yaml:5: items[0].kind: is ClusterServiceVersion, want Subscription", false},
 		{[]string{"--subscriptions", "testdata/nope.yaml"}, "--subscriptions: open testdata/nope.yaml: no such file", false},
 		{[]string{"--subscription", "app", "--installed", "testdata/subscriptions.yaml"}, "--installed: testdata/subscriptions.yaml:5: items[0].kind: is Subscription, want ClusterServiceVersion", false},
