@@ -33,6 +33,61 @@ func (p *celProgram) matches(properties []any) bool {
 	return ok && b
 }
 
+// packageHint finds, for the common shape of OLM's rules (an exists over
+// properties, at the top or in a top-level &&, whose body's && requires
+// p.value.packageName == "NAME"), the NAME every match must have on one of
+// its properties; "" when the rule has no such shape. Only entries with
+// such a property need evaluating.
+func (p *celProgram) packageHint() string {
+	for _, c := range conjuncts(p.root) {
+		ex, ok := c.(*celComprehension)
+		if !ok || ex.kind != "exists" {
+			continue
+		}
+		if id, ok := ex.over.(*celIdent); !ok || id.name != "properties" {
+			continue
+		}
+		for _, b := range conjuncts(ex.body) {
+			eq, ok := b.(*celBinary)
+			if !ok || eq.op != "==" {
+				continue
+			}
+			for _, side := range [2][2]celNode{{eq.l, eq.r}, {eq.r, eq.l}} {
+				lit, ok := side[1].(*celLit)
+				if !ok || !selectsPackageName(side[0], ex.v) {
+					continue
+				}
+				if name, ok := lit.v.(string); ok {
+					return name
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// conjuncts flattens a tree of &&.
+func conjuncts(n celNode) []celNode {
+	if b, ok := n.(*celBinary); ok && b.op == "&&" {
+		return append(conjuncts(b.l), conjuncts(b.r)...)
+	}
+	return []celNode{n}
+}
+
+// selectsPackageName: n is v.value.packageName.
+func selectsPackageName(n celNode, v string) bool {
+	s1, ok := n.(*celSelect)
+	if !ok || s1.field != "packageName" {
+		return false
+	}
+	s2, ok := s1.x.(*celSelect)
+	if !ok || s2.field != "value" {
+		return false
+	}
+	id, ok := s2.x.(*celIdent)
+	return ok && id.name == v
+}
+
 // maxCELRule bounds a rule's length and nesting, so that a hostile catalog
 // cannot make the parser recurse without end.
 const (

@@ -91,6 +91,29 @@ func TestCELCompileErrors(t *testing.T) {
 	}
 }
 
+// packageHint narrows the entries a rule can match only where that is
+// sound: an exists over properties whose body requires the packageName.
+func TestCELPackageHint(t *testing.T) {
+	for rule, want := range map[string]string{
+		`properties.exists(p, p.type == "olm.package" && p.value.packageName == "db" && semver_compare(p.value.version, "1.0.0") >= 0)`: "db",
+		`size(properties) > 0 && properties.exists(q, "db" == q.value.packageName)`:                                                     "db",
+		`properties.exists(p, p.value.packageName == "db" || p.value.packageName == "x")`:                                               "",
+		`!properties.exists(p, p.value.packageName == "db")`:                                                                            "",
+		`properties.all(p, p.value.packageName == "db")`:                                                                                "",
+		`properties.exists(p, p.value.packageName != "db")`:                                                                             "",
+		`properties.exists(p, p.value.packageName == 1)`:                                                                                "",
+		`properties.exists(p, properties.exists(q, p.value.packageName == "db"))`:                                                       "",
+	} {
+		prog, err := compileCEL(rule)
+		if err != nil {
+			t.Fatalf("%s: %v", rule, err)
+		}
+		if got := prog.packageHint(); got != want {
+			t.Errorf("%s: hint %q, want %q", rule, got, want)
+		}
+	}
+}
+
 // FuzzCEL: the parser and evaluator never panic, whatever the rule.
 func FuzzCEL(f *testing.F) {
 	for _, s := range []string{
@@ -114,5 +137,6 @@ func FuzzCEL(f *testing.F) {
 			return
 		}
 		prog.matches(props)
+		prog.packageHint()
 	})
 }

@@ -1,6 +1,7 @@
 package resolve
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -47,6 +48,9 @@ type entry struct {
 	// subscribed marks an installed CSV a Subscription's installedCSV
 	// names: it may be replaced; other installed CSVs must stay.
 	subscribed bool
+	// cel is the property list as a cel rule sees it, made once (under
+	// the index's lock).
+	cel []any
 	// strict are the olm.package versions that parse as strict semver.
 	strict []semver.Version
 	// reqs are the entry's requirements (parsed once), or the error OLM
@@ -92,6 +96,22 @@ func (p *prop) value() (any, bool) {
 
 var errNoValue = &struct{ x int }{1}
 
+// celProperties is the entry's properties as OLM hands them to a cel
+// rule: a list of {type, value} maps, null for a value that is not JSON.
+func (e *entry) celProperties() []any {
+	if e.cel != nil {
+		return e.cel
+	}
+	list := make([]any, len(e.props))
+	for i := range e.props {
+		if v, ok := e.props[i].value(); ok {
+			list[i] = map[string]any{"type": e.props[i].typ, "value": v}
+		}
+	}
+	e.cel = list
+	return list
+}
+
 // packageProp is the first olm.package property's package and version.
 func (e *entry) packageProp() (string, string, bool) {
 	for i := range e.props {
@@ -124,13 +144,11 @@ func (e *entry) derive() {
 				if sv, err := semver.Parse(v.Version); err == nil {
 					e.strict = append(e.strict, sv)
 				}
-			}
-		}
-	}
-	if e.version == nil {
-		if _, v, ok := e.packageProp(); ok {
-			if sv, err := semver.ParseTolerant(v); err == nil {
-				e.version = &sv
+				if e.version == nil && len(e.packages) == 1 {
+					if sv, err := semver.ParseTolerant(v.Version); err == nil {
+						e.version = &sv
+					}
+				}
 			}
 		}
 	}
@@ -154,6 +172,9 @@ type catalogIndex struct {
 	chains map[pkgChan]chainResult
 	sats   map[string]depResult
 	preds  map[string]predResult
+	// naming indexes entries by the packageName any of their property
+	// values names (built on first use).
+	naming map[string][]*entry
 	// shape notes the catalog's sizes, to notice a catalog changed since.
 	shape [3]int
 	// installed marks the index of a namespace's installed CSVs.
@@ -210,6 +231,32 @@ func (s *catalogIndex) chain(pc pkgChan) ([]*entry, error) {
 	c, err := sortChannel(s.channels[pc])
 	s.chains[pc] = chainResult{c, err}
 	return c, err
+}
+
+// namingPackage lists the entries one of whose property values is an
+// object with "packageName": name. The caller holds s.mu.
+func (s *catalogIndex) namingPackage(name string) []*entry {
+	if s.naming == nil {
+		s.naming = map[string][]*entry{}
+		for _, e := range s.entries {
+			seen := map[string]bool{}
+			for i := range e.props {
+				if !bytes.Contains(e.props[i].raw, []byte(`"packageName"`)) {
+					continue
+				}
+				v, ok := e.props[i].value()
+				m, isMap := v.(map[string]any)
+				if !ok || !isMap {
+					continue
+				}
+				if n, ok := m["packageName"].(string); ok && !seen[n] {
+					seen[n] = true
+					s.naming[n] = append(s.naming[n], e)
+				}
+			}
+		}
+	}
+	return s.naming[name]
 }
 
 // indexCache keeps each catalog's index while the catalog is reachable,

@@ -189,20 +189,12 @@ type celPred struct {
 	prog *celProgram
 	rule string
 	fail string
+	// hint is a packageName every match carries on a property, if the
+	// rule says so (see packageHint).
+	hint string
 }
 
-func (p celPred) test(e *entry) bool {
-	list := make([]any, len(e.props))
-	for i := range e.props {
-		v, ok := e.props[i].value()
-		if !ok {
-			// OLM leaves a property whose value is not JSON as null.
-			continue
-		}
-		list[i] = map[string]any{"type": e.props[i].typ, "value": v}
-	}
-	return p.prog.matches(list)
-}
+func (p celPred) test(e *entry) bool { return p.prog.matches(e.celProperties()) }
 
 func (p celPred) words() string {
 	if p.fail != "" {
@@ -354,7 +346,7 @@ func constraintPredicate(c constraint) (predicate, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cel rule %q: %w", c.Cel.Rule, err)
 		}
-		return celPred{prog: prog, rule: c.Cel.Rule, fail: c.FailureMessage}, nil
+		return celPred{prog: prog, rule: c.Cel.Rule, fail: c.FailureMessage, hint: prog.packageHint()}, nil
 	}
 	return nil, errEmptyConstraint
 }

@@ -252,6 +252,9 @@ func (b *builder) dependencyReasons(p *problem, id int, c choice) []string {
 		name := ""
 		if owner.e != nil {
 			name = owner.e.name
+			if owner.e.idx.installed {
+				name = "installed " + name
+			}
 		}
 		out = append(out, fmt.Sprintf("%s requires %s; %s (channel %s, catalog %s) is the first that meets it", name, what, e.name, e.channel, b.snap(e).key.name))
 	}
@@ -293,23 +296,162 @@ func (b *builder) unsatisfiable(p *problem, _ []error) Answer {
 				}
 			}
 			if len(cands) == 0 {
-				op.Reasons = []string{fmt.Sprintf("no bundle of %s in channel %s can be installed", sub.Package, chanName(sub.Channel))}
+				cur := b.subCurrent[i]
+				if cur == nil {
+					op.Reasons = []string{fmt.Sprintf("no bundle of %s in channel %s can be installed", sub.Package, chanName(sub.Channel))}
+					break
+				}
+				if w := b.whyNot(nil, b.byEntry[cur]); w != "" {
+					op.Reasons = []string{"installed " + w}
+					break
+				}
+				op.Reasons = []string{fmt.Sprintf("%s stays (nothing in channel %s upgrades it), but OLM resolves nothing in the namespace while another Subscription fails", cur.name, chanName(sub.Channel))}
+				if w := b.pinnedBy(i); w != "" {
+					op.Reasons = append(op.Reasons, w)
+				}
 				break
 			}
-			why := b.passedOver(nil, cands, len(cands))
-			alone := true
-			for _, c := range cands {
-				if b.whyNot(nil, c) == "" {
-					alone = false
+			var why []string
+			alone := false
+			for k, c := range cands {
+				if k == maxPassedOver {
+					why = append(why, fmt.Sprintf("%d more bundle(s) of %s fail too", len(cands)-k, sub.Package))
+					break
 				}
+				w := b.whyNot(nil, c)
+				if w == "" {
+					alone = true
+					if w = b.interaction(i, c); w == "" {
+						w = b.vars[c].e.name + " cannot be installed together with what the other Subscriptions and installed operators need"
+					}
+				}
+				why = append(why, w)
 			}
-			if !alone {
-				why = append(why, "no bundle of "+sub.Package+" fits beside what the other Subscriptions and installed operators need")
+			if cur := b.subCurrent[i]; cur != nil && alone {
+				why = append(why, cur.name+" stays installed meanwhile")
 			}
 			op.Reasons = why
 		}
-		op.Reasons = append(op.Reasons, namespace...)
+		op.Reasons = unique(append(op.Reasons, namespace...))
 		ans.Operators = append(ans.Operators, op)
 	}
 	return ans
+}
+
+// interaction looks for what sets candidate c of Subscription i against
+// another Subscription: both ask for one package (OLM installs one
+// operator of a package in a namespace), or c needs a version of a
+// package that every bundle of the other Subscription rules out.
+func (b *builder) interaction(i, c int) string {
+	v := b.vars[c]
+	for j := range b.q.Subscriptions {
+		if j == i || b.subInvalid[j] != "" || len(b.subCands[j]) == 0 {
+			continue
+		}
+		other := b.q.Subscriptions[j]
+		cj := b.subCands[j]
+		if other.Package == v.e.pkg && !contains(cj, c) {
+			return fmt.Sprintf("Subscriptions to channels %s and %s both ask for package %s, and OLM installs one operator of a package per namespace", chanName(b.q.Subscriptions[i].Channel), chanName(other.Channel), other.Package)
+		}
+		for k, d := range v.deps {
+			pkgs := packagesOf(b, d)
+			if len(pkgs) != 1 {
+				continue
+			}
+			var pkg string
+			for pkg = range pkgs {
+			}
+			all := true
+			what := ""
+			for _, x := range cj {
+				w := b.rulesOut(x, pkg, d)
+				if w == "" {
+					all = false
+					break
+				}
+				if what == "" {
+					what = w
+				}
+			}
+			if all {
+				return fmt.Sprintf("%s requires %s, but %s; OLM installs one operator of package %s per namespace", v.e.name, v.preds[k].words(), what, pkg)
+			}
+		}
+	}
+	return ""
+}
+
+// rulesOut says how bundle x (another Subscription's candidate) rules out
+// every bundle of pkg in allowed: x is of pkg and not allowed, or x
+// requires pkg only in versions outside allowed.
+func (b *builder) rulesOut(x int, pkg string, allowed []int) string {
+	v := b.vars[x]
+	if v.e.pkg == pkg {
+		if contains(allowed, x) {
+			return ""
+		}
+		return fmt.Sprintf("the Subscription to %s has %s", pkg, v.e.name)
+	}
+	for k, d := range v.deps {
+		ps := packagesOf(b, d)
+		if len(ps) != 1 || !ps[pkg] {
+			continue
+		}
+		overlap := false
+		for _, y := range d {
+			if contains(allowed, y) {
+				overlap = true
+				break
+			}
+		}
+		if !overlap {
+			return fmt.Sprintf("%s (another Subscription's) requires %s", v.e.name, v.preds[k].words())
+		}
+	}
+	return ""
+}
+
+// pinnedBy explains, for a Subscription that would stay, which other
+// Subscription fails.
+func (b *builder) pinnedBy(i int) string {
+	for j := range b.q.Subscriptions {
+		if j == i {
+			continue
+		}
+		for _, c := range b.subCands[j] {
+			if w := b.interaction(j, c); w != "" {
+				return w
+			}
+		}
+	}
+	return ""
+}
+
+func packagesOf(b *builder, ids []int) map[string]bool {
+	out := map[string]bool{}
+	for _, id := range ids {
+		out[b.vars[id].e.pkg] = true
+	}
+	return out
+}
+
+func contains(ids []int, x int) bool {
+	for _, y := range ids {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func unique(ss []string) []string {
+	seen := map[string]bool{}
+	out := ss[:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -193,7 +193,9 @@ func satisfiersIn(s *catalogIndex, r requirement) ([]*entry, error) {
 func findSatisfiers(s *catalogIndex, d predicate) ([]*entry, error) {
 	names, all := d.packages(s)
 	var pool []*entry
-	if all {
+	if cp, ok := d.(celPred); ok && cp.hint != "" {
+		pool = s.namingPackage(cp.hint)
+	} else if all {
 		pool = s.entries
 	} else {
 		seen := map[string]bool{}

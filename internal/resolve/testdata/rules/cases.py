@@ -58,6 +58,11 @@ case("deps/missing-range", D, [sub("app", "deps", "stable")],
      [op("app", "app.v1.0.0", "stable", "deps"), op("db", "db.v1.5.0", "stable", "deps", dep=True)],
      reasons={"app": ["app.v2.0.0 requires db >2.0.0, which no catalog given has in that range", "app.v1.0.0 is the newest"],
               "db": ["app.v1.0.0 requires db >=1.0.0"]})
+# The installed app.v1.0.0 still requires db: OLM installs db for it.
+case("deps/upgrade-stuck", D, [sub("app", "deps", "stable", installed="app.v1.0.0")],
+     [op("app", None, "stable", "deps"), op("db", "db.v1.5.0", "stable", "deps", dep=True)],
+     reasons={"app": ["app.v1.0.0 stays: every bundle that upgrades it fails",
+                      "app.v2.0.0 requires db >2.0.0, which no catalog given has in that range"]})
 # Providers of the API in one catalog: default channels, then by package
 # name: clash sorts before db.
 case("deps/gvk-package-order", D, [sub("needs-api", "deps", "stable")],
