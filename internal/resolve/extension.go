@@ -99,7 +99,8 @@ type ExtensionAnswer struct {
 	// error in its own words (as a ClusterExtension's Progressing
 	// condition reports it): no bundle found, found in several catalogs of
 	// the same priority, a range or selector that does not parse, the
-	// bundle resolved declares dependencies.
+	// bundle resolved declares dependencies (and, for an extension without
+	// a package, which the API server refuses, that).
 	Error string `json:"error,omitempty"`
 	// Reasons say why this bundle, or why none, in words; they also name
 	// what refuses the bundle at install (the alpha list --olmv1 checks).
@@ -170,14 +171,18 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 		ans.Reasons = append(ans.Reasons, why...)
 		return ans, nil
 	}
-	sel, err := newCatalogSelector(ext.Selector)
+	if ext.PackageName == "" {
+		// The API server refuses such an extension before any resolution.
+		return fail("spec.source.catalog.packageName is required", "the ClusterExtension names no package (spec.source.catalog.packageName)")
+	}
+	sel, err := newExtCatalogSelector(ext.Selector)
 	if err != nil {
 		return fail("desired catalog selector is invalid: "+err.Error(),
 			"spec.source.catalog.selector is not a valid label selector: "+err.Error())
 	}
-	var rng *versionRange
+	var rng *extRange
 	if ext.Version != "" {
-		if rng, err = parseVersionRange(ext.Version); err != nil {
+		if rng, err = parseExtRange(ext.Version); err != nil {
 			return fail(fmt.Sprintf("desired version range %q is invalid: %v", ext.Version, err),
 				fmt.Sprintf("spec.source.catalog.version %q is not a version range operator-controller reads (%v)", ext.Version, err))
 		}
@@ -192,17 +197,17 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 	sort.SliceStable(order, func(a, b int) bool { return catalogs[order[a]].Name < catalogs[order[b]].Name })
 
 	type found struct {
-		cand       candidate
+		cand       extCandidate
 		catalog    string
 		priority   int
 		deprecated bool
-		view       *packageView
+		view       *extPackageView
 	}
 	var picked []found
-	var views []*packageView
+	var views []*extPackageView
 	// lastView is the last catalog walked whose best was kept: whose
 	// deprecations operator-controller reports for the bundle it picks.
-	var lastView *packageView
+	var lastView *extPackageView
 	for _, i := range order {
 		if err := ctx.Err(); err != nil {
 			return ans, err
@@ -212,15 +217,21 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("catalog %s is not selected by spec.source.catalog.selector", cat.Name))
 			continue
 		}
-		pv := newPackageView(cat, ext.PackageName)
+		pv := newExtPackageView(cat, ext.PackageName)
 		if pv.empty {
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("catalog %s does not have package %s", cat.Name, ext.PackageName))
 			continue
 		}
+		if pv.depErr != nil {
+			// operator-controller fails to load the package, and with it
+			// the whole resolution.
+			return fail(fmt.Sprintf("error walking catalogs: error getting package %q from catalog %q: error loading package %q: parse deprecation: %v", ext.PackageName, cat.Name, ext.PackageName, pv.depErr),
+				fmt.Sprintf("catalog %s: the olm.deprecations blob of package %s does not parse (%v); operator-controller cannot load the package", cat.Name, ext.PackageName, pv.depErr))
+		}
 		views = append(views, pv)
-		var succ *successorRule
+		var succ *extSuccessorRule
 		if upgrade {
-			if succ, err = newSuccessorRule(*ext.Installed, pv.channelsConsidered(ext.Channels)); err != nil {
+			if succ, err = newExtSuccessorRule(*ext.Installed, pv.channelsConsidered(ext.Channels)); err != nil {
 				return fail("error walking catalogs: error finding upgrade edges: "+err.Error(),
 					fmt.Sprintf("the installed bundle's version %q (status.install.bundle.version) is not semver: %v", ext.Installed.Version, err))
 			}
@@ -261,8 +272,14 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 	if len(picked) == 1 {
 		winner = &picked[0]
 	} else {
+		// operator-controller names every catalog left in its message,
+		// those below the shared top priority too; their bundles lost on
+		// priority.
 		for _, f := range picked {
 			f.view.lostTo = "ambiguous"
+			if f.priority < picked[0].priority {
+				f.view.lostTo = fmt.Sprintf("priority:%s:%d", picked[0].catalog, picked[0].priority)
+			}
 		}
 	}
 	for _, pv := range views {
@@ -297,7 +314,7 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			return fail(strings.TrimSpace(b.String()), fmt.Sprintf("catalogs %s all offer a bundle of %s and the highest priority among them (%d) is shared, so operator-controller picks none: give one catalog a higher spec.priority or narrow spec.source.catalog.selector",
 				strings.Join(names, ", "), ext.PackageName, picked[0].priority))
 		}
-		return fail(strings.TrimSpace(b.String()), noneWhy(ext, views)...)
+		return fail(strings.TrimSpace(b.String()), extNoneWhy(ext, views)...)
 	}
 
 	b := winner.cand.bundle
@@ -316,6 +333,9 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 	}
 	name := b.Name
 	ans.Bundle = &name
+	if cs := winner.view.cands; len(cs) > 1 && winner.view.rankBefore(cs[0], cs[1]) == winner.view.rankBefore(cs[1], cs[0]) {
+		ans.Reasons = append(ans.Reasons, fmt.Sprintf("%s and %s of catalog %s rank the same (same version and release): operator-controller loads a package's bundles concurrently and may take either; opm takes the first by name", cs[0].bundle.Name, cs[1].bundle.Name, winner.catalog))
+	}
 	ans.Version = winner.cand.version
 	ans.Catalog = winner.catalog
 	_, ans.Deprecated = lastView.deprecated[b.Name]
@@ -326,51 +346,51 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("%s is not deprecated in catalog %s, but operator-controller reads the deprecations of catalog %s (the last catalog it walked that offered a bundle), which name it, and reports it as deprecated", b.Name, winner.catalog, lastView.catalog))
 		}
 	}
-	ans.Reasons = append(ans.Reasons, pickWhy(ext, winner.cand, winner.catalog, winner.deprecated, len(views), winner.view)...)
+	ans.Reasons = append(ans.Reasons, extPickWhy(ext, winner.cand, winner.catalog, winner.deprecated, len(views), winner.view)...)
 	// What refuses the bundle once resolved: the alpha list --olmv1 checks.
-	{
-		vs, err := olmv1.Judge(ctx, &fbc.Catalog{Bundles: []fbc.Bundle{*b}}, olmv1.Options{Package: ext.PackageName})
-		if err == nil {
-			for _, v := range vs {
-				if v.Name != b.Name {
-					continue
-				}
-				for _, r := range v.Reasons {
-					if r.Severity == "error" {
-						ans.Reasons = append(ans.Reasons, fmt.Sprintf("operator-controller will refuse to install it: %s (%s)", r.Message, r.Rule))
-					} else {
-						ans.Reasons = append(ans.Reasons, fmt.Sprintf("at install: %s (%s, %s)", r.Message, r.Rule, r.Severity))
-					}
-				}
+	vs, err := olmv1.Judge(ctx, &fbc.Catalog{Bundles: []fbc.Bundle{*b}}, olmv1.Options{})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ans, ctx.Err()
+		}
+		ans.Reasons = append(ans.Reasons, fmt.Sprintf("whether operator-controller installs it is not known: %v", err))
+	}
+	for _, v := range vs {
+		for _, r := range v.Reasons {
+			switch r.Severity {
+			case "error":
+				ans.Reasons = append(ans.Reasons, fmt.Sprintf("operator-controller will refuse to install it: %s (%s)", r.Message, r.Rule))
+			default:
+				ans.Reasons = append(ans.Reasons, fmt.Sprintf("at install (%s): %s (%s)", r.Severity, r.Message, r.Rule))
 			}
 		}
 	}
 	return ans, nil
 }
 
-// versionRelease is a bundle's version as operator-controller orders
+// extVersionRelease is a bundle's version as operator-controller orders
 // them: the semver version, then the release a registry+v1 bundle keeps
 // in its build metadata (1.0.0+2: release 2), any release above none.
-type versionRelease struct {
+type extVersionRelease struct {
 	version semver.Version
 	release []semver.PRVersion
 }
 
-// maxReleaseLen is the longest release operator-controller reads.
-const maxReleaseLen = 20
+// extMaxReleaseLen is the longest release operator-controller reads.
+const extMaxReleaseLen = 20
 
-// legacyVersionRelease reads a registry+v1 version: build metadata that
+// extLegacyVersionRelease reads a registry+v1 version: build metadata that
 // reads as a release (dot-separated pre-release identifiers, at most 20
 // characters) is the release and leaves the version; other build metadata
 // stays in the version.
-func legacyVersionRelease(s string) (versionRelease, error) {
+func extLegacyVersionRelease(s string) (extVersionRelease, error) {
 	v, err := semver.Parse(s)
 	if err != nil {
-		return versionRelease{}, err
+		return extVersionRelease{}, err
 	}
-	vr := versionRelease{version: v}
+	vr := extVersionRelease{version: v}
 	build := strings.Join(v.Build, ".")
-	if build == "" || len(build) > maxReleaseLen {
+	if build == "" || len(build) > extMaxReleaseLen {
 		return vr, nil
 	}
 	var rel []semver.PRVersion
@@ -386,7 +406,7 @@ func legacyVersionRelease(s string) (versionRelease, error) {
 	return vr, nil
 }
 
-func (a versionRelease) compare(b versionRelease) int {
+func (a extVersionRelease) compare(b extVersionRelease) int {
 	if c := a.version.Compare(b.version); c != 0 {
 		return c
 	}
@@ -401,9 +421,9 @@ func (a versionRelease) compare(b versionRelease) int {
 	return semver.Version{Pre: a.release}.Compare(semver.Version{Pre: b.release})
 }
 
-// bundleVersion reads a bundle's version the way operator-controller
+// extBundleVersion reads a bundle's version the way operator-controller
 // does: from its first olm.package property.
-func bundleVersion(b *fbc.Bundle) (string, versionRelease, error) {
+func extBundleVersion(b *fbc.Bundle) (string, extVersionRelease, error) {
 	for _, p := range b.Properties {
 		if p.Type != fbc.PropertyPackage {
 			continue
@@ -412,10 +432,10 @@ func bundleVersion(b *fbc.Bundle) (string, versionRelease, error) {
 			Version string `json:"version"`
 		}
 		if err := json.Unmarshal(p.Value, &v); err != nil {
-			return "", versionRelease{}, fmt.Errorf("error unmarshalling package property: %w", err)
+			return "", extVersionRelease{}, fmt.Errorf("error unmarshalling package property: %w", err)
 		}
-		vr, err := legacyVersionRelease(v.Version)
+		vr, err := extLegacyVersionRelease(v.Version)
 		return v.Version, vr, err
 	}
-	return "", versionRelease{}, fmt.Errorf("no package property found in bundle %q", b.Name)
+	return "", extVersionRelease{}, fmt.Errorf("no package property found in bundle %q", b.Name)
 }

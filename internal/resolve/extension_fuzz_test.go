@@ -50,16 +50,16 @@ func FuzzVersionRange(f *testing.F) {
 	for _, s := range []string{">=1.0.0 <2.0.0 || 3.x", "1.2 - 1.10", "~1.2", "^0.0.3", "!=2.x", "1.0.0-beta - 1.0.0", "v1.2.3+build"} {
 		f.Add(s)
 	}
-	versions := []rangeVersion{{}, {major: 1, minor: 2, patch: 3}, {major: 1, pre: "beta.1"}, {major: 2, minor: 10, pre: "0"}, {major: 18446744073709551615}}
+	versions := []extRangeVersion{{}, {major: 1, minor: 2, patch: 3}, {major: 1, pre: "beta.1"}, {major: 2, minor: 10, pre: "0"}, {major: 18446744073709551615}}
 	f.Fuzz(func(t *testing.T, s string) {
-		r, err := parseVersionRange(s)
-		r2, err2 := parseVersionRange(s)
+		r, err := parseExtRange(s)
+		r2, err2 := parseExtRange(s)
 		if (err == nil) != (err2 == nil) {
 			t.Fatalf("%q parses one way, then another", s)
 		}
 		if err != nil {
 			msg := err.Error()
-			if !strings.HasPrefix(msg, "improper constraint: ") && msg != errRangeBound.Error() &&
+			if !strings.HasPrefix(msg, "improper constraint: ") && msg != errExtRangeBound.Error() &&
 				!strings.HasPrefix(msg, "constraint string is too long") && !strings.HasPrefix(msg, "too many constraint groups") {
 				t.Fatalf("%q: unexpected error %q", s, msg)
 			}
@@ -70,7 +70,7 @@ func FuzzVersionRange(f *testing.F) {
 				t.Fatalf("%q answers %s two ways", s, v)
 			}
 		}
-		if v, ok := looseVersion(s); ok && !strings.ContainsAny(s, " ,|<>=~^!*xX") && strings.Count(strings.TrimPrefix(s, "v"), ".") == 2 {
+		if v, ok := rangeLooseVersion(s); ok && !strings.ContainsAny(s, " ,|<>=~^!*xX") && strings.Count(strings.TrimPrefix(s, "v"), ".") == 2 {
 			if !r.contains(v) && v.pre == "" {
 				t.Fatalf("%q does not admit %s", s, v)
 			}

@@ -39,8 +39,8 @@ type clusterExtensionDoc struct {
 	} `json:"status"`
 }
 
-// apiGroup is the API group of ClusterExtension.
-const apiGroup = "olm.operatorframework.io"
+// extensionAPIGroup is the API group of ClusterExtension.
+const extensionAPIGroup = "olm.operatorframework.io"
 
 // ParseClusterExtension reads ClusterExtensions from YAML or JSON: one
 // object, a List (kind ClusterExtensionList or List, as kubectl get -o
@@ -61,13 +61,13 @@ func ParseClusterExtension(data []byte) ([]ClusterExtension, error) {
 		where := fmt.Sprintf("document %d (line %d)", d.Index+1, d.Line)
 		m, ok := d.Value.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: want a ClusterExtension object, got %s", where, kindOf(d.Value))
+			return nil, fmt.Errorf("%s: want a ClusterExtension object, got %s", where, extKindOf(d.Value))
 		}
 		kind, _ := m["kind"].(string)
 		if items, isList := m["items"]; isList && (kind == "List" || strings.HasSuffix(kind, "List")) {
 			list, ok := items.([]any)
 			if !ok {
-				return nil, fmt.Errorf("%s: items: want a list, got %s", where, kindOf(items))
+				return nil, fmt.Errorf("%s: items: want a list, got %s", where, extKindOf(items))
 			}
 			for i, it := range list {
 				ce, err := decodeClusterExtension(it)
@@ -90,7 +90,7 @@ func ParseClusterExtension(data []byte) ([]ClusterExtension, error) {
 	return out, nil
 }
 
-func kindOf(v any) string {
+func extKindOf(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
@@ -109,7 +109,7 @@ func kindOf(v any) string {
 func decodeClusterExtension(v any) (ClusterExtension, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return ClusterExtension{}, fmt.Errorf("want a ClusterExtension object, got %s", kindOf(v))
+		return ClusterExtension{}, fmt.Errorf("want a ClusterExtension object, got %s", extKindOf(v))
 	}
 	raw, err := json.Marshal(m)
 	if err != nil {
@@ -119,7 +119,7 @@ func decodeClusterExtension(v any) (ClusterExtension, error) {
 	if err := json.Unmarshal(raw, &d); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return ClusterExtension{}, fmt.Errorf("field %s: want %s, got a JSON %s", te.Field, goTypeWords(te.Type.String()), te.Value)
+			return ClusterExtension{}, fmt.Errorf("field %s: want %s, got a JSON %s", te.Field, extTypeWords(te.Type.String()), te.Value)
 		}
 		return ClusterExtension{}, err
 	}
@@ -134,8 +134,8 @@ func decodeClusterExtension(v any) (ClusterExtension, error) {
 		}
 		return ClusterExtension{}, fmt.Errorf("kind is %q: want ClusterExtension (apiVersion: olm.operatorframework.io/v1)", d.Kind)
 	}
-	if g, _, _ := strings.Cut(d.APIVersion, "/"); d.APIVersion != "" && g != apiGroup {
-		return ClusterExtension{}, fmt.Errorf("%s: apiVersion %q: want %s/v1", what, d.APIVersion, apiGroup)
+	if g, _, _ := strings.Cut(d.APIVersion, "/"); d.APIVersion != "" && g != extensionAPIGroup {
+		return ClusterExtension{}, fmt.Errorf("%s: apiVersion %q: want %s/v1", what, d.APIVersion, extensionAPIGroup)
 	}
 	src := d.Spec.Source
 	if src == nil {
@@ -171,7 +171,7 @@ func decodeClusterExtension(v any) (ClusterExtension, error) {
 		return ClusterExtension{}, fmt.Errorf("%s: spec.source.catalog.upgradeConstraintPolicy %q: want %s (the default) or %s", what, c.UpgradeConstraintPolicy, PolicyCatalogProvided, PolicySelfCertified)
 	}
 	if c.Selector != nil {
-		if _, err := newCatalogSelector(c.Selector); err != nil {
+		if _, err := newExtCatalogSelector(c.Selector); err != nil {
 			return ClusterExtension{}, fmt.Errorf("%s: spec.source.catalog.selector: %w", what, err)
 		}
 	}
@@ -196,7 +196,7 @@ func decodeClusterExtension(v any) (ClusterExtension, error) {
 	return ce, nil
 }
 
-func goTypeWords(t string) string {
+func extTypeWords(t string) string {
 	switch {
 	case t == "string":
 		return "a string"

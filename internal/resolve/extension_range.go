@@ -20,51 +20,51 @@ import (
 
 // Limits the library sets on a range.
 const (
-	maxRangeLen    = 512
-	maxRangeGroups = 32
-	maxBoundLen    = 256
+	extMaxRangeLen    = 512
+	extMaxRangeGroups = 32
+	extMaxBoundLen    = 256
 )
 
-// versionRange is a parsed range: it holds when one group holds.
-type versionRange struct {
-	groups []rangeGroup
+// extRange is a parsed range: it holds when one group holds.
+type extRange struct {
+	groups []extRangeGroup
 }
 
-// rangeGroup holds when every comparison does; pre says whether one of
+// extRangeGroup holds when every comparison does; pre says whether one of
 // them names a pre-release (only then may a pre-release version match).
-type rangeGroup struct {
-	cmps []comparison
+type extRangeGroup struct {
+	cmps []extComparison
 	pre  bool
 }
 
-// comparison is one operator and its bound. Parts left out or written as
+// extComparison is one operator and its bound. Parts left out or written as
 // a wildcard are 0 in bound and marked: anyMinor (the minor and patch)
 // or anyPatch; wild says any part was.
-type comparison struct {
+type extComparison struct {
 	op       string
 	text     string // the bound as written, for messages
-	bound    rangeVersion
+	bound    extRangeVersion
 	wild     bool
 	anyMinor bool
 	anyPatch bool
 }
 
-// rangeVersion is a version as the range library compares them:
+// extRangeVersion is a version as the range library compares them:
 // pre-release identifiers as a dot-separated string, build ignored.
-type rangeVersion struct {
+type extRangeVersion struct {
 	major, minor, patch uint64
 	pre                 string
 }
 
-func fromSemver(v semver.Version) rangeVersion {
+func rangeFromSemver(v semver.Version) extRangeVersion {
 	parts := make([]string, len(v.Pre))
 	for i, p := range v.Pre {
 		parts[i] = p.String()
 	}
-	return rangeVersion{major: v.Major, minor: v.Minor, patch: v.Patch, pre: strings.Join(parts, ".")}
+	return extRangeVersion{major: v.Major, minor: v.Minor, patch: v.Patch, pre: strings.Join(parts, ".")}
 }
 
-func (v rangeVersion) String() string {
+func (v extRangeVersion) String() string {
 	s := fmt.Sprintf("%d.%d.%d", v.major, v.minor, v.patch)
 	if v.pre != "" {
 		s += "-" + v.pre
@@ -72,7 +72,7 @@ func (v rangeVersion) String() string {
 	return s
 }
 
-func cmpUint(a, b uint64) int {
+func rangeCmpUint(a, b uint64) int {
 	switch {
 	case a < b:
 		return -1
@@ -83,14 +83,14 @@ func cmpUint(a, b uint64) int {
 }
 
 // compare orders versions; a pre-release is below its release.
-func (v rangeVersion) compare(o rangeVersion) int {
-	if c := cmpUint(v.major, o.major); c != 0 {
+func (v extRangeVersion) compare(o extRangeVersion) int {
+	if c := rangeCmpUint(v.major, o.major); c != 0 {
 		return c
 	}
-	if c := cmpUint(v.minor, o.minor); c != 0 {
+	if c := rangeCmpUint(v.minor, o.minor); c != 0 {
 		return c
 	}
-	if c := cmpUint(v.patch, o.patch); c != 0 {
+	if c := rangeCmpUint(v.patch, o.patch); c != 0 {
 		return c
 	}
 	switch {
@@ -110,17 +110,17 @@ func (v rangeVersion) compare(o rangeVersion) int {
 		if i < len(b) {
 			y = b[i]
 		}
-		if c := comparePreIdent(x, y); c != 0 {
+		if c := rangeComparePreIdent(x, y); c != 0 {
 			return c
 		}
 	}
 	return 0
 }
 
-// comparePreIdent orders two pre-release identifiers: a missing one
+// rangeComparePreIdent orders two pre-release identifiers: a missing one
 // first, numbers (that fit 64 bits) before words, numbers by value,
 // words by bytes.
-func comparePreIdent(x, y string) int {
+func rangeComparePreIdent(x, y string) int {
 	if x == y {
 		return 0
 	}
@@ -134,7 +134,7 @@ func comparePreIdent(x, y string) int {
 	yn, yerr := strconv.ParseUint(y, 10, 64)
 	switch {
 	case xerr == nil && yerr == nil:
-		return cmpUint(xn, yn)
+		return rangeCmpUint(xn, yn)
 	case xerr == nil:
 		return -1
 	case yerr == nil:
@@ -145,28 +145,28 @@ func comparePreIdent(x, y string) int {
 	return -1
 }
 
-// errRangeBound is what the library says of a bound it cannot read as a
+// errExtRangeBound is what the library says of a bound it cannot read as a
 // version (a part that is neither a number nor a wildcard, a pre-release
 // number with a leading zero).
-var errRangeBound = errors.New("constraint parser error")
+var errExtRangeBound = errors.New("constraint parser error")
 
-// parseVersionRange reads a range. Its errors are the library's.
-func parseVersionRange(s string) (*versionRange, error) {
-	if len(s) > maxRangeLen {
-		return nil, fmt.Errorf("constraint string is too long (max %d bytes)", maxRangeLen)
+// parseExtRange reads a range. Its errors are the library's.
+func parseExtRange(s string) (*extRange, error) {
+	if len(s) > extMaxRangeLen {
+		return nil, fmt.Errorf("constraint string is too long (max %d bytes)", extMaxRangeLen)
 	}
-	s = expandSpans(s)
+	s = rangeExpandSpans(s)
 	texts := strings.Split(s, "||")
-	if len(texts) > maxRangeGroups {
-		return nil, fmt.Errorf("too many constraint groups (max %d)", maxRangeGroups)
+	if len(texts) > extMaxRangeGroups {
+		return nil, fmt.Errorf("too many constraint groups (max %d)", extMaxRangeGroups)
 	}
-	r := &versionRange{}
+	r := &extRange{}
 	for _, t := range texts {
-		raw, ok := scanGroup(t)
+		raw, ok := rangeScanGroup(t)
 		if !ok {
 			return nil, fmt.Errorf("improper constraint: %q", t)
 		}
-		g := rangeGroup{}
+		g := extRangeGroup{}
 		for _, rc := range raw {
 			c, err := rc.comparison()
 			if err != nil {
@@ -183,7 +183,7 @@ func parseVersionRange(s string) (*versionRange, error) {
 }
 
 // contains says whether v is in the range.
-func (r *versionRange) contains(v rangeVersion) bool {
+func (r *extRange) contains(v extRangeVersion) bool {
 	for _, g := range r.groups {
 		if v.pre != "" && !g.pre {
 			continue
@@ -202,50 +202,50 @@ func (r *versionRange) contains(v rangeVersion) bool {
 	return false
 }
 
-// rawComparison is a comparison as scanned: its operator and the parts of
+// extRawComparison is a comparison as scanned: its operator and the parts of
 // its bound as written.
-type rawComparison struct {
+type extRawComparison struct {
 	op                  string
 	text                string // v?MAJOR(.MINOR)?(.PATCH)?(-PRE)?(+BUILD)?
 	major, minor, patch string // minor and patch with their dot, or ""
 	pre                 string // with its dash, or ""
 }
 
-func isWild(s string) bool { return s == "x" || s == "X" || s == "*" }
+func rangeWild(s string) bool { return s == "x" || s == "X" || s == "*" }
 
-// comparison turns the scanned bound into a version the way the library
+// extComparison turns the scanned bound into a version the way the library
 // does: from the first wildcard or missing part on, the parts are 0 (and
 // whatever follows is not read); the build is kept only on a full bound.
-func (rc rawComparison) comparison() (comparison, error) {
-	c := comparison{op: rc.op, text: rc.text}
+func (rc extRawComparison) comparison() (extComparison, error) {
+	c := extComparison{op: rc.op, text: rc.text}
 	var ver string
 	switch {
-	case isWild(rc.major):
+	case rangeWild(rc.major):
 		ver = "0.0.0" + rc.pre
 		c.wild = true
-	case rc.minor == "" || isWild(rc.minor[1:]):
+	case rc.minor == "" || rangeWild(rc.minor[1:]):
 		ver = rc.major + ".0.0" + rc.pre
 		c.wild, c.anyMinor = true, true
-	case rc.patch == "" || isWild(rc.patch[1:]):
+	case rc.patch == "" || rangeWild(rc.patch[1:]):
 		ver = rc.major + rc.minor + ".0" + rc.pre
 		c.wild, c.anyPatch = true, true
 	default:
 		ver = rc.text
 	}
-	v, ok := looseVersion(ver)
+	v, ok := rangeLooseVersion(ver)
 	if !ok {
-		return c, errRangeBound
+		return c, errExtRangeBound
 	}
 	c.bound = v
 	return c, nil
 }
 
-// looseVersion reads v?N(.N)?(.N)?(-PRE)?(+BUILD)? with numbers that may
+// rangeLooseVersion reads v?N(.N)?(.N)?(-PRE)?(+BUILD)? with numbers that may
 // have leading zeros and must fit 64 bits, and pre-release numbers that
 // must not; the build is dropped.
-func looseVersion(s string) (rangeVersion, bool) {
-	var v rangeVersion
-	if len(s) > maxBoundLen {
+func rangeLooseVersion(s string) (extRangeVersion, bool) {
+	var v extRangeVersion
+	if len(s) > extMaxBoundLen {
 		return v, false
 	}
 	s = strings.TrimPrefix(s, "v")
@@ -253,7 +253,7 @@ func looseVersion(s string) (rangeVersion, bool) {
 		build := s[i+1:]
 		s = s[:i]
 		for _, id := range strings.Split(build, ".") {
-			if id == "" || !allIdentChars(id) {
+			if id == "" || !rangeIdentChars(id) {
 				return v, false
 			}
 		}
@@ -262,10 +262,10 @@ func looseVersion(s string) (rangeVersion, bool) {
 		v.pre = s[i+1:]
 		s = s[:i]
 		for _, id := range strings.Split(v.pre, ".") {
-			if id == "" || !allIdentChars(id) {
+			if id == "" || !rangeIdentChars(id) {
 				return v, false
 			}
-			if allDigits(id) && len(id) > 1 && id[0] == '0' {
+			if rangeAllDigits(id) && len(id) > 1 && id[0] == '0' {
 				return v, false
 			}
 		}
@@ -276,7 +276,7 @@ func looseVersion(s string) (rangeVersion, bool) {
 	}
 	dst := []*uint64{&v.major, &v.minor, &v.patch}
 	for i, n := range nums {
-		if n == "" || !allDigits(n) {
+		if n == "" || !rangeAllDigits(n) {
 			return v, false
 		}
 		x, err := strconv.ParseUint(n, 10, 64)
@@ -288,7 +288,7 @@ func looseVersion(s string) (rangeVersion, bool) {
 	return v, true
 }
 
-func allDigits(s string) bool {
+func rangeAllDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
 			return false
@@ -297,41 +297,41 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
-func isIdentChar(b byte) bool {
+func rangeIdentChar(b byte) bool {
 	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '-'
 }
 
-func allIdentChars(s string) bool {
+func rangeIdentChars(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !isIdentChar(s[i]) {
+		if !rangeIdentChar(s[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-// isPartChar is what a numeric part of a bound may be written with before
+// rangePartChar is what a numeric part of a bound may be written with before
 // it is read: digits, wildcards and, as the library's pattern has it, '|'.
-func isPartChar(b byte) bool {
+func rangePartChar(b byte) bool {
 	return b >= '0' && b <= '9' || b == 'x' || b == 'X' || b == '*' || b == '|'
 }
 
-// isSpace is the pattern's \s.
-func isSpace(b byte) bool {
+// rangeSpace is the pattern's \s.
+func rangeSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\f' || b == '\r'
 }
 
-// scanBound reads a bound at s[i:]: v?PART(.PART)?(.PART)?(-IDS)?(+IDS)?.
+// rangeScanBound reads a bound at s[i:]: v?PART(.PART)?(.PART)?(-IDS)?(+IDS)?.
 // It returns the end, or -1 when none starts there.
-func scanBound(s string, i int) (rawComparison, int) {
-	var rc rawComparison
+func rangeScanBound(s string, i int) (extRawComparison, int) {
+	var rc extRawComparison
 	start := i
 	if i < len(s) && s[i] == 'v' {
 		i++
 	}
 	part := func(i int) int {
 		j := i
-		for j < len(s) && isPartChar(s[j]) {
+		for j < len(s) && rangePartChar(s[j]) {
 			j++
 		}
 		return j
@@ -357,7 +357,7 @@ func scanBound(s string, i int) (rawComparison, int) {
 		end := i
 		for {
 			j := i
-			for j < len(s) && isIdentChar(s[j]) {
+			for j < len(s) && rangeIdentChar(s[j]) {
 				j++
 			}
 			if j == i {
@@ -386,8 +386,8 @@ func scanBound(s string, i int) (rawComparison, int) {
 	return rc, i
 }
 
-// scanOp reads an operator at s[i:] (possibly none).
-func scanOp(s string, i int) (string, int) {
+// rangeScanOp reads an operator at s[i:] (possibly none).
+func rangeScanOp(s string, i int) (string, int) {
 	if i+1 < len(s) {
 		switch two := s[i : i+2]; two {
 		case ">=", "=>", "<=", "=<", "!=", "~>":
@@ -403,21 +403,21 @@ func scanOp(s string, i int) (string, int) {
 	return "", i
 }
 
-// scanGroup reads one group: comparisons separated by spaces or by a
+// rangeScanGroup reads one group: comparisons separated by spaces or by a
 // comma (spaces around it allowed). ok is false when the text is not
 // that.
-func scanGroup(s string) (out []rawComparison, ok bool) {
+func rangeScanGroup(s string) (out []extRawComparison, ok bool) {
 	skip := func(i int) int {
-		for i < len(s) && isSpace(s[i]) {
+		for i < len(s) && rangeSpace(s[i]) {
 			i++
 		}
 		return i
 	}
 	i := skip(0)
 	for {
-		op, j := scanOp(s, i)
+		op, j := rangeScanOp(s, i)
 		j = skip(j)
-		rc, end := scanBound(s, j)
+		rc, end := rangeScanBound(s, j)
 		if end < 0 {
 			return nil, false
 		}
@@ -439,15 +439,15 @@ func scanGroup(s string) (out []rawComparison, ok bool) {
 	}
 }
 
-// expandSpans rewrites each "A - B" (spaces around the dash required) as
+// rangeExpandSpans rewrites each "A - B" (spaces around the dash required) as
 // ">= A, <= B ", as the library does before it splits the groups: a span
 // is looked for in the whole text, "||" and all, from the left, and may
 // start inside a word; the spaces around it go with it.
-func expandSpans(s string) string {
+func rangeExpandSpans(s string) string {
 	var b strings.Builder
 	last := 0
 	for p := 0; p < len(s); {
-		if lo, hi, end, ok := spanAt(s, p); ok {
+		if lo, hi, end, ok := rangeSpanAt(s, p); ok {
 			b.WriteString(s[last:p])
 			fmt.Fprintf(&b, ">= %s, <= %s ", s[lo[0]:lo[1]], s[hi:end[0]])
 			p, last = end[1], end[1]
@@ -459,17 +459,17 @@ func expandSpans(s string) string {
 	return b.String()
 }
 
-// spanAt matches spaces, a bound, spaces, "-", spaces, a bound, spaces at
+// rangeSpanAt matches spaces, a bound, spaces, "-", spaces, a bound, spaces at
 // s[p:]: lo is the first bound, hi..end[0] the second, end[1] the end.
-func spanAt(s string, p int) (lo [2]int, hi int, end [2]int, ok bool) {
+func rangeSpanAt(s string, p int) (lo [2]int, hi int, end [2]int, ok bool) {
 	skip := func(i int) int {
-		for i < len(s) && isSpace(s[i]) {
+		for i < len(s) && rangeSpace(s[i]) {
 			i++
 		}
 		return i
 	}
 	q := skip(p)
-	_, e1 := scanBound(s, q)
+	_, e1 := rangeScanBound(s, q)
 	if e1 < 0 {
 		return lo, 0, end, false
 	}
@@ -481,7 +481,7 @@ func spanAt(s string, p int) (lo [2]int, hi int, end [2]int, ok bool) {
 	if h == d+1 {
 		return lo, 0, end, false
 	}
-	_, e2 := scanBound(s, h)
+	_, e2 := rangeScanBound(s, h)
 	if e2 < 0 {
 		return lo, 0, end, false
 	}
@@ -490,7 +490,7 @@ func spanAt(s string, p int) (lo [2]int, hi int, end [2]int, ok bool) {
 
 // holds says whether v satisfies the comparison (the group has already
 // ruled out a pre-release v it does not allow).
-func (c comparison) holds(v rangeVersion) bool {
+func (c extComparison) holds(v extRangeVersion) bool {
 	b := c.bound
 	switch c.op {
 	case "", "=":
@@ -564,7 +564,7 @@ func (c comparison) holds(v rangeVersion) bool {
 
 // tilde: at least the bound, within its major (and its minor, unless
 // the minor was left open); ~0.0.0 written in full admits everything.
-func (c comparison) tilde(v rangeVersion) bool {
+func (c extComparison) tilde(v extRangeVersion) bool {
 	b := c.bound
 	if v.compare(b) < 0 {
 		return false

@@ -116,8 +116,8 @@ func TestParseClusterExtensionErrorsNameTheField(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// fixture loads catalogs/NAME.json of testdata/olmv1 as a catalog.
-func fixture(t *testing.T, name string, priority int, files ...string) Catalog {
+// extFixture loads catalogs/NAME.json of testdata/olmv1 as a catalog.
+func extFixture(t *testing.T, name string, priority int, files ...string) Catalog {
 	t.Helper()
 	c := &fbc.Catalog{}
 	for _, f := range files {
@@ -129,7 +129,7 @@ func fixture(t *testing.T, name string, priority int, files ...string) Catalog {
 	return Catalog{Name: name, Priority: priority, Catalog: c}
 }
 
-func passed(a ExtensionAnswer, bundle, catalog string) *PassedOver {
+func extPassedOver(a ExtensionAnswer, bundle, catalog string) *PassedOver {
 	for i := range a.PassedOver {
 		if a.PassedOver[i].Bundle == bundle && a.PassedOver[i].Catalog == catalog {
 			return &a.PassedOver[i]
@@ -146,48 +146,51 @@ func resolveExt(t *testing.T, cats []Catalog, e ClusterExtension) ExtensionAnswe
 }
 
 func TestResolveExtensionSaysWhyOthersWerePassedOver(t *testing.T) {
-	a, b := fixture(t, "cat-a", 1, "twin-a"), fixture(t, "cat-b", 0, "twin-b")
+	a, b := extFixture(t, "cat-a", 1, "twin-a"), extFixture(t, "cat-b", 0, "twin-b")
 	ans := resolveExt(t, []Catalog{a, b}, ClusterExtension{PackageName: "twin"})
 	require.NotNil(t, ans.Bundle)
 	assert.Equal(t, "twin.v1.1.0", *ans.Bundle)
 	assert.Equal(t, "cat-a", ans.Catalog)
 	assert.Empty(t, ans.Error)
-	po := passed(ans, "twin.v2.1.0", "cat-b")
+	po := extPassedOver(ans, "twin.v2.1.0", "cat-b")
 	require.NotNil(t, po, "%+v", ans.PassedOver)
 	assert.Equal(t, PassedCatalogPriority, po.Rule)
 	assert.Contains(t, po.Reason, "cat-a has a higher priority (1)")
-	assert.Equal(t, PassedLowerVersion, passed(ans, "twin.v2.0.0", "cat-b").Rule)
-	assert.Equal(t, PassedLowerVersion, passed(ans, "twin.v1.0.0", "cat-a").Rule)
-	assert.Nil(t, passed(ans, "twin.v1.1.0", "cat-a"), "the bundle picked is not passed over")
+	assert.Equal(t, PassedLowerVersion, extPassedOver(ans, "twin.v2.0.0", "cat-b").Rule)
+	assert.Equal(t, PassedLowerVersion, extPassedOver(ans, "twin.v1.0.0", "cat-a").Rule)
+	assert.Nil(t, extPassedOver(ans, "twin.v1.1.0", "cat-a"), "the bundle picked is not passed over")
 
 	// Channels and ranges.
 	ans = resolveExt(t, []Catalog{b}, ClusterExtension{PackageName: "twin", Channels: []string{"stable"}, Version: "<2.0.0"})
 	assert.Equal(t, "twin.v1.0.0", *ans.Bundle)
-	assert.Equal(t, PassedChannel, passed(ans, "twin.v2.1.0", "cat-b").Rule)
-	assert.Contains(t, passed(ans, "twin.v2.1.0", "cat-b").Reason, "it is in candidate")
-	assert.Equal(t, PassedVersionRange, passed(ans, "twin.v2.0.0", "cat-b").Rule)
+	assert.Equal(t, PassedChannel, extPassedOver(ans, "twin.v2.1.0", "cat-b").Rule)
+	assert.Contains(t, extPassedOver(ans, "twin.v2.1.0", "cat-b").Reason, "it is in candidate")
+	assert.Equal(t, PassedVersionRange, extPassedOver(ans, "twin.v2.0.0", "cat-b").Rule)
 
 	// Upgrade edges.
 	ans = resolveExt(t, []Catalog{b}, ClusterExtension{PackageName: "twin", Installed: &InstalledBundle{Name: "twin.v2.0.0", Version: "2.0.0"}})
 	assert.Equal(t, "twin.v2.1.0", *ans.Bundle)
-	assert.Equal(t, PassedNotSuccessor, passed(ans, "twin.v1.0.0", "cat-b").Rule)
-	assert.Equal(t, PassedLowerVersion, passed(ans, "twin.v2.0.0", "cat-b").Rule, "staying is allowed, but an upgrade ranks higher")
+	assert.Equal(t, PassedNotSuccessor, extPassedOver(ans, "twin.v1.0.0", "cat-b").Rule)
+	assert.Equal(t, PassedLowerVersion, extPassedOver(ans, "twin.v2.0.0", "cat-b").Rule, "staying is allowed, but an upgrade ranks higher")
 	ans = resolveExt(t, []Catalog{b}, ClusterExtension{PackageName: "twin", UpgradeConstraintPolicy: PolicySelfCertified, Installed: &InstalledBundle{Name: "twin.v2.1.0", Version: "2.1.0"}, Version: "1.x"})
 	assert.Equal(t, "twin.v1.0.0", *ans.Bundle, "SelfCertified allows a downgrade")
 }
 
 func TestResolveExtensionTiesAndNothingFoundAreAnswers(t *testing.T) {
-	a, b := fixture(t, "cat-a", 3, "twin-a"), fixture(t, "cat-b", 3, "twin-b")
+	a, b := extFixture(t, "cat-a", 3, "twin-a"), extFixture(t, "cat-b", 3, "twin-b")
 	ans := resolveExt(t, []Catalog{b, a}, ClusterExtension{PackageName: "twin", Channels: []string{"stable"}})
 	assert.Nil(t, ans.Bundle)
 	assert.Equal(t, `found bundles for package "twin" in channels [stable] in multiple catalogs with the same priority [cat-a cat-b]`, ans.Error)
 	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "give one catalog a higher spec.priority")
-	assert.Equal(t, PassedAmbiguous, passed(ans, "twin.v2.0.0", "cat-b").Rule)
+	assert.Equal(t, PassedAmbiguous, extPassedOver(ans, "twin.v2.0.0", "cat-b").Rule)
 
 	ans = resolveExt(t, []Catalog{a}, ClusterExtension{PackageName: "twin", Version: ">=3.0.0", Installed: &InstalledBundle{Name: "twin.v1.0.0", Version: "1.0.0"}})
 	assert.Nil(t, ans.Bundle)
 	assert.Equal(t, `error upgrading from currently installed version "1.0.0": no bundles found for package "twin" matching version ">=3.0.0"`, ans.Error)
 	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "2 outside the version range")
+
+	ans = resolveExt(t, []Catalog{a}, ClusterExtension{})
+	assert.Equal(t, "spec.source.catalog.packageName is required", ans.Error)
 
 	ans = resolveExt(t, []Catalog{a}, ClusterExtension{PackageName: "nosuch"})
 	assert.Equal(t, `no bundles found for package "nosuch"`, ans.Error)
@@ -204,13 +207,13 @@ func TestResolveExtensionTiesAndNothingFoundAreAnswers(t *testing.T) {
 }
 
 func TestResolveExtensionDeprecationsRankLast(t *testing.T) {
-	main := fixture(t, "main", 0, "dep")
+	main := extFixture(t, "main", 0, "dep")
 	ans := resolveExt(t, []Catalog{main}, ClusterExtension{PackageName: "dep"})
 	assert.Equal(t, "dep.v2.0.0-beta.1", *ans.Bundle, "without a range a pre-release counts")
 	ans = resolveExt(t, []Catalog{main}, ClusterExtension{PackageName: "dep", Channels: []string{"stable"}})
 	assert.Equal(t, "dep.v1.2.0", *ans.Bundle)
 	assert.False(t, ans.Deprecated)
-	po := passed(ans, "dep.v1.3.0", "main")
+	po := extPassedOver(ans, "dep.v1.3.0", "main")
 	require.NotNil(t, po)
 	assert.Equal(t, PassedDeprecated, po.Rule)
 
@@ -223,21 +226,21 @@ func TestResolveExtensionDeprecationsRankLast(t *testing.T) {
 
 	// A catalog whose best is not deprecated wins over a higher priority
 	// one whose best is.
-	ans = resolveExt(t, []Catalog{fixture(t, "alldep", 10, "dep-all"), fixture(t, "clean", 0, "dep-clean")}, ClusterExtension{PackageName: "dep"})
+	ans = resolveExt(t, []Catalog{extFixture(t, "alldep", 10, "dep-all"), extFixture(t, "clean", 0, "dep-clean")}, ClusterExtension{PackageName: "dep"})
 	assert.Equal(t, "dep.v1.0.5", *ans.Bundle)
 	assert.Equal(t, "clean", ans.Catalog)
-	assert.Equal(t, PassedDeprecated, passed(ans, "dep.v1.4.0", "alldep").Rule)
+	assert.Equal(t, PassedDeprecated, extPassedOver(ans, "dep.v1.4.0", "alldep").Rule)
 
 	ans = resolveExt(t, []Catalog{main}, ClusterExtension{PackageName: "olddep"})
 	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "package olddep is deprecated: olddep is no longer maintained")
 }
 
 func TestResolveExtensionRefusesABundleThatDeclaresADependency(t *testing.T) {
-	nd := fixture(t, "nd", 0, "needsdep")
+	nd := extFixture(t, "nd", 0, "needsdep")
 	ans := resolveExt(t, []Catalog{nd}, ClusterExtension{PackageName: "needsdep"})
 	assert.Nil(t, ans.Bundle)
 	assert.Equal(t, `validating bundle "nd.v1.3.0": bundle "nd.v1.3.0" has a dependency declared via property "olm.package.required" which is currently not supported`, ans.Error)
-	po := passed(ans, "nd.v1.3.0", "nd")
+	po := extPassedOver(ans, "nd.v1.3.0", "nd")
 	require.NotNil(t, po)
 	assert.Equal(t, PassedNotInstallable, po.Rule)
 	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "narrow spec.source.catalog.version")
@@ -249,6 +252,36 @@ func TestResolveExtensionRefusesABundleThatDeclaresADependency(t *testing.T) {
 func TestResolveExtensionStopsWhenCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := ResolveExtension(ctx, []Catalog{fixture(t, "a", 0, "twin-a")}, ClusterExtension{PackageName: "twin"})
+	_, err := ResolveExtension(ctx, []Catalog{extFixture(t, "a", 0, "twin-a")}, ClusterExtension{PackageName: "twin"})
 	assert.ErrorIs(t, err, context.Canceled)
+}
+
+func TestResolveExtensionNamesWhatRefusesTheBundleAtInstall(t *testing.T) {
+	c := &fbc.Catalog{}
+	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"own","defaultChannel":"stable"}
+{"schema":"olm.channel","name":"stable","package":"own","entries":[{"name":"own.v1.0.0"}]}
+{"schema":"olm.bundle","name":"own.v1.0.0","package":"own","image":"example.invalid/own:1","properties":[{"type":"olm.package","value":{"packageName":"own","version":"1.0.0"}},{"type":"olm.csv.metadata","value":{"installModes":[{"type":"OwnNamespace","supported":true},{"type":"AllNamespaces","supported":false}]}}]}
+{"schema":"olm.deprecations","package":"bad","entries":"not a list"}
+{"schema":"olm.package","name":"bad","defaultChannel":"stable"}
+`)))
+	ans := resolveExt(t, []Catalog{{Name: "c", Catalog: c}}, ClusterExtension{PackageName: "own"})
+	require.NotNil(t, ans.Bundle, "operator-controller's resolver picks it; the install refuses it")
+	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "operator-controller will refuse to install it")
+
+	ans = resolveExt(t, []Catalog{{Name: "c", Catalog: c}}, ClusterExtension{PackageName: "bad"})
+	assert.True(t, strings.HasPrefix(ans.Error, `error walking catalogs: error getting package "bad" from catalog "c": error loading package "bad": parse deprecation: `), ans.Error)
+}
+
+func TestResolveExtensionSaysWhenTwoBundlesRankTheSame(t *testing.T) {
+	c := &fbc.Catalog{}
+	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"p","defaultChannel":"stable"}
+{"schema":"olm.channel","name":"stable","package":"p","entries":[{"name":"p.b"},{"name":"p.a"}]}
+{"schema":"olm.bundle","name":"p.b","package":"p","image":"example.invalid/p:b","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0"}}]}
+{"schema":"olm.bundle","name":"p.a","package":"p","image":"example.invalid/p:a","properties":[{"type":"olm.package","value":{"packageName":"p","version":"1.0.0+01"}}]}
+`)))
+	ans := resolveExt(t, []Catalog{{Name: "c", Catalog: c}}, ClusterExtension{PackageName: "p"})
+	require.NotNil(t, ans.Bundle)
+	assert.Equal(t, "p.a", *ans.Bundle)
+	assert.Contains(t, strings.Join(ans.Reasons, "\n"), "p.a and p.b of catalog c rank the same")
+	assert.Contains(t, extPassedOver(ans, "p.b", "c").Reason, "operator-controller takes either")
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/opmkit/opm/internal/fbc"
 )
 
-// packageView is one package of one catalog as operator-controller's
+// extPackageView is one package of one catalog as operator-controller's
 // catalog cache holds it: the catalog split by package, one blob per
 // schema and name (the last one given wins), bundles in the order of their
 // file names in that cache (name + ".json").
-type packageView struct {
+type extPackageView struct {
 	catalog  string
 	priority int
 	pkg      string
@@ -32,24 +32,24 @@ type packageView struct {
 
 	// After filter: every bundle's version, the candidates by rank, and
 	// why the others were dropped.
-	info    map[string]candidate
-	cands   []candidate
+	info    map[string]extCandidate
+	cands   []extCandidate
 	dropped map[string]PassedOver
 	// lostTo says why the catalog's best was not picked: "deprecated",
 	// "priority:CATALOG:PRIORITY" or "ambiguous".
 	lostTo string
 }
 
-// candidate is a bundle with its version as operator-controller reads it.
-type candidate struct {
+// extCandidate is a bundle with its version as operator-controller reads it.
+type extCandidate struct {
 	bundle  *fbc.Bundle
 	version string
-	vr      versionRelease
+	vr      extVersionRelease
 	vrErr   error
 }
 
-func newPackageView(cat Catalog, pkg string) *packageView {
-	pv := &packageView{catalog: cat.Name, priority: cat.Priority, pkg: pkg, empty: true,
+func newExtPackageView(cat Catalog, pkg string) *extPackageView {
+	pv := &extPackageView{catalog: cat.Name, priority: cat.Priority, pkg: pkg, empty: true,
 		deprecated: map[string]string{}, chanDeprecated: map[string]string{}}
 	c := cat.Catalog
 	if c == nil {
@@ -132,20 +132,20 @@ func newPackageView(cat Catalog, pkg string) *packageView {
 
 // channelsConsidered are the channels the extension names (all when
 // none) that the package has.
-func (pv *packageView) channelsConsidered(names []string) []*fbc.Channel {
+func (pv *extPackageView) channelsConsidered(names []string) []*fbc.Channel {
 	if len(names) == 0 {
 		return pv.channels
 	}
 	var out []*fbc.Channel
 	for _, ch := range pv.channels {
-		if contains(names, ch.Name) {
+		if extHasString(names, ch.Name) {
 			out = append(out, ch)
 		}
 	}
 	return out
 }
 
-func contains(list []string, s string) bool {
+func extHasString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
 			return true
@@ -154,8 +154,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// inChannels says whether a bundle is an entry of one of chans.
-func inChannels(name string, chans []*fbc.Channel) bool {
+// extInChannels says whether a bundle is an entry of one of chans.
+func extInChannels(name string, chans []*fbc.Channel) bool {
 	for _, ch := range chans {
 		for _, e := range ch.Entries {
 			if e.Name == name {
@@ -169,24 +169,24 @@ func inChannels(name string, chans []*fbc.Channel) bool {
 // filter applies the extension's channels, range and successor rule,
 // then ranks what is left: not deprecated first, then by version and
 // release, highest first (bundles whose version does not read last).
-func (pv *packageView) filter(ext ClusterExtension, rng *versionRange, succ *successorRule) {
-	pv.info = map[string]candidate{}
+func (pv *extPackageView) filter(ext ClusterExtension, rng *extRange, succ *extSuccessorRule) {
+	pv.info = map[string]extCandidate{}
 	pv.dropped = map[string]PassedOver{}
 	pv.cands = nil
 	chans := pv.channelsConsidered(ext.Channels)
 	for _, b := range pv.bundles {
-		cd := candidate{bundle: b}
-		cd.version, cd.vr, cd.vrErr = bundleVersion(b)
+		cd := extCandidate{bundle: b}
+		cd.version, cd.vr, cd.vrErr = extBundleVersion(b)
 		pv.info[b.Name] = cd
 		drop := func(rule, reason string) {
 			pv.dropped[b.Name] = PassedOver{Bundle: b.Name, Version: cd.version, Catalog: pv.catalog, Rule: rule, Reason: reason}
 		}
 		switch {
-		case len(ext.Channels) > 0 && !inChannels(b.Name, chans):
-			drop(PassedChannel, fmt.Sprintf("in none of the channels asked for (%s); it is in %s", strings.Join(ext.Channels, ", "), orNone(pv.channelsOf(b.Name))))
+		case len(ext.Channels) > 0 && !extInChannels(b.Name, chans):
+			drop(PassedChannel, fmt.Sprintf("in none of the channels asked for (%s); it is in %s", strings.Join(ext.Channels, ", "), extOrNoChannel(pv.channelsOf(b.Name))))
 		case rng != nil && cd.vrErr != nil:
 			drop(PassedVersionRange, fmt.Sprintf("its version cannot be read (%v), so no range admits it", cd.vrErr))
-		case rng != nil && !rng.contains(fromSemver(cd.vr.version)):
+		case rng != nil && !rng.contains(rangeFromSemver(cd.vr.version)):
 			drop(PassedVersionRange, fmt.Sprintf("version %s is outside the range %q", cd.version, ext.Version))
 		case succ != nil && !succ.admits(cd):
 			drop(PassedNotSuccessor, succ.whyNot(cd))
@@ -198,7 +198,7 @@ func (pv *packageView) filter(ext ClusterExtension, rng *versionRange, succ *suc
 }
 
 // rankBefore is operator-controller's order of one catalog's candidates.
-func (pv *packageView) rankBefore(a, b candidate) bool {
+func (pv *extPackageView) rankBefore(a, b extCandidate) bool {
 	_, da := pv.deprecated[a.bundle.Name]
 	_, db := pv.deprecated[b.bundle.Name]
 	if da != db {
@@ -213,10 +213,10 @@ func (pv *packageView) rankBefore(a, b candidate) bool {
 	return a.vr.compare(b.vr) > 0
 }
 
-func (pv *packageView) channelsOf(name string) []string {
+func (pv *extPackageView) channelsOf(name string) []string {
 	var out []string
 	for _, ch := range pv.channels {
-		if inChannels(name, []*fbc.Channel{ch}) {
+		if extInChannels(name, []*fbc.Channel{ch}) {
 			out = append(out, ch.Name)
 		}
 	}
@@ -224,7 +224,7 @@ func (pv *packageView) channelsOf(name string) []string {
 	return out
 }
 
-func orNone(list []string) string {
+func extOrNoChannel(list []string) string {
 	if len(list) == 0 {
 		return "no channel"
 	}
@@ -233,9 +233,9 @@ func orNone(list []string) string {
 
 // passedOver says, for every bundle of the view but the one picked, why
 // it was not: highest version first.
-func (pv *packageView) passedOver(won bool) []PassedOver {
+func (pv *extPackageView) passedOver(won bool) []PassedOver {
 	var out []PassedOver
-	var top *candidate
+	var top *extCandidate
 	if len(pv.cands) > 0 {
 		top = &pv.cands[0]
 	}
@@ -288,20 +288,20 @@ func (pv *packageView) passedOver(won bool) []PassedOver {
 	return out
 }
 
-// successorRule is CatalogProvided's filter when a bundle is installed:
+// extSuccessorRule is CatalogProvided's filter when a bundle is installed:
 // the installed version itself, or a bundle whose entry in a channel
 // considered replaces or skips the installed bundle's name, or whose
 // skipRange covers its version.
-type successorRule struct {
+type extSuccessorRule struct {
 	installed InstalledBundle
 	version   semver.Version
-	vr        versionRelease
+	vr        extVersionRelease
 	channels  []*fbc.Channel
 	ranges    map[string]semver.Range
 }
 
-func newSuccessorRule(inst InstalledBundle, channels []*fbc.Channel) (*successorRule, error) {
-	vr, err := legacyVersionRelease(inst.Version)
+func newExtSuccessorRule(inst InstalledBundle, channels []*fbc.Channel) (*extSuccessorRule, error) {
+	vr, err := extLegacyVersionRelease(inst.Version)
 	if err != nil {
 		return nil, fmt.Errorf("failed to get version and release of installed bundle: %w", err)
 	}
@@ -309,15 +309,15 @@ func newSuccessorRule(inst InstalledBundle, channels []*fbc.Channel) (*successor
 	if err != nil {
 		return nil, fmt.Errorf("getting successorsPredicate: error parsing installed bundle version: %w", err)
 	}
-	return &successorRule{installed: inst, version: v, vr: vr, channels: channels, ranges: map[string]semver.Range{}}, nil
+	return &extSuccessorRule{installed: inst, version: v, vr: vr, channels: channels, ranges: map[string]semver.Range{}}, nil
 }
 
 // edge says how the entry leads from the installed bundle, "" when not.
-func (s *successorRule) edge(e fbc.ChannelEntry) string {
+func (s *extSuccessorRule) edge(e fbc.ChannelEntry) string {
 	if e.Replaces == s.installed.Name {
 		return "replaces " + s.installed.Name
 	}
-	if contains(e.Skips, s.installed.Name) {
+	if extHasString(e.Skips, s.installed.Name) {
 		return "skips " + s.installed.Name
 	}
 	if e.SkipRange != "" {
@@ -335,7 +335,7 @@ func (s *successorRule) edge(e fbc.ChannelEntry) string {
 
 // via is the first edge from the installed bundle to cd, with its
 // channel, "" when none.
-func (s *successorRule) via(cd candidate) string {
+func (s *extSuccessorRule) via(cd extCandidate) string {
 	for _, ch := range s.channels {
 		for _, e := range ch.Entries {
 			if e.Name == cd.bundle.Name {
@@ -348,20 +348,28 @@ func (s *successorRule) via(cd candidate) string {
 	return ""
 }
 
-func (s *successorRule) admits(cd candidate) bool {
+func (s *extSuccessorRule) admits(cd extCandidate) bool {
 	if s.via(cd) != "" {
 		return true
 	}
 	return cd.vrErr == nil && cd.vr.compare(s.vr) == 0
 }
 
-func (s *successorRule) whyNot(cd candidate) string {
-	return fmt.Sprintf("not an upgrade from the installed %s %s: no entry of it replaces or skips %s, no skipRange of it covers %s, and it is not the installed version (upgradeConstraintPolicy CatalogProvided; SelfCertified would allow it)",
-		s.installed.Name, s.installed.Version, s.installed.Name, s.installed.Version)
+func (s *extSuccessorRule) whyNot(cd extCandidate) string {
+	var names []string
+	for _, ch := range s.channels {
+		names = append(names, ch.Name)
+	}
+	where := "channels " + strings.Join(names, ", ")
+	if len(names) == 0 {
+		where = "no channel considered"
+	}
+	return fmt.Sprintf("not an upgrade from the installed %s %s: none of its entries (in %s) replaces or skips %s or has a skipRange covering %s, and its version is not the installed one (CatalogProvided; SelfCertified would allow it)",
+		s.installed.Name, s.installed.Version, where, s.installed.Name, s.installed.Version)
 }
 
-// noneWhy explains "no bundles found": per catalog, what left nothing.
-func noneWhy(ext ClusterExtension, views []*packageView) []string {
+// extNoneWhy explains "no bundles found": per catalog, what left nothing.
+func extNoneWhy(ext ClusterExtension, views []*extPackageView) []string {
 	if len(views) == 0 {
 		return []string{fmt.Sprintf("no catalog selected has package %s", ext.PackageName)}
 	}
@@ -390,21 +398,25 @@ func noneWhy(ext ClusterExtension, views []*packageView) []string {
 	return out
 }
 
-// pickWhy says why the bundle picked won.
-func pickWhy(ext ClusterExtension, cd candidate, catalog string, deprecated bool, nviews int, pv *packageView) []string {
+// extPickWhy says why the bundle picked won.
+func extPickWhy(ext ClusterExtension, cd extCandidate, catalog string, deprecated bool, nviews int, pv *extPackageView) []string {
 	var filters []string
 	if len(ext.Channels) > 0 {
-		filters = append(filters, "in channels "+strings.Join(ext.Channels, ", "))
+		filters = append(filters, "channels "+strings.Join(ext.Channels, ", "))
 	}
 	if ext.Version != "" {
-		filters = append(filters, fmt.Sprintf("within %q", ext.Version))
+		filters = append(filters, fmt.Sprintf("version range %q", ext.Version))
 	}
 	if ext.Installed != nil {
 		if ext.UpgradeConstraintPolicy == PolicySelfCertified {
-			filters = append(filters, "with any bundle allowed over the installed one (SelfCertified)")
+			filters = append(filters, fmt.Sprintf("any bundle may replace the installed %s, as SelfCertified allows", ext.Installed.Name))
 		} else {
-			filters = append(filters, fmt.Sprintf("that upgrades from the installed %s %s, or is that version", ext.Installed.Name, ext.Installed.Version))
+			filters = append(filters, fmt.Sprintf("the installed version %s and the bundles that upgrade from %s, as CatalogProvided allows", ext.Installed.Version, ext.Installed.Name))
 		}
+	}
+	if len(filters) > 0 {
+		filters[0] = " (" + filters[0]
+		filters[len(filters)-1] += ")"
 	}
 	what := "the highest version"
 	if deprecated {
@@ -412,7 +424,7 @@ func pickWhy(ext ClusterExtension, cd candidate, catalog string, deprecated bool
 	} else if len(pv.deprecated) > 0 {
 		what = "the highest version not deprecated"
 	}
-	out := []string{fmt.Sprintf("%s %s from catalog %s: %s of package %s%s", cd.bundle.Name, cd.version, catalog, what, ext.PackageName, prefixed(" ", strings.Join(filters, ", ")))}
+	out := []string{fmt.Sprintf("%s %s from catalog %s: %s of package %s%s", cd.bundle.Name, cd.version, catalog, what, ext.PackageName, strings.Join(filters, "; "))}
 	if ext.Installed != nil && ext.UpgradeConstraintPolicy != PolicySelfCertified {
 		if cd.bundle.Name == ext.Installed.Name || (cd.vrErr == nil && ext.Installed != nil && cd.version == ext.Installed.Version) {
 			out = append(out, "no upgrade: the installed version is the best the rules allow")
@@ -428,64 +440,57 @@ func pickWhy(ext ClusterExtension, cd candidate, catalog string, deprecated bool
 		out = append(out, fmt.Sprintf("package %s is deprecated: %s", ext.PackageName, pv.pkgDeprecated))
 	}
 	for _, ch := range pv.channelsOf(cd.bundle.Name) {
-		if msg, ok := pv.chanDeprecated[ch]; ok && (len(ext.Channels) == 0 || contains(ext.Channels, ch)) {
+		if msg, ok := pv.chanDeprecated[ch]; ok && (len(ext.Channels) == 0 || extHasString(ext.Channels, ch)) {
 			out = append(out, fmt.Sprintf("channel %s is deprecated: %s", ch, msg))
 		}
 	}
 	return out
 }
 
-func prefixed(p, s string) string {
-	if s == "" {
-		return ""
-	}
-	return p + s
-}
-
-// catalogSelector is a ClusterExtension's catalog selector over the one
+// extCatalogSelector is a ClusterExtension's catalog selector over the one
 // label a ClusterCatalog is known to carry (CatalogNameLabel).
-type catalogSelector struct {
+type extCatalogSelector struct {
 	sel *LabelSelector
 }
 
-func newCatalogSelector(sel *LabelSelector) (catalogSelector, error) {
+func newExtCatalogSelector(sel *LabelSelector) (extCatalogSelector, error) {
 	if sel == nil {
-		return catalogSelector{}, nil
+		return extCatalogSelector{}, nil
 	}
 	for k, v := range sel.MatchLabels {
-		if err := checkLabelKey(k); err != nil {
-			return catalogSelector{}, fmt.Errorf("matchLabels key %q: %w", k, err)
+		if err := checkSelectorKey(k); err != nil {
+			return extCatalogSelector{}, fmt.Errorf("matchLabels key %q: %w", k, err)
 		}
-		if err := checkLabelValue(v); err != nil {
-			return catalogSelector{}, fmt.Errorf("matchLabels %s value %q: %w", k, v, err)
+		if err := checkSelectorValue(v); err != nil {
+			return extCatalogSelector{}, fmt.Errorf("matchLabels %s value %q: %w", k, v, err)
 		}
 	}
 	for i, e := range sel.MatchExpressions {
-		if err := checkLabelKey(e.Key); err != nil {
-			return catalogSelector{}, fmt.Errorf("matchExpressions[%d] key %q: %w", i, e.Key, err)
+		if err := checkSelectorKey(e.Key); err != nil {
+			return extCatalogSelector{}, fmt.Errorf("matchExpressions[%d] key %q: %w", i, e.Key, err)
 		}
 		switch e.Operator {
 		case "In", "NotIn":
 			if len(e.Values) == 0 {
-				return catalogSelector{}, fmt.Errorf("matchExpressions[%d]: values set can't be empty for operator %s", i, e.Operator)
+				return extCatalogSelector{}, fmt.Errorf("matchExpressions[%d]: values set can't be empty for operator %s", i, e.Operator)
 			}
 		case "Exists", "DoesNotExist":
 			if len(e.Values) > 0 {
-				return catalogSelector{}, fmt.Errorf("matchExpressions[%d]: values set must be empty for operator %s", i, e.Operator)
+				return extCatalogSelector{}, fmt.Errorf("matchExpressions[%d]: values set must be empty for operator %s", i, e.Operator)
 			}
 		default:
-			return catalogSelector{}, fmt.Errorf("matchExpressions[%d]: %q is not a valid label selector operator (In, NotIn, Exists, DoesNotExist)", i, e.Operator)
+			return extCatalogSelector{}, fmt.Errorf("matchExpressions[%d]: %q is not a valid label selector operator (In, NotIn, Exists, DoesNotExist)", i, e.Operator)
 		}
 		for _, v := range e.Values {
-			if err := checkLabelValue(v); err != nil {
-				return catalogSelector{}, fmt.Errorf("matchExpressions[%d] value %q: %w", i, v, err)
+			if err := checkSelectorValue(v); err != nil {
+				return extCatalogSelector{}, fmt.Errorf("matchExpressions[%d] value %q: %w", i, v, err)
 			}
 		}
 	}
-	return catalogSelector{sel: sel}, nil
+	return extCatalogSelector{sel: sel}, nil
 }
 
-func (s catalogSelector) matches(catalog string) bool {
+func (s extCatalogSelector) matches(catalog string) bool {
 	if s.sel == nil {
 		return true
 	}
@@ -499,11 +504,11 @@ func (s catalogSelector) matches(catalog string) bool {
 		got, ok := labels[e.Key]
 		switch e.Operator {
 		case "In":
-			if !ok || !contains(e.Values, got) {
+			if !ok || !extHasString(e.Values, got) {
 				return false
 			}
 		case "NotIn":
-			if ok && contains(e.Values, got) {
+			if ok && extHasString(e.Values, got) {
 				return false
 			}
 		case "Exists":
@@ -519,50 +524,50 @@ func (s catalogSelector) matches(catalog string) bool {
 	return true
 }
 
-// checkLabelKey checks a label key: an optional DNS subdomain prefix and
+// checkSelectorKey checks a label key: an optional DNS subdomain prefix and
 // "/", then a name of at most 63 characters.
-func checkLabelKey(k string) error {
+func checkSelectorKey(k string) error {
 	name := k
 	if i := strings.LastIndexByte(k, '/'); i >= 0 {
 		prefix := k[:i]
 		name = k[i+1:]
-		if prefix == "" || len(prefix) > 253 || !isDNSSubdomain(prefix) {
+		if prefix == "" || len(prefix) > 253 || !labelDNSSubdomain(prefix) {
 			return fmt.Errorf("prefix %q must be a DNS subdomain", prefix)
 		}
 	}
-	if name == "" || len(name) > 63 || !isLabelName(name) {
+	if name == "" || len(name) > 63 || !labelNameOK(name) {
 		return fmt.Errorf("name part must be 1-63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric one")
 	}
 	return nil
 }
 
-func checkLabelValue(v string) error {
+func checkSelectorValue(v string) error {
 	if v == "" {
 		return nil
 	}
-	if len(v) > 63 || !isLabelName(v) {
+	if len(v) > 63 || !labelNameOK(v) {
 		return fmt.Errorf("a label value must be at most 63 alphanumeric characters, '-', '_' or '.', starting and ending with an alphanumeric one")
 	}
 	return nil
 }
 
-func isAlnum(b byte) bool {
+func labelAlnum(b byte) bool {
 	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
-func isLabelName(s string) bool {
-	if s == "" || !isAlnum(s[0]) || !isAlnum(s[len(s)-1]) {
+func labelNameOK(s string) bool {
+	if s == "" || !labelAlnum(s[0]) || !labelAlnum(s[len(s)-1]) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		if !isAlnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.' {
+		if !labelAlnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.' {
 			return false
 		}
 	}
 	return true
 }
 
-func isDNSSubdomain(s string) bool {
+func labelDNSSubdomain(s string) bool {
 	for _, part := range strings.Split(s, ".") {
 		if part == "" || len(part) > 63 {
 			return false

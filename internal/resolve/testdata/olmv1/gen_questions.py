@@ -245,6 +245,17 @@ q("badver/empty-package", bv, ext("empty", "empty"))
 q("badver/no-such-package", bv, ext("nosuch", "nosuch"))
 q("badver/no-catalogs", [], ext("badver", "badver"))
 
+# Releases in build metadata and in the explicit release field (which
+# operator-controller reads only behind a feature gate that is off), from a
+# directory of YAML and JSON files.
+rel = [{"name": "rel", "priority": 0, "sources": ["catalogs/rel-dir"]}]
+q("rel/fresh", rel, ext("rel", "rel"))
+q("rel/fresh/1.0.x", rel, ext("rel", "rel", version="1.0.x"))
+for n, v in [("rel.v1.0.0", "1.0.0"), ("rel.v1.0.0-2", "1.0.0+2"), ("rel.v1.0.0-10", "1.0.0+10"), ("rel.v1.1.0", "1.1.0")]:
+    q(f"rel/upgrade/{n}", rel, ext("rel", "rel", installed=(n, v)))
+    q(f"rel/upgrade/{n}/1.0.x", rel, ext("rel", "rel", version="1.0.x", installed=(n, v)))
+    q(f"rel/upgrade/{n}/self-certified/1.0.x", rel, ext("rel", "rel", version="1.0.x", policy="SelfCertified", installed=(n, v)))
+
 # A bundle given twice: the later source wins.
 dup = [cat("dup", 0, "dup-1", "dup-2")]
 q("dup/fresh", dup, ext("dup", "dup"))
