@@ -64,10 +64,14 @@ type GVK struct {
 // Question is one namespace's state: what OLM v0's resolver is asked.
 type Question struct {
 	// Namespace is the namespace of the Subscriptions and installed CSVs.
-	Namespace     string         `json:"namespace,omitempty"`
-	Catalogs      []Catalog      `json:"catalogs"`
-	Subscriptions []Subscription `json:"subscriptions"`
-	Installed     []Installed    `json:"installed,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	// GlobalNamespace is the global catalog namespace the cluster's OLM
+	// runs with; "" means GlobalNamespace. Catalogs in neither Namespace
+	// nor this one are invisible to the namespace, as on a cluster.
+	GlobalNamespace string         `json:"globalNamespace,omitempty"`
+	Catalogs        []Catalog      `json:"catalogs"`
+	Subscriptions   []Subscription `json:"subscriptions"`
+	Installed       []Installed    `json:"installed,omitempty"`
 }
 
 // Answer is what OLM does, operator by operator: each Subscription's

@@ -18,6 +18,7 @@ import (
 	"github.com/opmkit/opm/internal/cmd/alpha/mirror"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendergraph"
 	"github.com/opmkit/opm/internal/cmd/alpha/rendertemplate"
+	"github.com/opmkit/opm/internal/cmd/alpha/resolve"
 	"github.com/opmkit/opm/internal/cmd/alpha/upgradepath"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/group"
@@ -37,6 +38,7 @@ func NewCmd(f *factory.Factory) *cobra.Command {
 		filter.NewCmd(f, nil),
 		mirror.NewCmd(f, nil),
 		upgradepath.NewCmd(f, nil),
+		resolve.NewCmd(f, nil),
 	)
 	cmd.Short = "Upstream opm's alpha commands and opm's newer ones: " + strings.Join(Names(cmd), ", ")
 	return cmd

@@ -51,6 +51,7 @@ var pullers = map[string][]string{
 	"render":                    {"{bundle}"},
 	"validate":                  {"{index}"},
 	"alpha upgrade-path":        {"{index}", "--package", "example-operator", "--from", "0.1.0"},
+	"alpha resolve":             {"--catalog", "{index}", "--subscription", "example-operator"},
 }
 
 // pullsNothing are the commands that read no image, each with the reason.

@@ -13,6 +13,7 @@ import (
 	"github.com/blang/semver/v4"
 	"github.com/spf13/cobra"
 
+	"github.com/opmkit/opm/internal/cmd/catalogflag"
 	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
@@ -23,6 +24,8 @@ import (
 	"github.com/opmkit/opm/internal/fbc/graph/pathtext"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/printable"
+	"github.com/opmkit/opm/internal/resolve"
+	"github.com/opmkit/opm/internal/resolve/pathcheck"
 )
 
 // Options are the flags and arguments of opm alpha upgrade-path.
@@ -36,6 +39,12 @@ type Options struct {
 	AnyChannel bool
 	Output     string
 	Image      image.Options
+	// Catalogs provide dependencies beside Source; Dependencies asks
+	// OLM v0's resolver about each step (default: when Catalogs are
+	// given or the package's bundles declare a dependency).
+	Catalogs     []catalogflag.Spec
+	Dependencies bool
+	depsSet      bool
 }
 
 // NewCmd is `opm alpha upgrade-path`; runF, when not nil, runs instead of
@@ -63,6 +72,13 @@ channel, as a subscription moved between channels. --olmv1 follows OLM
 v1's rules: every channel (or --channel), any successor by replaces, skips
 or skipRange, the highest version first, deprecated bundles last.
 
+Dependencies: with --catalog (repeatable: SOURCE[=PRIORITY] or
+name=NAME,source=SOURCE[,priority=N], catalogs that provide dependencies),
+or --dependencies (the default when the package's bundles declare one),
+each step is also asked of OLM v0's resolver, with the step's bundle
+installed: a step whose requirements cannot be met is marked refused, with
+the reasons, and the exit status is 1.
+
 --from-range RANGE (instead of --from) prints the bundles to keep so that
 every bundle whose version is in RANGE still upgrades to the head as it
 does now.
@@ -77,6 +93,7 @@ docs/upgrade-graph.md describes the rules.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Source = args[0]
+			opts.depsSet = cmd.Flags().Changed("dependencies")
 			if runF != nil {
 				return runF(opts)
 			}
@@ -92,6 +109,8 @@ docs/upgrade-graph.md describes the rules.`,
 	fl.StringVar(&opts.FromRange, "from-range", "", "print the bundles to keep so that every version in this range (e.g. '>=1.0.0 <2.0.0') still reaches the head")
 	fl.BoolVar(&opts.OLMv1, "olmv1", false, "follow OLM v1's (operator-controller's) successor rules instead of OLM v0's")
 	fl.BoolVar(&opts.AnyChannel, "any-channel", false, "OLM v0: let each step take the newest next step of any channel of the package")
+	fl.Var(catalogflag.Value{Specs: &opts.Catalogs}, "catalog", "a catalog providing dependencies (repeatable): "+catalogflag.Usage)
+	fl.BoolVar(&opts.Dependencies, "dependencies", false, "ask OLM v0's resolver about each step, dependencies included (default: when --catalog is given or the package's bundles declare a dependency)")
 	cmd.MarkFlagsMutuallyExclusive("from", "from-range")
 	cmd.MarkFlagsMutuallyExclusive("to", "from-range")
 	cmd.MarkFlagsOneRequired("from", "from-range")
@@ -109,6 +128,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	if opts.AnyChannel && opts.OLMv1 {
 		return exit.Usagef("--any-channel is OLM v0's; OLM v1 takes every channel unless --channel names one")
+	}
+	if (opts.OLMv1 || opts.FromRange != "") && (len(opts.Catalogs) > 0 || opts.Dependencies) {
+		return exit.Usagef("--catalog and --dependencies ask OLM v0's resolver about the steps of a path: not with --olmv1 (OLM v1 installs no dependencies) or --from-range")
 	}
 	c, err := catalogsource.NewOpener(f, opts.Image, fbc.RenderOptions{}).Open(ctx, opts.Source, catalogsource.Catalogs...)
 	if err != nil {
@@ -155,13 +177,27 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 				opts.Source, opts.Package, v, p.Nearest(path.Channels, v)))
 		}
 	}
+	check, err := checkSteps(ctx, f, opts, c.Catalog, path)
+	if err != nil {
+		return err
+	}
 	if opts.Output == output.JSON {
-		err = output.WriteJSON(f.IO.Out, path)
+		err = output.WriteJSON(f.IO.Out, struct {
+			*graph.Path
+			Resolver *pathcheck.Check `json:"resolver,omitempty"`
+		}{path, check})
 	} else {
 		err = writePath(f.IO.Out, p, path)
+		if err == nil && check != nil {
+			_, err = io.WriteString(f.IO.Out, check.Text())
+		}
 	}
 	if err != nil {
 		return writeErr(err)
+	}
+	if check != nil && check.Refused > 0 && path.To != "" {
+		// OLM does not walk the path to --to.
+		return exit.Findings
 	}
 	if path.To != "" && !path.Reached {
 		// The answer is printed; the status says "not reachable" to
@@ -169,6 +205,32 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		return exit.Findings
 	}
 	return nil
+}
+
+// checkSteps asks OLM v0's resolver about each step of path, when
+// dependencies count (see Options.Dependencies); nil when they do not.
+func checkSteps(ctx context.Context, f *factory.Factory, opts *Options, c *fbc.Catalog, path *graph.Path) (*pathcheck.Check, error) {
+	if opts.OLMv1 || len(path.Steps) == 0 || (opts.depsSet && !opts.Dependencies) ||
+		(!opts.Dependencies && len(opts.Catalogs) == 0 && !pathcheck.DeclaresDependencies(c, opts.Package)) {
+		return nil, nil
+	}
+	specs, err := catalogflag.Named(append([]catalogflag.Spec{{Source: opts.Source}}, opts.Catalogs...))
+	if err != nil {
+		return nil, exit.Usagef("%v", err)
+	}
+	t := f.IO.ErrTheme()
+	others, err := catalogflag.Open(ctx, f, opts.Image, specs[1:], func(src, w string) {
+		fmt.Fprintf(f.IO.ErrOut, "%s %s: %s\n", t.WarningPrefix(), src, printable.Text(w))
+	})
+	if err != nil {
+		return nil, indexio.Interrupted(ctx, err)
+	}
+	cats := append([]resolve.Catalog{{Name: specs[0].Name, Catalog: c}}, others...)
+	check, err := pathcheck.Path(ctx, cats, opts.Package, opts.Channel, path)
+	if err != nil {
+		return nil, indexio.Interrupted(ctx, err)
+	}
+	return check, nil
 }
 
 // pathErr is a usage error (a bundle, channel or range that is not
