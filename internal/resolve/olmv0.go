@@ -169,6 +169,9 @@ func (b *builder) answer(p *problem, res searchResult) Answer {
 				op.Channel = e.channel
 				op.Catalog, op.CatalogNamespace = b.snap(e).key.name, b.snap(e).key.namespace
 				op.Reasons = b.subscriptionReasons(p, i, id)
+				if w := b.deprecation(e); w != "" {
+					op.Reasons = append(op.Reasons, w)
+				}
 				break
 			}
 		}
@@ -183,10 +186,14 @@ func (b *builder) answer(p *problem, res searchResult) Answer {
 		}
 		e := b.vars[id].e
 		name := e.name
+		reasons := b.dependencyReasons(p, id, chosenBy[id])
+		if w := b.deprecation(e); w != "" {
+			reasons = append(reasons, w)
+		}
 		ans.Operators = append(ans.Operators, Operator{
 			Package: e.pkg, Bundle: &name, Channel: e.channel,
 			Catalog: b.snap(e).key.name, CatalogNamespace: b.snap(e).key.namespace,
-			Dependency: true, Reasons: b.dependencyReasons(p, id, chosenBy[id]),
+			Dependency: true, Reasons: reasons,
 		})
 	}
 	return ans
