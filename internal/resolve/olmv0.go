@@ -43,7 +43,7 @@ func Resolve(ctx context.Context, q Question) (Answer, error) {
 	p, anchors, units := b.problem()
 	for _, u := range units {
 		if !p.assign(u) {
-			return b.unsatisfiable(p, nil), nil
+			return b.unsatisfiable(), nil
 		}
 	}
 	res := p.search(ctx, anchors, func(v int) [][]int { return b.vars[v].deps })
@@ -51,7 +51,7 @@ func Resolve(ctx context.Context, q Question) (Answer, error) {
 		return Answer{}, fmt.Errorf("%w: %w", errCancelled, err)
 	}
 	if !res.sat {
-		return b.unsatisfiable(p, nil), nil
+		return b.unsatisfiable(), nil
 	}
 	return b.answer(p, res), nil
 }

@@ -272,7 +272,7 @@ func (b *builder) dependencyReasons(p *problem, id int, c choice) []string {
 
 // unsatisfiable is the answer when OLM finds no combination: every
 // Subscription gets nothing, with what stands in its way.
-func (b *builder) unsatisfiable(p *problem, _ []error) Answer {
+func (b *builder) unsatisfiable() Answer {
 	ans := Answer{Operators: []Operator{}, Unsatisfiable: true}
 	var namespace []string
 	for id, v := range b.vars {
