@@ -24,8 +24,9 @@ import (
 // first combination its search finds (see solver.go), and fails the whole
 // namespace when none exists.
 //
-// Resolve returns an error only for a question it cannot ask (no catalogs
-// given); what OLM itself fails with is an Answer with Unsatisfiable set.
+// What OLM itself fails with is an Answer with Unsatisfiable set; Resolve
+// returns an error only when ctx ends or its search gives up (a problem
+// built to make it try combinations without end).
 func Resolve(ctx context.Context, q Question) (Answer, error) {
 	if len(q.Subscriptions) == 0 && len(q.Installed) == 0 {
 		return Answer{Operators: []Operator{}}, nil
@@ -49,6 +50,9 @@ func Resolve(ctx context.Context, q Question) (Answer, error) {
 	res := p.search(ctx, anchors, func(v int) [][]int { return b.vars[v].deps })
 	if err := ctx.Err(); err != nil {
 		return Answer{}, fmt.Errorf("%w: %w", errCancelled, err)
+	}
+	if res.gaveUp {
+		return Answer{}, fmt.Errorf("the search for OLM's answer gave up after %d steps: the catalogs' requirements make too many combinations to try", maxSearchSteps)
 	}
 	if !res.sat {
 		return b.unsatisfiable(), nil
