@@ -459,6 +459,15 @@ def fixture_questions():
     qs.append(question("fixture/dep-two-catalogs/users-local", [cat("users", [dp], namespace=NS), cat("x", [l1]), cat("y", [l2])],
                        [sub("dep-user", "users", "stable", namespace=NS)]))
 
+    # the dependency's own Subscription pins it to the catalog without the version needed
+    qs.append(question("fixture/dep-two-catalogs/pinned-elsewhere", [cat("users", [dp]), cat("x", [l1]), cat("y", [l2])],
+                       [sub("dep-user", "users", "stable"), sub("shared-lib", "y", "stable", installed="shared-lib.v1.0.0")]))
+    vu = fixture("dep-pkg-user-v12", simple_pkg("dep-user-12", ["1.0.0"], requires_pkg=[("shared-lib", ">=1.2.0")]))
+    qs.append(question("fixture/dep-two-catalogs/only-one-satisfies", [cat("users", [vu]), cat("x", [l1], priority=5), cat("y", [l2])],
+                       [sub("dep-user-12", "users", "stable")]))
+    qs.append(question("fixture/dep-two-catalogs/pinned-to-unsatisfying", [cat("users", [vu]), cat("x", [l1]), cat("y", [l2])],
+                       [sub("dep-user-12", "users", "stable"), sub("shared-lib", "x", "stable")]))
+
     # deprecations do not change what OLM v0 resolves
     dd = fixture("deprecated",
                  simple_pkg("old", ["1.0.0", "1.1.0"])
