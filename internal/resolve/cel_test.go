@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/opmkit/opm/internal/fbc"
 )
 
 // props decodes a property list as OLM hands it to a cel rule.
@@ -138,5 +140,38 @@ func FuzzCEL(f *testing.F) {
 		}
 		prog.matches(props)
 		prog.packageHint()
+	})
+}
+
+// FuzzConstraint: an olm.constraint value of any shape parses to a
+// requirement or an error, and a requirement tests an entry without
+// panicking.
+func FuzzConstraint(f *testing.F) {
+	for _, s := range []string{
+		`{"package":{"packageName":"db","versionRange":">=1.0.0 <2.0.0"}}`,
+		`{"gvk":{"group":"db.example.com","version":"v1","kind":"Database"}}`,
+		`{"failureMessage":"x","all":{"constraints":[{"package":{"packageName":"db","versionRange":"1.x"}},{"not":{"constraints":[{"gvk":{"group":"g","version":"v","kind":"K"}}]}}]}}`,
+		`{"any":{"constraints":[{"cel":{"rule":"properties.exists(p, p.value.packageName == \"db\")"}}]}}`,
+		`{"cel":{"rule":"properties.size() > 1"}}`,
+		`{"unknown":1}`,
+		`{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	e := &entry{name: "db.v1.5.0", pkg: "db", idx: newIndex()}
+	e.props = bundleProps([]fbc.Property{
+		{Type: fbc.PropertyPackage, Value: json.RawMessage(`{"packageName":"db","version":"1.5.0"}`)},
+		{Type: fbc.PropertyGVK, Value: json.RawMessage(`{"group":"g","kind":"K","version":"v"}`)},
+		{Type: "odd", Value: json.RawMessage(`[1,{"packageName":"x"}]`)},
+	})
+	e.derive()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, err := predicateFor(fbc.PropertyConstraint, raw)
+		if err != nil || p == nil {
+			return
+		}
+		p.test(e)
+		p.words()
+		p.packages(e.idx)
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/blang/semver/v4"
 
 	"github.com/opmkit/opm/internal/fbc"
+	"github.com/opmkit/opm/internal/fbc/graph"
 )
 
 // existingName is the name of the pseudo-catalog that holds a namespace's
@@ -179,6 +180,9 @@ type catalogIndex struct {
 	shape [3]int
 	// installed marks the index of a namespace's installed CSVs.
 	installed bool
+	// deprecations are the catalog's olm.deprecations entries by
+	// package: OLM v0 resolves as if they were absent and reports them.
+	deprecations map[string][]graph.Deprecation
 }
 
 // snapshot is a catalog as one question sees it: its content, its name
@@ -304,6 +308,9 @@ func indexOf(c *fbc.Catalog) *catalogIndex {
 func buildIndex(c *fbc.Catalog) *catalogIndex {
 	s := newIndex()
 	s.shape = catalogShape(c)
+	// A blob that does not decode is opm serve's error to report; the
+	// resolver only quotes what decodes.
+	s.deprecations, _ = graph.Deprecations(c)
 	defaults := map[string]string{}
 	for _, p := range c.Packages {
 		defaults[p.Name] = p.DefaultChannel

@@ -24,8 +24,9 @@ import (
 // first combination its search finds (see solver.go), and fails the whole
 // namespace when none exists.
 //
-// Resolve returns an error only for a question it cannot ask (no catalogs
-// given); what OLM itself fails with is an Answer with Unsatisfiable set.
+// What OLM itself fails with is an Answer with Unsatisfiable set; Resolve
+// returns an error only when ctx ends or its search gives up (a problem
+// built to make it try combinations without end).
 func Resolve(ctx context.Context, q Question) (Answer, error) {
 	if len(q.Subscriptions) == 0 && len(q.Installed) == 0 {
 		return Answer{Operators: []Operator{}}, nil
@@ -43,15 +44,18 @@ func Resolve(ctx context.Context, q Question) (Answer, error) {
 	p, anchors, units := b.problem()
 	for _, u := range units {
 		if !p.assign(u) {
-			return b.unsatisfiable(p, nil), nil
+			return b.unsatisfiable(), nil
 		}
 	}
 	res := p.search(ctx, anchors, func(v int) [][]int { return b.vars[v].deps })
 	if err := ctx.Err(); err != nil {
 		return Answer{}, fmt.Errorf("%w: %w", errCancelled, err)
 	}
+	if res.gaveUp {
+		return Answer{}, fmt.Errorf("the search for OLM's answer gave up after %d steps: the catalogs' requirements make too many combinations to try", maxSearchSteps)
+	}
 	if !res.sat {
-		return b.unsatisfiable(p, nil), nil
+		return b.unsatisfiable(), nil
 	}
 	return b.answer(p, res), nil
 }
@@ -169,6 +173,9 @@ func (b *builder) answer(p *problem, res searchResult) Answer {
 				op.Channel = e.channel
 				op.Catalog, op.CatalogNamespace = b.snap(e).key.name, b.snap(e).key.namespace
 				op.Reasons = b.subscriptionReasons(p, i, id)
+				if w := b.deprecation(e); w != "" {
+					op.Reasons = append(op.Reasons, w)
+				}
 				break
 			}
 		}
@@ -183,10 +190,14 @@ func (b *builder) answer(p *problem, res searchResult) Answer {
 		}
 		e := b.vars[id].e
 		name := e.name
+		reasons := b.dependencyReasons(p, id, chosenBy[id])
+		if w := b.deprecation(e); w != "" {
+			reasons = append(reasons, w)
+		}
 		ans.Operators = append(ans.Operators, Operator{
 			Package: e.pkg, Bundle: &name, Channel: e.channel,
 			Catalog: b.snap(e).key.name, CatalogNamespace: b.snap(e).key.namespace,
-			Dependency: true, Reasons: b.dependencyReasons(p, id, chosenBy[id]),
+			Dependency: true, Reasons: reasons,
 		})
 	}
 	return ans

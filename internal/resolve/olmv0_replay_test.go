@@ -1,9 +1,14 @@
 package resolve
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+
+	"github.com/opmkit/opm/internal/fbc"
 )
 
 // TestOLMv0Answers replays the questions OLM v0's own resolver answered
@@ -25,5 +30,44 @@ func TestOLMv0Answers(t *testing.T) {
 	t.Logf("olmv0 answers: %d questions, %d equal, %d differ, 0 skipped (%d of the equal match another answer OLM gave on another run)", c.n, c.equal, c.differ, c.alt)
 	if c.n == 0 {
 		t.Fatal("no questions")
+	}
+}
+
+// Questions over one catalog may be asked at once: they share the
+// catalog's index (run with -race).
+func TestResolveConcurrently(t *testing.T) {
+	var qs []replayQuestion
+	readJSON(t, "testdata/rules/questions.json", &qs)
+	l := &catalogLoader{base: "testdata/rules", cache: map[string]*fbc.Catalog{}}
+	var questions []Question
+	for _, rq := range qs {
+		questions = append(questions, l.question(t, rq))
+	}
+	want := make([]string, len(questions))
+	for i, q := range questions {
+		a, err := Resolve(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i] = fmt.Sprint(comparable(a, "olm"))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4*len(questions))
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, q := range questions {
+				a, err := Resolve(context.Background(), q)
+				if got := fmt.Sprint(comparable(a, "olm")); err != nil || got != want[i] {
+					errs <- fmt.Sprintf("%s: %v %s, want %s", qs[i].Name, err, got, want[i])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }

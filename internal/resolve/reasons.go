@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/blang/semver/v4"
+
+	"github.com/opmkit/opm/internal/fbc"
 )
 
 // This file says why, in words: why a bundle was picked, why the bundles
@@ -270,7 +272,7 @@ func (b *builder) dependencyReasons(p *problem, id int, c choice) []string {
 
 // unsatisfiable is the answer when OLM finds no combination: every
 // Subscription gets nothing, with what stands in its way.
-func (b *builder) unsatisfiable(p *problem, _ []error) Answer {
+func (b *builder) unsatisfiable() Answer {
 	ans := Answer{Operators: []Operator{}, Unsatisfiable: true}
 	var namespace []string
 	for id, v := range b.vars {
@@ -454,4 +456,25 @@ func unique(ss []string) []string {
 		}
 	}
 	return out
+}
+
+// deprecation says that the picked entry's package, channel or bundle is
+// deprecated (olm.deprecations), which OLM v0 does not resolve on; "" when
+// none is.
+func (b *builder) deprecation(e *entry) string {
+	var what []string
+	for _, d := range e.idx.deprecations[e.pkg] {
+		switch {
+		case d.Schema == fbc.SchemaPackage:
+			what = append(what, fmt.Sprintf("package %s (%s)", e.pkg, d.Message))
+		case d.Schema == fbc.SchemaChannel && d.Name == e.channel:
+			what = append(what, fmt.Sprintf("channel %s (%s)", e.channel, d.Message))
+		case d.Schema == fbc.SchemaBundle && d.Name == e.name:
+			what = append(what, fmt.Sprintf("bundle %s (%s)", e.name, d.Message))
+		}
+	}
+	if len(what) == 0 {
+		return ""
+	}
+	return "catalog " + b.snap(e).key.name + " deprecates " + strings.Join(what, ", ") + ": OLM v0 installs it all the same and reports the deprecation in the Subscription's conditions"
 }

@@ -216,7 +216,14 @@ type guess struct {
 type searchResult struct {
 	sat     bool
 	guesses []guess
+	// gaveUp: the search took more than maxSearchSteps steps.
+	gaveUp bool
 }
+
+// maxSearchSteps bounds the search: OLM's problems take a few steps per
+// candidate; a catalog built to make the search backtrack without end
+// gets an error instead.
+const maxSearchSteps = 1 << 22
 
 // dependencies gives, for a variable, its dependency lists in order.
 type dependencies func(v int) [][]int
@@ -237,9 +244,12 @@ func (p *problem) search(ctx context.Context, anchors []int, deps dependencies) 
 	assumed := map[int]bool{}
 	unsat := false
 	budget := 1 << 16
-	for {
+	for steps := 0; ; steps++ {
 		if ctx.Err() != nil {
 			return searchResult{}
+		}
+		if steps > maxSearchSteps || budget < 0 {
+			return searchResult{gaveUp: true}
 		}
 		if len(queue) == 0 && !unsat {
 			if p.satisfiable(ctx, &budget) {

@@ -403,6 +403,82 @@ def fixture_questions():
     qs.append(question("fixture/shared-dep/lib-installed-in-range", c,
                        [sub("range-user", "vr", "stable")], installed=[{"package": "lib", "csv": "lib.v1.0.0"}]))
     qs.append(question("fixture/shared-dep/two-subs-one-package", c, [sub("lib", "vr", "stable"), sub("lib", "vr", "preview", name="lib-preview")]))
+
+    # errors in the Subscription itself
+    c = [cat("vr", [vr])]
+    qs.append(question("fixture/subscription/no-such-catalog", c, [sub("lib", "nope", "stable")]))
+    qs.append(question("fixture/subscription/no-such-package", c, [sub("nope", "vr", "stable")]))
+    qs.append(question("fixture/subscription/no-such-channel", c, [sub("lib", "vr", "nope")]))
+    qs.append(question("fixture/subscription/catalog-in-other-namespace", c, [sub("lib", "vr", "stable", namespace=NS)]))
+    qs.append(question("fixture/subscription/one-bad-one-good", c, [sub("lib", "vr", "nope"), sub("range-any", "vr", "stable")]))
+
+    # a provider whose installed version lacks the API a new Subscription needs
+    ev = fixture("api-evolves",
+                 [package("evolving", "stable"), linear("evolving", "stable", ["1.0.0", "1.1.0", "2.0.0"]),
+                  bundle("evolving", "1.0.0"), bundle("evolving", "1.1.0"), bundle("evolving", "2.0.0", provides=[GADGET])]
+                 + simple_pkg("needs-gadget", ["1.0.0"], requires_gvk=[GADGET])
+                 + simple_pkg("needs-evolving-2", ["1.0.0"], requires_pkg=[("evolving", ">=2.0.0")])
+                 + simple_pkg("needs-evolving-1", ["1.0.0"], requires_pkg=[("evolving", "<2.0.0")]))
+    c = [cat("ev", [ev])]
+    for v in ["1.0.0", "1.1.0"]:
+        qs.append(question(f"fixture/api-evolves/gvk/installed-{v}", c,
+                           [sub("needs-gadget", "ev", "stable"), sub("evolving", "ev", "stable", installed=f"evolving.v{v}")]))
+        qs.append(question(f"fixture/api-evolves/package/installed-{v}", c,
+                           [sub("needs-evolving-2", "ev", "stable"), sub("evolving", "ev", "stable", installed=f"evolving.v{v}")]))
+    qs.append(question("fixture/api-evolves/pinned-below", c,
+                       [sub("needs-evolving-1", "ev", "stable"), sub("evolving", "ev", "stable", installed="evolving.v1.0.0")]))
+    qs.append(question("fixture/api-evolves/fresh-both", c, [sub("needs-evolving-1", "ev", "stable"), sub("evolving", "ev", "stable")]))
+    qs.append(question("fixture/api-evolves/unsubscribed-installed", c,
+                       [sub("needs-gadget", "ev", "stable")], installed=[{"package": "evolving", "csv": "evolving.v1.1.0"}]))
+
+    # a dependency chain inside one catalog: app's newest bundles need dep >=2.0.0
+    ch = fixture("chain-dep",
+                 [b for b in FIXTURES["missing-dep"] if b.get("package", b.get("name")) == "app"]
+                 + simple_pkg("dep", ["1.0.0", "1.5.0", "2.0.0", "2.1.0"]))
+    c = [cat("main", [ch])]
+    qs.append(question("fixture/chain-dep/app-and-dep-installed", c,
+                       [sub("app", "main", "stable", installed="app.v1.1.0"), sub("dep", "main", "stable", installed="dep.v1.0.0")]))
+    qs.append(question("fixture/chain-dep/app-and-dep-1.5-installed", c,
+                       [sub("app", "main", "stable", installed="app.v1.1.0"), sub("dep", "main", "stable", installed="dep.v1.5.0")]))
+    qs.append(question("fixture/chain-dep/dep-installed-unsubscribed", c,
+                       [sub("app", "main", "stable", installed="app.v1.1.0")], installed=[{"package": "dep", "csv": "dep.v1.0.0"}]))
+    qs.append(question("fixture/chain-dep/fresh-with-dep-installed", c,
+                       [sub("app", "main", "stable"), sub("dep", "main", "stable", installed="dep.v1.5.0")]))
+
+    # one dependency package (same bundles) in two catalogs
+    dp = fixture("dep-pkg-user", simple_pkg("dep-user", ["1.0.0"], requires_pkg=[("shared-lib", ">=1.0.0")]))
+    l1 = fixture("shared-lib-1", simple_pkg("shared-lib", ["1.0.0", "1.1.0"]))
+    l2 = fixture("shared-lib-2", simple_pkg("shared-lib", ["1.0.0", "1.2.0"]))
+    for pa, pb in [(0, 0), (0, 1), (1, 0)]:
+        qs.append(question(f"fixture/dep-two-catalogs/x{pa}-y{pb}", [cat("users", [dp]), cat("x", [l1], priority=pa), cat("y", [l2], priority=pb)],
+                           [sub("dep-user", "users", "stable")]))
+        qs.append(question(f"fixture/dep-two-catalogs/reversed/x{pa}-y{pb}", [cat("users", [dp]), cat("x", [l2], priority=pa), cat("y", [l1], priority=pb)],
+                           [sub("dep-user", "users", "stable")]))
+        qs.append(question(f"fixture/dep-two-catalogs/local/x{pa}-y{pb}", [cat("users", [dp]), cat("x", [l1], priority=pa), cat("y", [l2], namespace=NS, priority=pb)],
+                           [sub("dep-user", "users", "stable")]))
+    qs.append(question("fixture/dep-two-catalogs/users-local", [cat("users", [dp], namespace=NS), cat("x", [l1]), cat("y", [l2])],
+                       [sub("dep-user", "users", "stable", namespace=NS)]))
+
+    # the dependency's own Subscription pins it to the catalog without the version needed
+    qs.append(question("fixture/dep-two-catalogs/pinned-elsewhere", [cat("users", [dp]), cat("x", [l1]), cat("y", [l2])],
+                       [sub("dep-user", "users", "stable"), sub("shared-lib", "y", "stable", installed="shared-lib.v1.0.0")]))
+    vu = fixture("dep-pkg-user-v12", simple_pkg("dep-user-12", ["1.0.0"], requires_pkg=[("shared-lib", ">=1.2.0")]))
+    qs.append(question("fixture/dep-two-catalogs/only-one-satisfies", [cat("users", [vu]), cat("x", [l1], priority=5), cat("y", [l2])],
+                       [sub("dep-user-12", "users", "stable")]))
+    qs.append(question("fixture/dep-two-catalogs/pinned-to-unsatisfying", [cat("users", [vu]), cat("x", [l1]), cat("y", [l2])],
+                       [sub("dep-user-12", "users", "stable"), sub("shared-lib", "x", "stable")]))
+
+    # deprecations do not change what OLM v0 resolves
+    dd = fixture("deprecated",
+                 simple_pkg("old", ["1.0.0", "1.1.0"])
+                 + [{"schema": "olm.deprecations", "package": "old", "entries": [
+                     {"reference": {"schema": "olm.bundle", "name": "old.v1.1.0"}, "message": "old.v1.1.0 is deprecated"},
+                     {"reference": {"schema": "olm.channel", "name": "stable"}, "message": "stable is deprecated"}]}]
+                 + simple_pkg("old-user", ["1.0.0"], requires_pkg=[("old", ">=1.0.0")]))
+    c = [cat("dd", [dd])]
+    qs.append(question("fixture/deprecated/fresh", c, [sub("old", "dd", "stable")]))
+    qs.append(question("fixture/deprecated/upgrade", c, [sub("old", "dd", "stable", installed="old.v1.0.0")]))
+    qs.append(question("fixture/deprecated/as-dependency", c, [sub("old-user", "dd", "stable")]))
     return qs
 
 

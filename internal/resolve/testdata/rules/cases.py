@@ -47,6 +47,10 @@ case("upgrade/skiprange", C, [sub("p", "chain", "fast", installed="p.v1.0.0")], 
      reasons={"p": ["skipRange \">=1.0.0 <2.0.0\" includes 1.0.0"]})
 case("upgrade/up-to-date", C, [sub("p", "chain", "stable", installed="p.v1.2.0")], [op("p", None, "stable", "chain")],
      reasons={"p": ["p.v1.2.0 stays"]})
+# olm.deprecations do not change what OLM v0 picks; the reason says so.
+case("deprecations-ignored", [cat("deprecations", "deprecations")], [sub("p", "deprecations", "stable")],
+     [op("p", "p.v1.1.0", "stable", "deprecations")],
+     reasons={"p": ["deprecates bundle p.v1.1.0 (p.v1.1.0 has a bad bug)"]})
 # The head skips v2, so v2 is left out of the channel's order: a fresh
 # Subscription gets v3, and v1 has nothing that upgrades it.
 S = [cat("skips", "skips")]

@@ -46,6 +46,15 @@ write("chain", [
     bundle("p", "p.v1.2.0", "1.2.0"), bundle("p", "p.v2.0.0", "2.0.0"),
 ])
 
+# olm.deprecations: the head of p's stable channel is deprecated.
+write("deprecations", [
+    pkg("p", "stable"),
+    ch("p", "stable", ent("p.v1.0.0"), ent("p.v1.1.0", replaces="p.v1.0.0")),
+    bundle("p", "p.v1.0.0", "1.0.0"), bundle("p", "p.v1.1.0", "1.1.0"),
+    {"schema": "olm.deprecations", "package": "p", "entries": [
+        {"reference": {"schema": "olm.bundle", "name": "p.v1.1.0"}, "message": "p.v1.1.0 has a bad bug"}]},
+])
+
 # s: v3 skips v2, so v2 is never a candidate; v4 has a skipRange over 1.x.
 write("skips", [
     pkg("s", "stable"),

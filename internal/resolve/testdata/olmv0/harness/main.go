@@ -119,7 +119,8 @@ func main() {
 	questionsFile := flag.String("questions", "questions.json", "questions file")
 	out := flag.String("out", "answers.json", "answers file to write")
 	run := flag.String("run", "", "only questions whose name matches this regexp")
-	repeat := flag.Int("repeat", 10, "resolve each question this many times (four times as many when answers differ) and record every answer")
+	repeat := flag.Int("repeat", 30, "resolve each question this many times (four times as many when answers differ) and record every answer")
+	repeatMulti := flag.Int("repeat-multi", 150, "-repeat for a question with a Subscription naming no channel or more than one Subscription, where OLM's answers vary")
 	verbose := flag.Bool("v", false, "log OLM's resolver output")
 	flag.Parse()
 
@@ -153,8 +154,17 @@ func main() {
 		// (which channel a bundle in several is taken from) change from
 		// run to run: ask -repeat times, more when answers differ, and
 		// keep every answer seen, the smallest (as JSON) first.
+		n := *repeat
+		if len(q.Subscriptions) > 1 {
+			n = *repeatMulti
+		}
+		for _, s := range q.Subscriptions {
+			if s.Channel == "" {
+				n = *repeatMulti
+			}
+		}
 		seen := map[string]record{}
-		for i := 0; i < *repeat || (len(seen) > 1 && i < 4*(*repeat)); i++ {
+		for i := 0; i < n || (len(seen) > 1 && i < 4*n); i++ {
 			r, err := h.ask(q, logger)
 			if err != nil {
 				h.stopAll()
