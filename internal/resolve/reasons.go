@@ -324,6 +324,14 @@ func (b *builder) unsatisfiable() Answer {
 				if w == "" {
 					alone = true
 					if w = b.interaction(i, c); w == "" {
+						if blockers := b.failingAlone(i); len(blockers) > 0 {
+							// Nothing is wrong with this Subscription: another one
+							// fails on its own, and OLM resolves the namespace as a
+							// whole. Saying so once is the whole story.
+							why = append(why, fmt.Sprintf("%s could be installed on its own, but OLM resolves a namespace's Subscriptions together and installs nothing while the Subscription to %s cannot be met",
+								b.vars[c].e.name, strings.Join(blockers, ", ")))
+							break
+						}
 						w = b.vars[c].e.name + " cannot be installed together with what the other Subscriptions and installed operators need"
 					}
 				}
@@ -338,6 +346,45 @@ func (b *builder) unsatisfiable() Answer {
 		ans.Operators = append(ans.Operators, op)
 	}
 	return ans
+}
+
+// failingAlone names the packages of the other Subscriptions that no
+// bundle can satisfy whatever else is asked: each of their candidates
+// fails for a reason of its own.
+func (b *builder) failingAlone(i int) []string {
+	var out []string
+	for j, sub := range b.q.Subscriptions {
+		if j == i {
+			continue
+		}
+		if b.subInvalid[j] != "" {
+			out = append(out, sub.Package)
+			continue
+		}
+		var cands []int
+		for _, c := range b.subCands[j] {
+			if b.subCurrent[j] == nil || b.vars[c].e != b.subCurrent[j] {
+				cands = append(cands, c)
+			}
+		}
+		if len(cands) == 0 {
+			if b.subCurrent[j] == nil {
+				out = append(out, sub.Package)
+			}
+			continue
+		}
+		fails := true
+		for _, c := range cands {
+			if b.whyNot(nil, c) == "" {
+				fails = false
+				break
+			}
+		}
+		if fails {
+			out = append(out, sub.Package)
+		}
+	}
+	return out
 }
 
 // interaction looks for what sets candidate c of Subscription i against

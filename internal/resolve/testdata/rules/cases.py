@@ -82,6 +82,11 @@ case("installed/provides-api", D, [sub("needs-api", "deps", "stable")],
 case("installed/api-conflict", D, [sub("clash", "deps", "stable")],
      [op("clash", "clash.v1.0.0", "stable", "deps")], installed=[("db", "db.v1.0.0")],
      reasons={"clash": ["clash.v2.0.0 provides Database (db.example.com/v1) as does installed db.v1.0.0"]})
+# One Subscription failing on its own blocks the namespace: the other,
+# fine alone, gets nothing, and its reason says so rather than blaming it.
+case("namespace/blocked-by-another", D, [sub("needs-api", "deps", "stable"), sub("broken", "deps", "stable")],
+     [op("broken", None, "stable", "deps"), op("needs-api", None, "stable", "deps")], unsat=True,
+     reasons={"needs-api": ["could be installed on its own", "the Subscription to broken cannot be met"]})
 case("channel-two-heads", D, [sub("twoheads", "deps", "stable")], [op("twoheads", None, "stable", "deps")], unsat=True,
      reasons={"twoheads": ["2 replaces chains"]})
 
