@@ -133,6 +133,7 @@ docs/mirroring.md walks through it.`,
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (the report, on stdout)")
 	opts.Image.AddFlags(fl)
 	opts.Image.AddSideFlags(fl)
+	cmd.AddCommand(NewPruneCmd(f, nil))
 	return cmd
 }
 
@@ -210,6 +211,14 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		files, werr = mirror.WriteManifests(opts.ManifestsDir, rep, mirror.ManifestOptions{Name: opts.Name, ICSP: opts.ICSP, AllowIncomplete: opts.AllowIncomplete})
 		if werr != nil && err == nil {
 			err = fmt.Errorf("write %s: %w", opts.ManifestsDir, werr)
+		}
+	}
+	if rep.Stopped == "" && (err == nil || rep.Failed > 0) {
+		// A run that went to its end keeps its report at the destination,
+		// for prune; one that cannot is told, not failed: the images are
+		// there.
+		if _, rerr := mirror.Record(ctx, cl, rep, start); rerr != nil {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %v (opm alpha mirror prune then knows this run only from the catalogs it keeps)\n", rerr)
 		}
 	}
 	if opts.Output == output.JSON {
