@@ -96,6 +96,9 @@ var ErrNothingDeleted = errors.New("nothing was deleted")
 // known is a manifest a report names: what it was mirrored as.
 type known struct {
 	source, catalog, report string
+	// subject is the digest of the image it is attached to (a signature,
+	// an attestation, a referrer), "" for an image.
+	subject string
 }
 
 // pruneState is the needed set and what is known of the destination.
@@ -433,7 +436,7 @@ func (st *pruneState) remember(where string, r *Report) {
 		}
 		st.note(repo, d, known{source: im.Source, catalog: catalog, report: where})
 		for _, ad := range im.Attached {
-			st.note(repo, ad, known{source: "attached to " + im.Source, catalog: catalog, report: where})
+			st.note(repo, ad, known{source: "attached to " + im.Source, catalog: catalog, report: where, subject: d})
 		}
 	}
 }
@@ -499,6 +502,13 @@ func (st *pruneState) unneeded(ctx context.Context) ([]Unneeded, error) {
 			}
 			byDigest[d] = append(byDigest[d], tag)
 			mediaType[d] = mt
+		}
+		for d, k := range st.seen[repo] {
+			if k.subject != "" && st.needed(repo, k.subject) {
+				// Attached to a kept image (a referrer pushed by digest
+				// only, which a catalog does not name): it stays.
+				st.needDigest(repo, d, "attached to the kept "+repo+"@"+k.subject)
+			}
 		}
 		for d := range st.seen[repo] {
 			if _, ok := byDigest[d]; ok || st.needed(repo, d) {

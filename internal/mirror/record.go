@@ -81,6 +81,10 @@ func Record(ctx context.Context, cl *image.Client, rep *Report, start time.Time)
 	tag := ReportTag(start, reportCatalog(rep))
 	if rep.toDir {
 		path := filepath.Join(rep.To, "opm-mirror-"+tag+".json")
+		for n := 2; isFile(path); n++ {
+			// Two runs in one second: both kept.
+			path = filepath.Join(rep.To, fmt.Sprintf("opm-mirror-%s-%d.json", tag, n))
+		}
 		rep.Recorded = path
 		if err := writeJSON(path, rep); err != nil {
 			rep.Recorded = ""

@@ -1,6 +1,7 @@
 package alpha_test
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -152,6 +154,9 @@ func TestMirrorMonthlyUpdateAndPrune(t *testing.T) {
 	for _, v := range []string{"1", "2", "3", "4", "5"} {
 		b[v] = pushRandom(t, src.Addr, "example.com/p/bundle", false)
 	}
+	// Signatures of a bundle that goes and of one that stays.
+	pushSig(t, b["1"])
+	pushSig(t, b["3"])
 	catalog := src.Ref("olm/cat:monthly")
 	pushMonthlyCatalog(t, catalog, []monthlyBundle{
 		{"1.0.0", b["1"], []string{shared, opA, opCOld}},
@@ -169,6 +174,9 @@ func TestMirrorMonthlyUpdateAndPrune(t *testing.T) {
 	front := strings.TrimPrefix(srv.URL, "http://")
 	to := front + "/m"
 	direct := func(ref string) string { return "docker://" + dst.Addr + strings.TrimPrefix(ref, front) }
+	sigOf := func(ref string) string {
+		return to + "/p-bundle:sha256-" + strings.TrimPrefix(catalogimages.Digest(ref), "sha256:") + ".sig"
+	}
 	mirrorArgs := []string{"alpha", "mirror", "--use-http", catalog, "--to", to, "--max-nested-paths", "2", "--manifests-dir", filepath.Join(t.TempDir(), "m")}
 
 	// The rate limit is met by the second run and by the pruning that
@@ -230,6 +238,9 @@ func TestMirrorMonthlyUpdateAndPrune(t *testing.T) {
 		dropped = append(dropped, v1.target(t, s))
 	}
 	dropped = append(dropped, v1.target(t, catalog))
+	sig1, err := skopeoAt("inspect", "--raw", "--tls-verify=false", direct(sigOf(b["1"])))
+	require.NoError(t, err, "the signature was mirrored: %s", sig1)
+	dropped = append(dropped, to+"/p-bundle@"+fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(sig1))))
 	sort.Strings(dropped)
 
 	// A manifest of the kept index p/shared, also tagged in the dropped
@@ -330,6 +341,8 @@ func TestMirrorMonthlyUpdateAndPrune(t *testing.T) {
 	}
 	_, err = skopeoAt("inspect", "--raw", "--tls-verify=false", "docker://"+dst.Addr+"/m/p-opa:also-shared")
 	assert.NoError(t, err, "the manifest a kept index lists stayed")
+	_, err = skopeoAt("inspect", "--raw", "--tls-verify=false", direct(sigOf(b["3"])))
+	assert.NoError(t, err, "the signature of a kept bundle stayed")
 
 	// v2 stays whole, also once the registry has collected its garbage.
 	copyAll := func(when string) {
@@ -403,4 +416,50 @@ func TestMirrorPruneWithoutDeleteAPI(t *testing.T) {
 	assert.Contains(t, r.ErrOut, "nothing was deleted")
 	assert.Contains(t, r.ErrOut, "unneeded: "+dst.Addr+"/m/p/old@"+catalogimages.Digest(old))
 	assert.True(t, arrived(t, dst, "m", old), "still there")
+}
+
+// TestMirrorKeepsReportsBesideDirectory (issue 39, item 4): each run to
+// a directory keeps its report beside opm-mirror.json, named by its time
+// and catalog, and the directory still copies on; a report file is a
+// --keep prune reads.
+func TestMirrorKeepsReportsBesideDirectory(t *testing.T) {
+	t.Parallel()
+	src := registrytest.Start(t)
+	dst := registrytest.Start(t)
+	o := cmdtest.New(t)
+	bundle := pushRandomTo(t, src, "p/bundle")
+	catalogTo(t, src, "olm/cat:1", bundle)
+	dir := filepath.Join(t.TempDir(), "d")
+	var first mirrorReport
+	runJSON(t, o, &first, "alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to-dir", dir)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(dir)+`/opm-mirror-\d{8}T\d{6}Z-cat-1\.json$`, first.Recorded)
+	r := o.Run("alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to-dir", dir)
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Regexp(t, `report kept at `+regexp.QuoteMeta(dir)+`/opm-mirror-\d{8}T\d{6}Z-cat-1(-2)?\.json\n`, r.ErrOut)
+	history, err := filepath.Glob(filepath.Join(dir, "opm-mirror-*.json"))
+	require.NoError(t, err)
+	assert.Len(t, history, 2, "the history keeps both runs")
+	for _, f := range history {
+		var kept mirrorReport
+		require.NoError(t, json.Unmarshal([]byte(readFile(t, f)), &kept))
+		assert.Len(t, kept.Images, 2, f)
+	}
+
+	m := filepath.Join(t.TempDir(), "m")
+	var on mirrorReport
+	r = runJSON(t, o, &on, "alpha", "mirror", "--use-http", "--from-dir", dir, "--to", dst.Addr+"/m", "--manifests-dir", m)
+	assert.True(t, on.Complete)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(dst.Addr+"/m/opm-mirror-reports:")+`\d{8}T\d{6}Z-cat-1$`, on.Recorded)
+	text := o.Run("alpha", "mirror", "--use-http", "--from-dir", dir, "--to", dst.Addr+"/m", "--manifests-dir", m)
+	require.Equal(t, exit.OK, text.Code, text.ErrOut)
+	assert.Contains(t, text.ErrOut, "(and as "+dst.Addr+"/m/opm-mirror-reports:cat-1, the catalog's latest)")
+
+	// The report saved from -o json keeps what it lists.
+	saved := filepath.Join(t.TempDir(), "report.json")
+	require.NoError(t, os.WriteFile(saved, []byte(r.Out), 0o644))
+	var pr pruneReport
+	runJSON(t, o, &pr, "alpha", "mirror", "prune", "--use-http", "--to", dst.Addr+"/m", "--keep", saved)
+	assert.Empty(t, pr.Unneeded)
+	require.Len(t, pr.Kept, 1)
+	assert.Equal(t, 2, pr.Kept[0].Images)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/catalogimages"
+	"github.com/opmkit/opm/internal/cmd/alpha/mirror/prune"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
@@ -133,7 +134,7 @@ docs/mirroring.md walks through it.`,
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (the report, on stdout)")
 	opts.Image.AddFlags(fl)
 	opts.Image.AddSideFlags(fl)
-	cmd.AddCommand(NewPruneCmd(f, nil))
+	cmd.AddCommand(prune.NewCmd(f, nil))
 	return cmd
 }
 
@@ -214,9 +215,7 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	if rep.Stopped == "" && (err == nil || rep.Failed > 0) {
-		// A run that went to its end keeps its report at the destination,
-		// for prune; one that cannot is told, not failed: the images are
-		// there.
+		// Kept for prune; failing to keep it is told, not failed on.
 		if _, rerr := mirror.Record(ctx, cl, rep, start); rerr != nil {
 			fmt.Fprintf(f.IO.ErrOut, "warning: %v (opm alpha mirror prune then knows this run only from the catalogs it keeps)\n", rerr)
 		}

@@ -1,4 +1,7 @@
-package mirror
+// Package prune is `opm alpha mirror prune`: the manifests at a mirror
+// registry that no kept report or catalog needs, listed and with
+// --confirm deleted (internal/mirror).
+package prune
 
 import (
 	"context"
@@ -8,15 +11,17 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/catalogimages"
+	"github.com/opmkit/opm/internal/cmd/catalogsource"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/image"
 	"github.com/opmkit/opm/internal/mirror"
 )
 
-// PruneOptions are the flags of opm alpha mirror prune.
-type PruneOptions struct {
+// Options are the flags of opm alpha mirror prune.
+type Options struct {
 	To             string
 	Keep           []string
 	Confirm        bool
@@ -25,10 +30,10 @@ type PruneOptions struct {
 	Image          image.Options
 }
 
-// NewPruneCmd is `opm alpha mirror prune`; runF, when not nil, runs
-// instead of RunPrune.
-func NewPruneCmd(f *factory.Factory, runF func(*PruneOptions) error) *cobra.Command {
-	opts := &PruneOptions{}
+// NewCmd is `opm alpha mirror prune`; runF, when not nil, runs instead
+// of Run.
+func NewCmd(f *factory.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{}
 	cmd := &cobra.Command{
 		Use:   "prune --to REGISTRY[/PREFIX] --keep (REPORT | CATALOG-IMAGE)... [--confirm]",
 		Short: "List, and with --confirm delete, the manifests at a mirror registry that no kept report or catalog needs",
@@ -63,7 +68,7 @@ is named, with what to enable, before anything is deleted.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return RunPrune(cmd.Context(), f, opts)
+			return Run(cmd.Context(), f, opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -76,8 +81,8 @@ is named, with what to enable, before anything is deleted.`,
 	return cmd
 }
 
-// RunPrune prunes.
-func RunPrune(ctx context.Context, f *factory.Factory, opts *PruneOptions) error {
+// Run prunes.
+func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err := output.Check(opts.Output, f.From("output")); err != nil {
 		return err
 	}
@@ -100,12 +105,11 @@ func RunPrune(ctx context.Context, f *factory.Factory, opts *PruneOptions) error
 	if !opts.Confirm {
 		fmt.Fprintf(f.IO.ErrOut, "dry run: nothing is deleted without --confirm\n")
 	}
-	mopts := &Options{Image: opts.Image}
 	rep, err := mirror.Prune(ctx, cl, mirror.PruneOptions{
 		To: opts.To, MaxNestedPaths: opts.MaxNestedPaths, Keep: opts.Keep, Confirm: opts.Confirm,
 		Warn: func(w string) { fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", w) },
 		Images: func(ctx context.Context, ref string) ([]catalogimages.Image, error) {
-			images, refused, err := listImages(ctx, f, mopts, ref)
+			images, refused, err := listImages(ctx, f, opts.Image, ref)
 			if err != nil {
 				return nil, err
 			}
@@ -128,4 +132,15 @@ func RunPrune(ctx context.Context, f *factory.Factory, opts *PruneOptions) error
 		return exit.With(exit.Failed, err)
 	}
 	return nil
+}
+
+// listImages lists the images the catalog at ref needs, read part by
+// part, and those it names outside a registry.
+func listImages(ctx context.Context, f *factory.Factory, o image.Options, ref string) ([]catalogimages.Image, []catalogimages.Refused, error) {
+	l := catalogimages.NewLister("")
+	add := func(c *fbc.Catalog) error { l.Add(c); return nil }
+	if _, err := catalogsource.NewOpener(f, o, fbc.RenderOptions{}).OpenEach(ctx, ref, add, catalogsource.DatabaseImage, catalogsource.CatalogImage); err != nil {
+		return nil, nil, err
+	}
+	return l.Images(), l.Refused(), nil
 }
