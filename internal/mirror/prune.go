@@ -227,12 +227,17 @@ func (st *pruneState) keep(ctx context.Context, k string) (Kept, error) {
 
 func (st *pruneState) keepReport(k string, r *Report) Kept {
 	kept := Kept{Keep: k, Kind: "report"}
+	defer func() {
+		if kept.Images == 0 {
+			st.warn(fmt.Sprintf("--keep %s names no image at a registry (a run to a directory? keep the report of the run that copied it on with --from-dir)", k))
+		}
+	}()
 	for _, im := range r.Images {
 		if im.Error != "" || im.Target == "" {
 			continue
 		}
-		repo, _, d := splitRef(im.Target)
-		if d == "" {
+		repo, d, ok := registryTarget(im.Target)
+		if !ok {
 			continue // a directory's entry: nothing at a registry
 		}
 		kept.Images++
@@ -430,8 +435,8 @@ func (st *pruneState) remember(where string, r *Report) {
 		if im.Error != "" || im.Target == "" {
 			continue
 		}
-		repo, _, d := splitRef(im.Target)
-		if d == "" {
+		repo, d, ok := registryTarget(im.Target)
+		if !ok {
 			continue
 		}
 		st.note(repo, d, known{source: im.Source, catalog: catalog, report: where})
@@ -615,6 +620,18 @@ func (st *pruneState) warn(msg string) {
 	if st.o.Warn != nil {
 		st.o.Warn(msg)
 	}
+}
+
+// registryTarget is a report's target at a registry (host/path@digest)
+// as its repository and digest; ok is false for anything else (a mirror
+// directory's oci:DIR:NAME).
+func registryTarget(target string) (repo, digest string, ok bool) {
+	ref, err := image.ParseReference(target)
+	if err != nil || ref.Transport != image.TransportRegistry || strings.Contains(target, "://") {
+		return "", "", false
+	}
+	repo, _, digest = splitRef(target)
+	return repo, digest, digest != ""
 }
 
 // splitRef splits host/path[:tag][@digest].

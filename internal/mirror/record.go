@@ -93,6 +93,13 @@ func Record(ctx context.Context, cl *image.Client, rep *Report, start time.Time)
 		return path, nil
 	}
 	ref := ReportsRepository(rep.To, rep.MaxNestedPaths) + ":" + tag
+	for n := 2; n < 100; n++ {
+		// Two runs in one second: both kept, the later as TAG-2.
+		if _, _, err := cl.ManifestDigest(ctx, ref); err != nil {
+			break
+		}
+		ref = fmt.Sprintf("%s:%s-%d", ReportsRepository(rep.To, rep.MaxNestedPaths), tag, n)
+	}
 	rep.Recorded = ref
 	body, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {

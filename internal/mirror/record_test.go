@@ -48,3 +48,23 @@ func FuzzParseReport(f *testing.F) {
 		childrenOf(raw, "")
 	})
 }
+
+func TestKeepReportSkipsDirectoryTargets(t *testing.T) {
+	var warned []string
+	st := &pruneState{host: "m.example", need: map[string]map[string]string{}, needTags: map[string]map[string]bool{},
+		listed: map[string]string{}, seen: map[string]map[string]known{}, repos: map[string]bool{},
+		o: PruneOptions{Warn: func(w string) { warned = append(warned, w) }}}
+	kept := st.keepReport("dir.json", &Report{Images: []Result{
+		{Item: Item{Source: "q.io/p/b@sha256:" + sha}, Target: "oci:/tmp/d:q.io/p/b@sha256:" + sha, Digest: "sha256:" + sha},
+	}})
+	assert.Zero(t, kept.Images)
+	assert.Empty(t, st.repos)
+	assert.Len(t, warned, 1)
+
+	kept = st.keepReport("reg.json", &Report{To: "other:5000/m", Images: []Result{
+		{Item: Item{Source: "q.io/p/b:v1", Role: RoleImage}, Target: "other:5000/m/p/b@sha256:" + sha, Tag: "v1"},
+	}})
+	assert.Equal(t, 1, kept.Images)
+	assert.Contains(t, st.need["m.example/m/p/b"], "sha256:"+sha, "taken at --to's registry, whatever name the report gave it")
+	assert.True(t, st.needTags["m.example/m/p/b"]["v1"])
+}

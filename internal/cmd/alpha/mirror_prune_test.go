@@ -404,6 +404,15 @@ func TestMirrorPruneWithoutDeleteAPI(t *testing.T) {
 	r = o.Run("alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to", dst.Addr+"/m", "--manifests-dir", m)
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 
+	// Both runs' reports are kept, however close together they ran.
+	out, err := skopeoAt("list-tags", "--tls-verify=false", "docker://"+dst.Addr+"/m/opm-mirror-reports")
+	require.NoError(t, err, out)
+	var listed struct{ Tags []string }
+	require.NoError(t, json.Unmarshal([]byte(out), &listed))
+	sort.Strings(listed.Tags)
+	require.Len(t, listed.Tags, 3, "two runs and the catalog's latest")
+	assert.Equal(t, "cat-1", listed.Tags[2])
+
 	r = o.Run("alpha", "mirror", "prune", "--use-http", "--to", dst.Addr+"/m")
 	assert.Equal(t, exit.UpstreamUsage, r.Code, r.ErrOut)
 	assert.Contains(t, r.ErrOut, "give --keep REPORT or --keep CATALOG-IMAGE")
@@ -416,6 +425,18 @@ func TestMirrorPruneWithoutDeleteAPI(t *testing.T) {
 	assert.Contains(t, r.ErrOut, "nothing was deleted")
 	assert.Contains(t, r.ErrOut, "unneeded: "+dst.Addr+"/m/p/old@"+catalogimages.Digest(old))
 	assert.True(t, arrived(t, dst, "m", old), "still there")
+
+	// A registry that does not list its repositories: the reports name
+	// them.
+	u, err := url.Parse(dst.URL())
+	require.NoError(t, err)
+	front := httptest.NewServer(&rateLimitingProxy{next: httputil.NewSingleHostReverseProxy(u), dropCatalog: true})
+	t.Cleanup(front.Close)
+	host := strings.TrimPrefix(front.URL, "http://")
+	r = o.Run("alpha", "mirror", "prune", "--use-http", "--to", host+"/m", "--keep", host+"/m/olm/cat:1")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "the registry does not list its repositories (404): only the repositories the reports and kept catalogs name are looked at")
+	assert.Contains(t, r.ErrOut, "unneeded: "+host+"/m/p/old@"+catalogimages.Digest(old))
 }
 
 // TestMirrorKeepsReportsBesideDirectory (issue 39, item 4): each run to

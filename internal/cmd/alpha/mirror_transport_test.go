@@ -217,12 +217,19 @@ type rateLimitingProxy struct {
 	n, limited, all atomic.Int64
 	dropDelete      bool
 	deletes         atomic.Int64
+	// dropCatalog answers /v2/_catalog 404, as registries that do not
+	// list their repositories do.
+	dropCatalog bool
 	// off passes every request on (the limit paused).
 	off atomic.Bool
 }
 
 func (p *rateLimitingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.all.Add(1)
+	if p.dropCatalog && r.URL.Path == "/v2/_catalog" {
+		writeRegistryError(w, http.StatusNotFound, "NOT_FOUND", "not found")
+		return
+	}
 	if r.Method == http.MethodDelete {
 		p.deletes.Add(1)
 		if p.dropDelete {

@@ -66,7 +66,8 @@ the destination is not copied again, so a run that was interrupted resumes
 where it stopped and a second run copies nothing. Digests are checked as
 the bytes arrive. An image that cannot be copied is reported with the
 bundles that need it and the rest go on (--fail-fast stops at the first);
-the exit status is 1 unless everything arrived.
+the exit status is 1 unless everything arrived. Each run keeps its report
+at PREFIX/opm-mirror-reports or beside DIR/opm-mirror.json (for prune).
 
 Copying to a registry writes into --manifests-dir what a cluster needs:
 an ImageDigestMirrorSet and an ImageTagMirrorSet (--icsp adds an

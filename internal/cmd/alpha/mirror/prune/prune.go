@@ -43,7 +43,8 @@ kept report or catalog needs, and delete them with --confirm. Without
 
 Each --keep is a report of opm alpha mirror (a file: opm-mirror.json or
 one kept beside it, or the artifact each run to a registry pushes to
-PREFIX/` + mirror.ReportsRepo + `), or a catalog image as mirrored at the
+PREFIX/` + mirror.ReportsRepo + `, tagged TIME-CATALOG and, for the latest run of
+a catalog, CATALOG), or a catalog image as mirrored at the
 registry (REGISTRY/PREFIX/org/catalog:tag). What stays is computed from
 the kept catalogs themselves, read at the registry and their images
 mapped as the mirror maps them (give the runs' --max-nested-paths), and
