@@ -119,6 +119,12 @@ type pruneState struct {
 	repos map[string]bool
 	// catalogs to recompute: target ref -> (to, maxNested).
 	catalogs []catalogToOpen
+	// nestings are the --max-nested-paths of the reports of runs to --to.
+	nestings map[int]bool
+	// derived: a kept catalog -> the images it names by digest, at the
+	// mirror; missing: those the mirror does not hold.
+	derived map[string]map[string][]string
+	missing map[string]bool
 }
 
 type catalogToOpen struct {
@@ -138,7 +144,8 @@ func Prune(ctx context.Context, cl *image.Client, o PruneOptions) (*PruneReport,
 		return nil, fmt.Errorf("--to %q is not REGISTRY[/PREFIX]: %w", o.To, ErrNothingDeleted)
 	}
 	st := &pruneState{o: o, cl: cl, host: host, prefix: prefix, need: map[string]map[string]string{}, needTags: map[string]map[string]bool{},
-		listed: map[string]string{}, seen: map[string]map[string]known{}, repos: map[string]bool{}}
+		listed: map[string]string{}, seen: map[string]map[string]known{}, repos: map[string]bool{},
+		nestings: map[int]bool{}, derived: map[string]map[string][]string{}, missing: map[string]bool{}}
 	rep := &PruneReport{To: o.To, DryRun: !o.Confirm}
 	fail := func(err error) (*PruneReport, error) {
 		return rep, fmt.Errorf("%w; %w", err, ErrNothingDeleted)
@@ -150,6 +157,10 @@ func Prune(ctx context.Context, cl *image.Client, o PruneOptions) (*PruneReport,
 		}
 		rep.Kept = append(rep.Kept, kept)
 	}
+	// The history first: the --max-nested-paths its runs had are applied
+	// to the kept catalogs too.
+	reportsRepo := ReportsRepository(o.To, o.MaxNestedPaths)
+	st.readHistory(ctx, reportsRepo)
 	for i := range st.catalogs {
 		c := st.catalogs[i]
 		n, err := st.recompute(ctx, c)
@@ -170,8 +181,9 @@ func Prune(ctx context.Context, cl *image.Client, o PruneOptions) (*PruneReport,
 	if err := st.expandIndexes(ctx); err != nil {
 		return fail(err)
 	}
-	reportsRepo := ReportsRepository(o.To, o.MaxNestedPaths)
-	st.readHistory(ctx, reportsRepo)
+	if err := st.checkFound(); err != nil {
+		return fail(err)
+	}
 	if err := st.listRepos(ctx, host, prefix); err != nil {
 		return fail(err)
 	}
@@ -273,19 +285,34 @@ func (st *pruneState) recompute(ctx context.Context, c catalogToOpen) (int, erro
 	if err != nil {
 		return 0, fmt.Errorf("read the kept catalog %s (its images are what prune keeps): %w", c.ref, err)
 	}
+	// Mapped as the flag says and as every earlier run to the same
+	// prefix did: a wrong or changed --max-nested-paths keeps more, never
+	// less.
+	nestings := map[int]bool{c.nested: true}
+	if samePrefix(c.to, st.o.To) {
+		for k := range st.nestings {
+			nestings[k] = true
+		}
+	}
 	n := 0
 	for _, im := range images {
 		for _, src := range append([]string{im.Image}, im.Also...) {
-			repo, tag, d, err := Target(c.to, src, c.nested)
-			if err != nil {
-				return 0, fmt.Errorf("the kept catalog %s names %w", c.ref, err)
-			}
 			n++
-			if d != "" {
-				st.needDigest(repo, d, fmt.Sprintf("%s, named by the kept catalog %s", src, c.ref))
-			}
-			if tag != "" {
-				st.needTag(repo, tag)
+			for nested := range nestings {
+				repo, tag, d, err := Target(c.to, src, nested)
+				if err != nil {
+					return 0, fmt.Errorf("the kept catalog %s names %w", c.ref, err)
+				}
+				if d != "" {
+					st.needDigest(repo, d, fmt.Sprintf("%s, named by the kept catalog %s", src, c.ref))
+					if st.derived[c.ref] == nil {
+						st.derived[c.ref] = map[string][]string{}
+					}
+					st.derived[c.ref][src] = append(st.derived[c.ref][src], st.at(repo)+"@"+d)
+				}
+				if tag != "" {
+					st.needTag(repo, tag)
+				}
 			}
 		}
 	}
@@ -306,7 +333,6 @@ func (st *pruneState) under(repo string) bool {
 
 func (st *pruneState) needDigest(repo, d, why string) {
 	repo = st.at(repo)
-	st.repos[repo] = true
 	if st.need[repo] == nil {
 		st.need[repo] = map[string]string{}
 	}
@@ -317,7 +343,6 @@ func (st *pruneState) needDigest(repo, d, why string) {
 
 func (st *pruneState) needTag(repo, tag string) {
 	repo = st.at(repo)
-	st.repos[repo] = true
 	if st.needTags[repo] == nil {
 		st.needTags[repo] = map[string]bool{}
 	}
@@ -329,8 +354,8 @@ func (st *pruneState) resolveTags(ctx context.Context) error {
 	for _, repo := range sortedSet(st.needTags) {
 		for _, tag := range sortedBools(st.needTags[repo]) {
 			d, _, err := st.cl.ManifestDigest(ctx, repo+":"+tag)
-			if errors.Is(err, image.ErrNotFound) {
-				continue // never arrived: nothing to keep
+			if errors.Is(err, image.ErrNotFound) || errors.Is(err, image.ErrUnauthorized) || errors.Is(err, image.ErrDenied) {
+				continue // never arrived, or a repository the registry refuses (as expandIndexes)
 			}
 			if err != nil {
 				return err
@@ -356,6 +381,13 @@ func (st *pruneState) expandIndexes(ctx context.Context) error {
 		ref := todo[0]
 		todo = todo[1:]
 		children, err := st.indexChildren(ctx, ref)
+		if errors.Is(err, image.ErrUnauthorized) || errors.Is(err, image.ErrDenied) {
+			// Where a registry that limits depth refuses a repository
+			// (a mapping the mirror did not use): nothing there. What
+			// is there is read again, and refused, before anything goes.
+			st.missing[ref] = true
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -378,6 +410,7 @@ func (st *pruneState) expandIndexes(ctx context.Context) error {
 func (st *pruneState) indexChildren(ctx context.Context, ref string) ([]string, error) {
 	raw, mt, _, err := st.cl.Manifest(ctx, ref)
 	if errors.Is(err, image.ErrNotFound) {
+		st.missing[ref] = true
 		return nil, nil
 	}
 	if err != nil {
@@ -409,6 +442,42 @@ func childrenOf(raw []byte, mt string) []string {
 	return out
 }
 
+// checkFound refuses a kept catalog none of whose images is where the
+// mapping puts them: the mirror ran with another --to or
+// --max-nested-paths, and what it holds would all look unneeded.
+func (st *pruneState) checkFound() error {
+	for _, c := range sortedKeysOf(st.derived) {
+		found, example := 0, ""
+		for _, src := range sortedKeysOf(st.derived[c]) {
+			at := false
+			for _, r := range st.derived[c][src] {
+				at = at || !st.missing[r]
+				if example == "" {
+					example = r
+				}
+			}
+			if at {
+				found++
+			}
+		}
+		if found == 0 {
+			return fmt.Errorf("none of the images the kept catalog %s names by digest is at the mirror where --to %s and --max-nested-paths %d put them (%s, for one): give prune the --to and --max-nested-paths of the mirror runs", c, st.o.To, st.o.MaxNestedPaths, example)
+		}
+		if n := len(st.derived[c]); found < n {
+			st.warn(fmt.Sprintf("%d of the %d images the kept catalog %s names by digest are not at the mirror (an incomplete mirror?)", n-found, n, c))
+		}
+	}
+	return nil
+}
+
+// samePrefix: the destinations a and b (REGISTRY[/PREFIX]) have the same
+// prefix.
+func samePrefix(a, b string) bool {
+	_, pa, _ := strings.Cut(strings.TrimSuffix(a, "/"), "/")
+	_, pb, _ := strings.Cut(strings.TrimSuffix(b, "/"), "/")
+	return pa == pb
+}
+
 // readHistory reads every report kept in repo, for the manifests pushed
 // by digest only that they name.
 func (st *pruneState) readHistory(ctx context.Context, repo string) {
@@ -430,6 +499,9 @@ func (st *pruneState) readHistory(ctx context.Context, repo string) {
 
 // remember notes what the report r names, for the listing.
 func (st *pruneState) remember(where string, r *Report) {
+	if samePrefix(r.To, st.o.To) {
+		st.nestings[r.MaxNestedPaths] = true
+	}
 	catalog := reportCatalog(r)
 	for _, im := range r.Images {
 		if im.Error != "" || im.Target == "" {
@@ -460,6 +532,12 @@ func (st *pruneState) listRepos(ctx context.Context, host, prefix string) error 
 	repos, err := st.cl.Repositories(ctx, host)
 	if errors.Is(err, image.ErrCatalogUnsupported) {
 		st.warn(fmt.Sprintf("%v: only the repositories the reports and kept catalogs name are looked at", err))
+		for repo := range st.need {
+			st.repos[repo] = true
+		}
+		for repo := range st.needTags {
+			st.repos[repo] = true
+		}
 		return nil
 	}
 	if err != nil {

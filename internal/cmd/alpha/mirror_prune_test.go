@@ -283,6 +283,11 @@ func TestMirrorMonthlyUpdateAndPrune(t *testing.T) {
 	var byCatalog pruneReport
 	runJSON(t, o, &byCatalog, append(pruneArgs, "--keep", to+"/olm-cat:monthly")...)
 	assert.Equal(t, dropped, byCatalog.top())
+	// Without the runs' --max-nested-paths, the reports' one still maps
+	// the catalog's images: a forgotten flag keeps more, never less.
+	var forgot pruneReport
+	runJSON(t, o, &forgot, "alpha", "mirror", "prune", "--use-http", "--to", to, "--keep", to+"/olm-cat:monthly")
+	assert.Equal(t, dropped, forgot.top())
 	stale := filepath.Join(t.TempDir(), "stale.json")
 	var full map[string]any
 	require.NoError(t, json.Unmarshal([]byte(v2Out), &full), "-o json prints the report")
