@@ -147,6 +147,9 @@ func Prune(ctx context.Context, cl *image.Client, o PruneOptions) (*PruneReport,
 		listed: map[string]string{}, seen: map[string]map[string]known{}, repos: map[string]bool{},
 		nestings: map[int]bool{}, derived: map[string]map[string][]string{}, missing: map[string]bool{}}
 	rep := &PruneReport{To: o.To, DryRun: !o.Confirm}
+	if prefix == "" {
+		st.warn(fmt.Sprintf("--to %s names no prefix: every repository of the registry is looked at, and what other tools pushed there is listed too (mirror under a prefix of its own)", o.To))
+	}
 	fail := func(err error) (*PruneReport, error) {
 		return rep, fmt.Errorf("%w; %w", err, ErrNothingDeleted)
 	}

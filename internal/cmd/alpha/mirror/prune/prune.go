@@ -56,7 +56,8 @@ What may go is found in the repositories under PREFIX the registry lists
 (/v2/_catalog) and those the reports name: their tags, and the manifests
 earlier runs pushed by digest only, as the reports kept at
 PREFIX/` + mirror.ReportsRepo + ` name them. Each is listed with why it is
-unneeded. The reports themselves are kept.
+unneeded. The reports themselves are kept. Mirror under a prefix of its
+own, and do not prune while a mirror run writes there.
 
 Deleting a manifest frees no space until the registry collects garbage
 (docker-registry: registry garbage-collect CONFIG). A registry that does
