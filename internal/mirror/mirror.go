@@ -137,6 +137,14 @@ type Report struct {
 	// RateLimitWaits counts the waits registries asked for (429 or 503
 	// with Retry-After), which --retries does not count.
 	RateLimitWaits int `json:"rateLimitWaits,omitempty"`
+	// MaxNestedPaths is the run's --max-nested-paths: what maps a source
+	// to its target, which prune recomputes from the catalogs.
+	MaxNestedPaths int `json:"maxNestedPaths,omitempty"`
+	// Started is when the run started (RFC 3339, UTC).
+	Started string `json:"started,omitempty"`
+	// Recorded is where this report was kept (Record): an artifact at
+	// the registry, or a file beside the mirror directory's report.
+	Recorded string `json:"recorded,omitempty"`
 	// toDir: To is a directory.
 	toDir bool
 }
@@ -322,7 +330,8 @@ func Run(ctx context.Context, cl *image.Client, items []Item, o Options) (*Repor
 	start := time.Now()
 	cp := cl.NewCopier()
 	defer func() { _ = cp.Close() }() // unlocks a directory; its index.json is flushed below
-	rep := &Report{To: o.To, Images: make([]Result, len(items))}
+	rep := &Report{To: o.To, Images: make([]Result, len(items)), MaxNestedPaths: o.MaxNestedPaths,
+		Started: start.UTC().Format(time.RFC3339)}
 	if o.ToDir != "" {
 		rep.To, rep.toDir = o.ToDir, true
 		// Locked, checked and cleaned of a killed run's partial files

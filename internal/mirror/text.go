@@ -85,6 +85,13 @@ func WriteText(w io.Writer, th *iostreams.Theme, rep *Report, o TextOptions) {
 	for _, file := range o.Files {
 		fmt.Fprintf(w, "wrote %s\n", printable.Name(file))
 	}
+	if rep.Recorded != "" {
+		fmt.Fprintf(w, "report kept at %s", printable.Name(rep.Recorded))
+		if !rep.toDir {
+			fmt.Fprintf(w, " (and as %s, the catalog's latest)", printable.Name(ReportsRepository(rep.To, rep.MaxNestedPaths)+":"+LatestReportTag(reportCatalog(rep))))
+		}
+		fmt.Fprintln(w)
+	}
 	switch rep.CatalogObjects {
 	case CatalogWithheld:
 		fmt.Fprintf(w, "%s no CatalogSource or ClusterCatalog written: %d images the catalog needs did not arrive (a cluster could not install the bundles that need them); once they arrive they are written, or --allow-incomplete writes them now\n",

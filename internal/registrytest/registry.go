@@ -49,6 +49,7 @@ type Registry struct {
 type config struct {
 	tls        bool
 	user, pass string
+	noDelete   bool
 }
 
 // Option changes the registry variant.
@@ -61,6 +62,10 @@ func WithTLS() Option { return func(c *config) { c.tls = true } }
 func WithAuth(user, pass string) Option {
 	return func(c *config) { c.tls, c.user, c.pass = true, user, pass }
 }
+
+// WithoutDelete serves a registry that refuses to delete manifests (405
+// UNSUPPORTED), as docker-registry does by default.
+func WithoutDelete() Option { return func(c *config) { c.noDelete = true } }
 
 // RequireTool returns the path of a tool the integration tests need. A missing tool
 // skips the test on a developer's machine but fails it in CI (CI=true), where the
@@ -140,10 +145,10 @@ storage:
   filesystem:
     rootdirectory: %s
   delete:
-    enabled: true
+    enabled: %t
 http:
   addr: %s
-`, filepath.Join(r.Dir, "storage"), r.Addr)
+`, filepath.Join(r.Dir, "storage"), !c.noDelete, r.Addr)
 	if c.tls {
 		cfg += fmt.Sprintf("  tls:\n    certificate: %s\n    key: %s\n",
 			filepath.Join(r.Dir, "server.crt"), filepath.Join(r.Dir, "server.key"))

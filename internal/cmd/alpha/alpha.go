@@ -56,6 +56,12 @@ func Names(cmd *cobra.Command) []string {
 			out = append(out, c.Name())
 			continue
 		}
+		if c.LocalNonPersistentFlags().HasAvailableFlags() {
+			// A command of its own too, not a group (those take no
+			// flags): mirror [prune].
+			out = append(out, c.Name()+" ["+strings.Join(Names(c), "|")+"]")
+			continue
+		}
 		out = append(out, c.Name()+" "+strings.Join(Names(c), "|"))
 	}
 	return out

@@ -209,15 +209,35 @@ insecure = true
 }
 
 // rateLimitingProxy answers 429 with Retry-After: 1 to every fifth
-// request and passes the others to a registry.
+// request and passes the others to a registry. With dropDelete it
+// answers every DELETE 405, as a proxy that passes only reads and
+// pushes does.
 type rateLimitingProxy struct {
 	next            http.Handler
 	n, limited, all atomic.Int64
+	dropDelete      bool
+	deletes         atomic.Int64
+	// dropCatalog answers /v2/_catalog 404, as registries that do not
+	// list their repositories do.
+	dropCatalog bool
+	// off passes every request on (the limit paused).
+	off atomic.Bool
 }
 
 func (p *rateLimitingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.all.Add(1)
-	if p.n.Add(1)%5 == 0 {
+	if p.dropCatalog && r.URL.Path == "/v2/_catalog" {
+		writeRegistryError(w, http.StatusNotFound, "NOT_FOUND", "not found")
+		return
+	}
+	if r.Method == http.MethodDelete {
+		p.deletes.Add(1)
+		if p.dropDelete {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+	}
+	if !p.off.Load() && p.n.Add(1)%5 == 0 {
 		p.limited.Add(1)
 		w.Header().Set("Retry-After", "1")
 		writeRegistryError(w, http.StatusTooManyRequests, "TOOMANYREQUESTS", "slow down")

@@ -2,6 +2,7 @@ package alpha_test
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,7 +37,8 @@ func TestMirroringDocWalk(t *testing.T) {
 	o.Dir = work
 	o.Env["OPM_USE_HTTP"] = "true"
 	ran := 0
-	var last cmdtest.Result
+	// results holds the last run of each opm line.
+	results := map[string]cmdtest.Result{}
 	for _, block := range fencedBlocks(string(raw)) {
 		switch block.lang {
 		case "yaml":
@@ -51,9 +53,15 @@ func TestMirroringDocWalk(t *testing.T) {
 				switch {
 				case len(fields) == 0:
 				case fields[0] == "opm":
-					last = o.Run(fields[1:]...)
-					require.Equal(t, exit.OK, last.Code, "docs/mirroring.md: %s\n%s", line, last.ErrOut)
+					r := o.Run(fields[1:]...)
+					require.Equal(t, exit.OK, r.Code, "docs/mirroring.md: %s\n%s", line, r.ErrOut)
+					results[strings.TrimSpace(line)] = r
 					ran++
+				case len(fields) == 3 && fields[0] == "registry" && fields[1] == "garbage-collect":
+					// The mirror registry's own garbage collection, on its
+					// configuration.
+					out, err := exec.Command(registrytest.Binary, "garbage-collect", filepath.Join(dst.Dir, "config.yml")).CombinedOutput()
+					require.NoError(t, err, "docs/mirroring.md: %s\n%s", line, out)
 				case fields[0] == "ls", fields[0] == "oc" && len(fields) == 4 && fields[1] == "apply" && fields[2] == "-f":
 					_, err := os.Stat(filepath.Join(work, fields[len(fields)-1]))
 					require.NoError(t, err, "docs/mirroring.md: %s", line)
@@ -72,7 +80,17 @@ func TestMirroringDocWalk(t *testing.T) {
 	assert.Contains(t, isc, "etcd-bundle:0.9.2=")
 	assert.NotContains(t, isc, "pelorus")
 	assert.NotContains(t, isc, "etcd-bundle:0.9.0=")
-	assert.Contains(t, last.ErrOut, "0 copied", "the last run finds the mirror complete")
+	assert.Contains(t, results["opm alpha mirror --from-dir mirror/ --to $MIRROR/olm --manifests-dir manifests/"].ErrOut, "0 copied", "the rerun finds the mirror complete")
+	// The monthly update: the kept reports keep both catalogs' images,
+	// the additional image included; everything they need is still there.
+	prune := results["opm alpha mirror prune --to $MIRROR/olm --keep $MIRROR/olm/opm-mirror-reports:operators-v1-small --keep $MIRROR/olm/opm-mirror-reports:operators-v1"]
+	assert.Contains(t, prune.ErrOut, "dry run: nothing is deleted without --confirm")
+	assert.NotContains(t, prune.ErrOut, "must-gather")
+	for _, line := range strings.Split(strings.TrimSpace(isc), "\n") {
+		_, mirrored, _ := strings.Cut(line, "=")
+		out, err := skopeoAt("copy", "--all", "--src-tls-verify=false", "docker://"+mirrored, "oci:"+filepath.Join(t.TempDir(), "o")+":x")
+		assert.NoError(t, err, "after prune --confirm and garbage-collect: %s: %s", mirrored, out)
+	}
 	for _, f := range []string{"imagedigestmirrorset.yaml", "imagetagmirrorset.yaml", "catalogsource-operators-v1-small.yaml", "clustercatalog-operators-v1-small.yaml", "mapping.txt"} {
 		_, err := os.Stat(filepath.Join(work, "manifests", f))
 		assert.NoError(t, err, "docs/mirroring.md promises %s", f)

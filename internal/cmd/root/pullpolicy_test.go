@@ -22,7 +22,8 @@ import (
 // pullers are the commands that read images, each with a command line that
 // pulls one from the test registry: {bundle} and {index} are images pushed
 // there, {dir} a fresh directory, {out} a reference nothing is pushed to,
-// {template} a basic template and {filter} a FilterConfiguration.
+// {template} a basic template, {filter} a FilterConfiguration and
+// {registry} the registry's host:port.
 var pullers = map[string][]string{
 	"alpha bundle build":        {"-d", validBundle, "-t", "{out}", "-p", "example-operator", "-c", "stable", "--base-image", "{bundle}"},
 	"alpha bundle unpack":       {"{bundle}", "-o", "{dir}"},
@@ -31,6 +32,7 @@ var pullers = map[string][]string{
 	"alpha filter":              {"{index}", "--keep-packages", "example-operator"},
 	"alpha list images":         {"{index}"},
 	"alpha mirror":              {"{index}", "--to-dir", "{dir}/mirror"},
+	"alpha mirror prune":        {"--to", "{registry}", "--keep", "{index}"},
 	"alpha list channels":       {"{index}"},
 	"alpha list packages":       {"{index}"},
 	"alpha render-graph":        {"{index}"},
@@ -87,7 +89,9 @@ func leafCommands(t *testing.T) map[string]*cobra.Command {
 	out := map[string]*cobra.Command{}
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c.HasParent() && !c.HasSubCommands() && c.Name() != "help" {
+		// A command with subcommands runs something of its own when it
+		// has flags (alpha mirror); a group has none.
+		if c.HasParent() && c.Name() != "help" && (!c.HasSubCommands() || c.LocalNonPersistentFlags().HasAvailableFlags()) {
 			out[strings.TrimPrefix(c.CommandPath(), "opm ")] = c
 		}
 		for _, sub := range c.Commands() {
@@ -187,7 +191,7 @@ entries:
 			}
 			args = append(args, strings.Fields(path)...)
 			for _, a := range pullers[path] {
-				a = strings.NewReplacer("{bundle}", bundleRef, "{index}", indexRef, "{dir}", work,
+				a = strings.NewReplacer("{bundle}", bundleRef, "{index}", indexRef, "{dir}", work, "{registry}", reg.Addr,
 					"{out}", reg.Ref("out:1"), "{template}", template, "{filter}", filter).Replace(a)
 				args = append(args, a)
 			}

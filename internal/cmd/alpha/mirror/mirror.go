@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/opmkit/opm/internal/catalogimages"
+	"github.com/opmkit/opm/internal/cmd/alpha/mirror/prune"
 	"github.com/opmkit/opm/internal/cmd/exit"
 	"github.com/opmkit/opm/internal/cmd/factory"
 	"github.com/opmkit/opm/internal/cmd/index/indexio"
@@ -65,7 +66,8 @@ the destination is not copied again, so a run that was interrupted resumes
 where it stopped and a second run copies nothing. Digests are checked as
 the bytes arrive. An image that cannot be copied is reported with the
 bundles that need it and the rest go on (--fail-fast stops at the first);
-the exit status is 1 unless everything arrived.
+the exit status is 1 unless everything arrived. Each run keeps its report
+at PREFIX/opm-mirror-reports or beside DIR/opm-mirror.json (for prune).
 
 Copying to a registry writes into --manifests-dir what a cluster needs:
 an ImageDigestMirrorSet and an ImageTagMirrorSet (--icsp adds an
@@ -133,6 +135,7 @@ docs/mirroring.md walks through it.`,
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (the report, on stdout)")
 	opts.Image.AddFlags(fl)
 	opts.Image.AddSideFlags(fl)
+	cmd.AddCommand(prune.NewCmd(f, nil))
 	return cmd
 }
 
@@ -210,6 +213,12 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		files, werr = mirror.WriteManifests(opts.ManifestsDir, rep, mirror.ManifestOptions{Name: opts.Name, ICSP: opts.ICSP, AllowIncomplete: opts.AllowIncomplete})
 		if werr != nil && err == nil {
 			err = fmt.Errorf("write %s: %w", opts.ManifestsDir, werr)
+		}
+	}
+	if rep.Stopped == "" && (err == nil || rep.Failed > 0) {
+		// Kept for prune; failing to keep it is told, not failed on.
+		if _, rerr := mirror.Record(ctx, cl, rep, start); rerr != nil {
+			fmt.Fprintf(f.IO.ErrOut, "warning: %v (opm alpha mirror prune then knows this run only from the catalogs it keeps)\n", rerr)
 		}
 	}
 	if opts.Output == output.JSON {
