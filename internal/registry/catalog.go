@@ -34,8 +34,12 @@ type Catalog struct {
 	// props and deps are every bundle's properties and dependencies, in
 	// rowid order: small beside the manifests, and read by every answer.
 	props, deps map[string][]typedRow
-	// bundleRow reads a bundle's row by name.
-	bundleRow *sql.Stmt
+	// bundleRow reads a bundle's row by name; listRow too, but the
+	// manifests only of a bundle without an image (ListBundles answers
+	// the others without them: reading them cost every stream a copy of
+	// each bundle's manifests, up to megabytes, and touched every page of
+	// the file's mapping).
+	bundleRow, listRow *sql.Stmt
 }
 
 type catPackage struct {
@@ -89,13 +93,21 @@ func NewCatalog(ctx context.Context, s *SQLite) (*Catalog, error) {
 	if c.bundleRow, err = c.db.PrepareContext(ctx, `SELECT name, bundle, bundlepath, version, skiprange FROM operatorbundle WHERE name = ?`); err != nil {
 		return nil, fmt.Errorf("open index %s: %w", s.path, err)
 	}
+	// sqlite evaluates a CASE lazily: the bundle column's overflow pages
+	// are not read for a bundle with an image.
+	if c.listRow, err = c.db.PrepareContext(ctx, `SELECT name, CASE WHEN IFNULL(bundlepath, '') = '' THEN bundle END, bundlepath, version, skiprange FROM operatorbundle WHERE name = ?`); err != nil {
+		_ = c.bundleRow.Close() // a read statement: nothing to lose
+		return nil, fmt.Errorf("open index %s: %w", s.path, err)
+	}
 	return c, nil
 }
 
 // Close closes the database.
 func (c *Catalog) Close() error {
-	if c.bundleRow != nil {
-		_ = c.bundleRow.Close() // a read statement: nothing to lose
+	for _, st := range []*sql.Stmt{c.bundleRow, c.listRow} {
+		if st != nil {
+			_ = st.Close() // a read statement: nothing to lose
+		}
 	}
 	return c.SQLite.Close()
 }
@@ -490,34 +502,36 @@ func (c *Catalog) ListBundles(ctx context.Context, send func(*api.Bundle) error)
 // image; otherwise without replaces and skips.
 func (c *Catalog) bundle(ctx context.Context, e *catEntry, list bool) (*api.Bundle, error) {
 	var r bundleRow
-	err := c.bundleRow.QueryRowContext(ctx, e.Name).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
+	stmt := c.bundleRow
+	if list {
+		stmt = c.listRow
+	}
+	err := stmt.QueryRowContext(ctx, e.Name).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{fmt.Sprintf("package %q, channel %q, bundle %q not found", e.ch.pkg, e.ch.name, e.Name)}
 	}
 	if err != nil {
 		return nil, c.wrap("bundle "+e.Name, err)
 	}
-	b, err := c.catalogBundle(ctx, r, e.ch.pkg, e.ch.name)
+	b, err := c.catalogBundle(ctx, r, e.ch.pkg, e.ch.name, !list || r.path.String == "")
 	if err != nil {
 		return nil, err
 	}
 	b.SkipRange = e.SkipRange
 	if list {
 		b.Replaces, b.Skips = e.Replaces, append([]string(nil), e.Skips...)
-		if b.BundlePath != "" {
-			b.CsvJson, b.Object = "", nil
-		}
 	}
 	return b, nil
 }
 
 // catalogBundle is apiBundle as the catalog says it: provided APIs from the
 // olm.gvk properties and required ones from olm.gvk.required, in property
-// order, without plurals (a catalog has none).
-func (c *Catalog) catalogBundle(ctx context.Context, r bundleRow, pkg, channel string) (*api.Bundle, error) {
+// order, without plurals (a catalog has none); the manifests (csvJson,
+// object) only withManifests.
+func (c *Catalog) catalogBundle(ctx context.Context, r bundleRow, pkg, channel string, withManifests bool) (*api.Bundle, error) {
 	s := c.SQLite
 	out := &api.Bundle{}
-	if r.content.String != "" {
+	if withManifests && r.content.String != "" {
 		objs, csv, err := s.manifests(r.name.String, r.content.String)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", r.name.String, err)
@@ -537,7 +551,7 @@ func (c *Catalog) catalogBundle(ctx context.Context, r bundleRow, pkg, channel s
 			required = append(required, typedRow{gvkType, p.value})
 		}
 	}
-	if out.CsvJson == "" && len(out.Object) == 0 {
+	if withManifests && out.CsvJson == "" && len(out.Object) == 0 {
 		csv, err := s.csvFromMetadata(ctx, out.CsvName, pkg, out.Version, props)
 		if err != nil {
 			return nil, err
