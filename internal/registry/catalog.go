@@ -34,6 +34,13 @@ type Catalog struct {
 	// props and deps are every bundle's properties and dependencies, in
 	// rowid order: small beside the manifests, and read by every answer.
 	props, deps map[string][]typedRow
+	// listed are the image and version of every bundle that has an
+	// image, which is all ListBundles answers of them beside what is
+	// held above: its streams read no database for them (thousands of
+	// streams, each a query per bundle, queued for the pool's few
+	// connections, and a client reading the list beside them waited
+	// behind them all).
+	listed map[string]listedBundle
 	// bundleRow reads a bundle's row by name; listRow too, but the
 	// manifests only of a bundle without an image (ListBundles answers
 	// the others without them: reading them cost every stream a copy of
@@ -41,6 +48,8 @@ type Catalog struct {
 	// the file's mapping).
 	bundleRow, listRow *sql.Stmt
 }
+
+type listedBundle struct{ path, version string }
 
 type catPackage struct {
 	name, defaultChannel string
@@ -190,12 +199,16 @@ func (c *Catalog) read(ctx context.Context) error {
 		return fmt.Errorf("read channel entries: %w", err)
 	}
 	skipRanges := map[string]string{}
-	err = queryRows(ctx, c.db, `SELECT name, IFNULL(skiprange, '') FROM operatorbundle`, func(r *sql.Rows) error {
-		var name, sr string
-		if err := r.Scan(&name, &sr); err != nil {
+	c.listed = map[string]listedBundle{}
+	err = queryRows(ctx, c.db, `SELECT name, IFNULL(skiprange, ''), IFNULL(bundlepath, ''), IFNULL(version, '') FROM operatorbundle`, func(r *sql.Rows) error {
+		var name, sr, path, version string
+		if err := r.Scan(&name, &sr, &path, &version); err != nil {
 			return err
 		}
 		skipRanges[name] = sr
+		if path != "" {
+			c.listed[name] = listedBundle{path: path, version: version}
+		}
 		return nil
 	})
 	if err != nil {
@@ -477,8 +490,10 @@ func (c *Catalog) GetDefaultBundleThatProvides(ctx context.Context, g GVK) (*api
 func (c *Catalog) ListBundles(ctx context.Context, send func(*api.Bundle) error) error {
 	// The catalog does not change while served: walk it in place (a
 	// stream waiting for its client holds no copy of the entries, 8,000
-	// pointers in a 5,000-bundle catalog), reading each bundle when sent,
-	// so no connection is held while the client is slow to read.
+	// pointers in a 5,000-bundle catalog), building each bundle when
+	// sent from what is held (c.listed), reading the database only for
+	// a bundle without an image, so no connection is held while the
+	// client is slow to read.
 	for _, pn := range c.pkgNames {
 		p := c.pkgs[pn]
 		for _, cn := range p.channelNames {
@@ -501,6 +516,15 @@ func (c *Catalog) ListBundles(ctx context.Context, send func(*api.Bundle) error)
 // list, with replaces and skips and without manifests when it has an
 // image; otherwise without replaces and skips.
 func (c *Catalog) bundle(ctx context.Context, e *catEntry, list bool) (*api.Bundle, error) {
+	if l, ok := c.listed[e.Name]; ok && list {
+		r := bundleRow{name: sql.NullString{String: e.Name, Valid: true}, path: sql.NullString{String: l.path, Valid: true}, version: sql.NullString{String: l.version, Valid: true}}
+		b, err := c.catalogBundle(ctx, r, e.ch.pkg, e.ch.name, false)
+		if err != nil {
+			return nil, err
+		}
+		b.SkipRange, b.Replaces, b.Skips = e.SkipRange, e.Replaces, append([]string(nil), e.Skips...)
+		return b, nil
+	}
 	var r bundleRow
 	stmt := c.bundleRow
 	if list {

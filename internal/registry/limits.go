@@ -104,7 +104,7 @@ func (l Limits) serverOptions(g *guard) []grpc.ServerOption {
 type guard struct {
 	stall      time.Duration // 0: no stall timeout
 	maxWaiting int64         // 0: no bound
-	newSlots   chan struct{} // NewStreams(maxWaiting); nil: no bound
+	newSlots   *fairSlots    // NewStreams(maxWaiting); nil: no bound
 	stopping   chan struct{} // closed when the server stops
 	stopOnce   sync.Once
 	tick       time.Duration
@@ -129,7 +129,7 @@ func (l Limits) newGuard(conns *connSet, log *slog.Logger) *guard {
 		g.maxWaiting = int64(w)
 	}
 	if g.maxWaiting > 0 {
-		g.newSlots = make(chan struct{}, NewStreams(int(g.maxWaiting)))
+		g.newSlots = newFairSlots(NewStreams(int(g.maxWaiting)))
 	}
 	if g.stall > 0 {
 		g.tick = max(min(g.stall/4, g.tick), 10*time.Millisecond)
@@ -188,7 +188,7 @@ func NewStreams(maxWaiting int) int { return max(1, maxWaiting/4) }
 //
 //   - at most NewStreams(maxWaiting) streams are new at once (in their
 //     first 3 ticks, unless their send waits sooner): more wait to start,
-//     holding nothing;
+//     holding nothing, each connection's in turn (fairSlots);
 //   - a stream whose send has waited a tick (which a client that reads
 //     never makes it do) counts as waiting; one more than maxWaiting
 //     waiting, on all connections together, is dropped (ended, and its
@@ -205,12 +205,8 @@ func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 	}
 	isNew := false
 	if g.newSlots != nil {
-		select {
-		case g.newSlots <- struct{}{}:
-		case <-ss.Context().Done():
-			return status.FromContextError(ss.Context().Err()).Err()
-		case <-g.stopping:
-			return status.Error(codes.Unavailable, "the server is stopping")
+		if err := g.newSlots.acquire(ss.Context(), connKey(ss.Context()), g.stopping); err != nil {
+			return err
 		}
 		isNew = true
 	}
@@ -221,7 +217,7 @@ func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 	endNew := func() {
 		if isNew {
 			isNew = false
-			<-g.newSlots
+			g.newSlots.release()
 		}
 	}
 	defer endNew()
