@@ -34,9 +34,22 @@ type Catalog struct {
 	// props and deps are every bundle's properties and dependencies, in
 	// rowid order: small beside the manifests, and read by every answer.
 	props, deps map[string][]typedRow
-	// bundleRow reads a bundle's row by name.
-	bundleRow *sql.Stmt
+	// listed are the image and version of every bundle that has an
+	// image, which is all ListBundles answers of them beside what is
+	// held above: its streams read no database for them (thousands of
+	// streams, each a query per bundle, queued for the pool's few
+	// connections, and a client reading the list beside them waited
+	// behind them all).
+	listed map[string]listedBundle
+	// bundleRow reads a bundle's row by name; listRow too, but the
+	// manifests only of a bundle without an image (ListBundles answers
+	// the others without them: reading them cost every stream a copy of
+	// each bundle's manifests, up to megabytes, and touched every page of
+	// the file's mapping).
+	bundleRow, listRow *sql.Stmt
 }
+
+type listedBundle struct{ path, version string }
 
 type catPackage struct {
 	name, defaultChannel string
@@ -89,13 +102,21 @@ func NewCatalog(ctx context.Context, s *SQLite) (*Catalog, error) {
 	if c.bundleRow, err = c.db.PrepareContext(ctx, `SELECT name, bundle, bundlepath, version, skiprange FROM operatorbundle WHERE name = ?`); err != nil {
 		return nil, fmt.Errorf("open index %s: %w", s.path, err)
 	}
+	// sqlite evaluates a CASE lazily: the bundle column's overflow pages
+	// are not read for a bundle with an image.
+	if c.listRow, err = c.db.PrepareContext(ctx, `SELECT name, CASE WHEN IFNULL(bundlepath, '') = '' THEN bundle END, bundlepath, version, skiprange FROM operatorbundle WHERE name = ?`); err != nil {
+		_ = c.bundleRow.Close() // a read statement: nothing to lose
+		return nil, fmt.Errorf("open index %s: %w", s.path, err)
+	}
 	return c, nil
 }
 
 // Close closes the database.
 func (c *Catalog) Close() error {
-	if c.bundleRow != nil {
-		_ = c.bundleRow.Close() // a read statement: nothing to lose
+	for _, st := range []*sql.Stmt{c.bundleRow, c.listRow} {
+		if st != nil {
+			_ = st.Close() // a read statement: nothing to lose
+		}
 	}
 	return c.SQLite.Close()
 }
@@ -178,12 +199,16 @@ func (c *Catalog) read(ctx context.Context) error {
 		return fmt.Errorf("read channel entries: %w", err)
 	}
 	skipRanges := map[string]string{}
-	err = queryRows(ctx, c.db, `SELECT name, IFNULL(skiprange, '') FROM operatorbundle`, func(r *sql.Rows) error {
-		var name, sr string
-		if err := r.Scan(&name, &sr); err != nil {
+	c.listed = map[string]listedBundle{}
+	err = queryRows(ctx, c.db, `SELECT name, IFNULL(skiprange, ''), IFNULL(bundlepath, ''), IFNULL(version, '') FROM operatorbundle`, func(r *sql.Rows) error {
+		var name, sr, path, version string
+		if err := r.Scan(&name, &sr, &path, &version); err != nil {
 			return err
 		}
 		skipRanges[name] = sr
+		if path != "" {
+			c.listed[name] = listedBundle{path: path, version: version}
+		}
 		return nil
 	})
 	if err != nil {
@@ -465,8 +490,10 @@ func (c *Catalog) GetDefaultBundleThatProvides(ctx context.Context, g GVK) (*api
 func (c *Catalog) ListBundles(ctx context.Context, send func(*api.Bundle) error) error {
 	// The catalog does not change while served: walk it in place (a
 	// stream waiting for its client holds no copy of the entries, 8,000
-	// pointers in a 5,000-bundle catalog), reading each bundle when sent,
-	// so no connection is held while the client is slow to read.
+	// pointers in a 5,000-bundle catalog), building each bundle when
+	// sent from what is held (c.listed), reading the database only for
+	// a bundle without an image, so no connection is held while the
+	// client is slow to read.
 	for _, pn := range c.pkgNames {
 		p := c.pkgs[pn]
 		for _, cn := range p.channelNames {
@@ -489,35 +516,46 @@ func (c *Catalog) ListBundles(ctx context.Context, send func(*api.Bundle) error)
 // list, with replaces and skips and without manifests when it has an
 // image; otherwise without replaces and skips.
 func (c *Catalog) bundle(ctx context.Context, e *catEntry, list bool) (*api.Bundle, error) {
+	if l, ok := c.listed[e.Name]; ok && list {
+		r := bundleRow{name: sql.NullString{String: e.Name, Valid: true}, path: sql.NullString{String: l.path, Valid: true}, version: sql.NullString{String: l.version, Valid: true}}
+		b, err := c.catalogBundle(ctx, r, e.ch.pkg, e.ch.name, false)
+		if err != nil {
+			return nil, err
+		}
+		b.SkipRange, b.Replaces, b.Skips = e.SkipRange, e.Replaces, append([]string(nil), e.Skips...)
+		return b, nil
+	}
 	var r bundleRow
-	err := c.bundleRow.QueryRowContext(ctx, e.Name).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
+	stmt := c.bundleRow
+	if list {
+		stmt = c.listRow
+	}
+	err := stmt.QueryRowContext(ctx, e.Name).Scan(&r.name, &r.content, &r.path, &r.version, &r.skipRange)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NotFoundError{fmt.Sprintf("package %q, channel %q, bundle %q not found", e.ch.pkg, e.ch.name, e.Name)}
 	}
 	if err != nil {
 		return nil, c.wrap("bundle "+e.Name, err)
 	}
-	b, err := c.catalogBundle(ctx, r, e.ch.pkg, e.ch.name)
+	b, err := c.catalogBundle(ctx, r, e.ch.pkg, e.ch.name, !list || r.path.String == "")
 	if err != nil {
 		return nil, err
 	}
 	b.SkipRange = e.SkipRange
 	if list {
 		b.Replaces, b.Skips = e.Replaces, append([]string(nil), e.Skips...)
-		if b.BundlePath != "" {
-			b.CsvJson, b.Object = "", nil
-		}
 	}
 	return b, nil
 }
 
 // catalogBundle is apiBundle as the catalog says it: provided APIs from the
 // olm.gvk properties and required ones from olm.gvk.required, in property
-// order, without plurals (a catalog has none).
-func (c *Catalog) catalogBundle(ctx context.Context, r bundleRow, pkg, channel string) (*api.Bundle, error) {
+// order, without plurals (a catalog has none); the manifests (csvJson,
+// object) only withManifests.
+func (c *Catalog) catalogBundle(ctx context.Context, r bundleRow, pkg, channel string, withManifests bool) (*api.Bundle, error) {
 	s := c.SQLite
 	out := &api.Bundle{}
-	if r.content.String != "" {
+	if withManifests && r.content.String != "" {
 		objs, csv, err := s.manifests(r.name.String, r.content.String)
 		if err != nil {
 			return nil, fmt.Errorf("bundle %s: %w", r.name.String, err)
@@ -537,7 +575,7 @@ func (c *Catalog) catalogBundle(ctx context.Context, r bundleRow, pkg, channel s
 			required = append(required, typedRow{gvkType, p.value})
 		}
 	}
-	if out.CsvJson == "" && len(out.Object) == 0 {
+	if withManifests && out.CsvJson == "" && len(out.Object) == 0 {
 		csv, err := s.csvFromMetadata(ctx, out.CsvName, pkg, out.Version, props)
 		if err != nil {
 			return nil, err

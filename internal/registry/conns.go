@@ -39,8 +39,14 @@ func (s *connSet) closeConnOf(ctx context.Context) bool {
 	if !ok || p.Addr == nil {
 		return false
 	}
+	return s.closeConn(p.Addr.String())
+}
+
+// closeConn closes the connection from the remote address key (connKey),
+// and reports whether it found it.
+func (s *connSet) closeConn(key string) bool {
 	s.mu.Lock()
-	c := s.byRemote[p.Addr.String()]
+	c := s.byRemote[key]
 	s.mu.Unlock()
 	if c == nil {
 		return false

@@ -43,8 +43,9 @@ type Limits struct {
 	// other server-streaming calls of api.Registry), on all connections,
 	// whose server waits to send to a client that does not read: each
 	// holds up to gRPC's 64 KiB write quota and one message. A stream that
-	// would exceed it is ended and its connection closed (only that
-	// releases what gRPC queued for it). NewStreams(MaxWaitingStreams)
+	// would exceed it makes the server close the connection with the most
+	// waiting streams, its own on a tie, which ends them (only that
+	// releases what gRPC queued for them). NewStreams(MaxWaitingStreams)
 	// streams may be new at once (in their first moments, before the
 	// server can tell whether their clients read); more wait to start.
 	MaxWaitingStreams int
@@ -104,7 +105,7 @@ func (l Limits) serverOptions(g *guard) []grpc.ServerOption {
 type guard struct {
 	stall      time.Duration // 0: no stall timeout
 	maxWaiting int64         // 0: no bound
-	newSlots   chan struct{} // NewStreams(maxWaiting); nil: no bound
+	newSlots   *fairSlots    // NewStreams(maxWaiting); nil: no bound
 	stopping   chan struct{} // closed when the server stops
 	stopOnce   sync.Once
 	tick       time.Duration
@@ -114,6 +115,13 @@ type guard struct {
 	unary   atomic.Int64 // unary calls running
 	streams atomic.Int64 // catalog streams running (api.*)
 	blocked atomic.Int64 // catalog streams whose send has waited a tick
+
+	waitMu sync.Mutex
+	// waitingBy counts the waiting (blocked) streams by connection;
+	// closingWaiting is how many of them are on connections being closed
+	// (their streams end soon, and count no more against maxWaiting).
+	waitingBy      map[string]*connWaiting
+	closingWaiting int64
 }
 
 // newGuard is the guard of l; conns may be nil.
@@ -129,7 +137,7 @@ func (l Limits) newGuard(conns *connSet, log *slog.Logger) *guard {
 		g.maxWaiting = int64(w)
 	}
 	if g.maxWaiting > 0 {
-		g.newSlots = make(chan struct{}, NewStreams(int(g.maxWaiting)))
+		g.newSlots = newFairSlots(NewStreams(int(g.maxWaiting)))
 	}
 	if g.stall > 0 {
 		g.tick = max(min(g.stall/4, g.tick), 10*time.Millisecond)
@@ -170,6 +178,66 @@ func (w *watchedStream) SendMsg(m any) error {
 	return w.ServerStream.SendMsg(m)
 }
 
+type connWaiting struct {
+	n       int64
+	closing bool
+}
+
+// wait counts a stream of the connection key as waiting. Over maxWaiting,
+// it names the connection to close: the one with the most streams waiting
+// (key itself on a tie), so that a client that reads but was slow for a
+// moment (a loaded server, a slow network) is not what goes when another
+// holds many unread streams.
+func (g *guard) wait(key string) (victim string, over bool) {
+	g.waitMu.Lock()
+	defer g.waitMu.Unlock()
+	n := g.blocked.Add(1)
+	if g.waitingBy == nil {
+		g.waitingBy = map[string]*connWaiting{}
+	}
+	c := g.waitingBy[key]
+	if c == nil {
+		c = &connWaiting{}
+		g.waitingBy[key] = c
+	}
+	c.n++
+	if c.closing {
+		g.closingWaiting++
+		return "", false
+	}
+	if g.maxWaiting <= 0 || n-g.closingWaiting <= g.maxWaiting {
+		return "", false
+	}
+	victim, most := key, c.n
+	for k, o := range g.waitingBy {
+		if !o.closing && o.n > most {
+			victim, most = k, o.n
+		}
+	}
+	v := g.waitingBy[victim]
+	v.closing = true
+	g.closingWaiting += v.n
+	return victim, true
+}
+
+// unwait counts a stream of the connection key as waiting no more.
+func (g *guard) unwait(key string) {
+	g.waitMu.Lock()
+	defer g.waitMu.Unlock()
+	g.blocked.Add(-1)
+	c := g.waitingBy[key]
+	if c == nil {
+		return
+	}
+	c.n--
+	if c.closing {
+		g.closingWaiting--
+	}
+	if c.n <= 0 {
+		delete(g.waitingBy, key)
+	}
+}
+
 // NewStreams is how many catalog streams may be new at once (in their
 // first ticks, before the guard can tell whether their clients read) for
 // maxWaiting streams waiting for clients that do not read: a quarter.
@@ -188,11 +256,12 @@ func NewStreams(maxWaiting int) int { return max(1, maxWaiting/4) }
 //
 //   - at most NewStreams(maxWaiting) streams are new at once (in their
 //     first 3 ticks, unless their send waits sooner): more wait to start,
-//     holding nothing;
+//     holding nothing, each connection's in turn (fairSlots);
 //   - a stream whose send has waited a tick (which a client that reads
-//     never makes it do) counts as waiting; one more than maxWaiting
-//     waiting, on all connections together, is dropped (ended, and its
-//     connection closed);
+//     seldom makes it do) counts as waiting; with one more than
+//     maxWaiting waiting, on all connections together, the connection
+//     with the most waiting streams is closed (the stream's own on a tie:
+//     it is dropped, ended with its connection);
 //   - a stream whose send has waited stall is dropped.
 //
 // gRPC gives a handler no way to abandon a Send that waits for the
@@ -205,12 +274,8 @@ func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 	}
 	isNew := false
 	if g.newSlots != nil {
-		select {
-		case g.newSlots <- struct{}{}:
-		case <-ss.Context().Done():
-			return status.FromContextError(ss.Context().Err()).Err()
-		case <-g.stopping:
-			return status.Error(codes.Unavailable, "the server is stopping")
+		if err := g.newSlots.acquire(ss.Context(), connKey(ss.Context()), g.stopping); err != nil {
+			return err
 		}
 		isNew = true
 	}
@@ -221,7 +286,7 @@ func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 	endNew := func() {
 		if isNew {
 			isNew = false
-			<-g.newSlots
+			g.newSlots.release()
 		}
 	}
 	defer endNew()
@@ -232,9 +297,10 @@ func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 	t := time.NewTicker(g.tick)
 	defer t.Stop()
 	blocked := false
+	key := connKey(ss.Context())
 	defer func() {
 		if blocked {
-			g.blocked.Add(-1)
+			g.unwait(key)
 		}
 	}()
 	for {
@@ -258,14 +324,19 @@ func (g *guard) streamCall(srv any, ss grpc.ServerStream, info *grpc.StreamServe
 			case b && !blocked:
 				blocked = true
 				endNew()
-				if n := g.blocked.Add(1); g.maxWaiting > 0 && n > g.maxWaiting {
+				switch victim, over := g.wait(key); {
+				case !over:
+				case victim == key || g.conns == nil:
 					g.drop(ss.Context(), info.FullMethod, "ended a stream beyond --max-waiting-streams waiting for clients that do not read, and its connection")
 					return status.Error(codes.ResourceExhausted, fmt.Sprintf(
 						"%s: the server already holds %d streams whose clients do not read them; read the stream, or raise the server's --max-waiting-streams", info.FullMethod, g.maxWaiting))
+				default:
+					closed := g.conns.closeConn(victim)
+					g.log.Warn("more than --max-waiting-streams streams wait for clients that do not read: closed the connection with the most of them", "method", info.FullMethod, "connection-closed", closed)
 				}
 			case !b && blocked:
 				blocked = false
-				g.blocked.Add(-1)
+				g.unwait(key)
 			case isNew && now.Sub(start) >= 3*g.tick:
 				endNew() // its client reads, or it has not had much to send yet
 			}

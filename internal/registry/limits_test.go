@@ -304,3 +304,44 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		t.Errorf("call after the idle close: %d, %v", n, err)
 	}
 }
+
+// TestMaxWaitingStreamsClosesTheBusiestConnection: beyond the bound, the
+// connection with the most unread streams goes, not the stream that came
+// last (a client that reads, slow for a moment, beside one that holds
+// many unread streams).
+func TestMaxWaitingStreamsClosesTheBusiestConnection(t *testing.T) {
+	srv := startServer(t, Options{Backend: endlessBackend{SQLite: openRef(t, "etcd.replaces.db")}, Limits: Limits{MaxWaitingStreams: 2, StallTimeout: -1}})
+	open := func(c *grpc.ClientConn) api.Registry_ListBundlesClient {
+		s, err := api.NewRegistryClient(c).ListBundles(context.Background(), &api.ListBundlesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Header(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Second) // the guard sees it wait
+		return s
+	}
+	busy, err := newClient(srv.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyStreams := []api.Registry_ListBundlesClient{open(busy), open(busy)}
+	late := open(srv.conn)
+	// The late stream's client reads now: 200 messages (6.4 MB) in a row.
+	for n := range 200 {
+		if _, err := late.Recv(); err != nil {
+			t.Fatalf("the stream beyond the bound, on a connection with no other waiting: message %d: %v", n, err)
+		}
+	}
+	for i, s := range busyStreams {
+		var err error
+		for n := 0; n < 200 && err == nil; n++ {
+			_, err = s.Recv()
+		}
+		if err == nil || busy.GetState() == connectivity.Ready {
+			t.Errorf("stream %d of the connection with two unread: %v, its connection %v; want it closed", i, err, busy.GetState())
+		}
+	}
+}

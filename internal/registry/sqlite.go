@@ -22,8 +22,14 @@ import (
 // the rest is read with read calls into sqlite's page cache. Uncapped,
 // the 145 MB benchmark database became 152 MB of the server's resident
 // set under ListBundles (issue 40: 2,000 stalled streams peaked at
-// 447 MB, 114 MB of it the server's own memory).
+// 447 MB, 114 MB of it the server's own memory). Each connection of the
+// pool maps the file apart, and a page mapped by several counts once per
+// mapping in the resident set: so the cap is shared out between them
+// (capped at 64 MiB each, four connections held 107 MB of the file).
 const mmapBytes = 64 << 20
+
+// poolConns is the size of a database's connection pool.
+func poolConns() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 // gvkType is the property (and dependency) type of a provided (required) API.
 const gvkType = "olm.gvk"
@@ -100,8 +106,9 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 			// call and a copy without it. Mapped pages are the page
 			// cache's, shared by every connection, but count in the
 			// server's resident set once touched: a ListBundles touches
-			// the whole file, so the mapping is capped (mmapBytes).
-			_, err := c.Exec(fmt.Sprintf("PRAGMA mmap_size = %d", mmapBytes), nil)
+			// the whole file, so the mapping is capped (mmapBytes, for
+			// the whole pool).
+			_, err := c.Exec(fmt.Sprintf("PRAGMA mmap_size = %d", mmapBytes/poolConns()), nil)
 			return err
 		}})
 	})
@@ -137,7 +144,7 @@ func OpenSQLite(ctx context.Context, path string) (*SQLite, error) {
 	// read, then send), so a small pool serves any number of streams; each
 	// connection has its own page cache, and an uncapped pool grew one per
 	// concurrent stream.
-	conns := max(4, 2*runtime.GOMAXPROCS(0))
+	conns := poolConns()
 	db.SetMaxOpenConns(conns)
 	db.SetMaxIdleConns(conns)
 	s := &SQLite{path: path, db: db, rolledBack: rolledBack, walCopied: walCopied, cleanup: cleanup}
