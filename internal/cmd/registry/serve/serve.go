@@ -168,7 +168,7 @@ type ServerFlags struct {
 func (s *ServerFlags) AddFlags(fl *pflag.FlagSet) {
 	fl.DurationVar(&s.StopGrace, "stop-grace", registry.DefaultStopGrace, "after SIGTERM or the timeout, wait this long for calls in flight, then cancel them and exit (0: no time limit for calls whose clients read; once for 2s nothing but clients that read nothing remain, cancel them)")
 	fl.IntVar(&s.MaxConcurrentStreams, "max-concurrent-streams", registry.DefaultMaxConcurrentStreams, "calls one client connection may have open at once; more wait in the client (0: no limit, as upstream)")
-	fl.IntVar(&s.MaxWaitingStreams, "max-waiting-streams", registry.DefaultMaxWaitingStreams, "catalog streams (ListBundles, ...) running at once on all connections, each holding at most 64 KiB for a client that does not read; more end at once (0: no limit)")
+	fl.IntVar(&s.MaxWaitingStreams, "max-waiting-streams", registry.DefaultMaxWaitingStreams, "catalog streams (ListBundles, ...) running at once on all connections, each holding at most 64 KiB for a client that does not read; beyond it the connection holding the most waiting streams is closed (0: no limit)")
 	fl.DurationVar(&s.KeepaliveTime, "keepalive-time", registry.DefaultKeepaliveTime, "ping a connection silent this long, and close it when the ping is not answered (0: never)")
 	fl.DurationVar(&s.IdleTimeout, "idle-timeout", registry.DefaultIdleTimeout, "close connections without a call for this long; clients reconnect when they next call (0: never)")
 	fl.DurationVar(&s.StallTimeout, "stall-timeout", registry.DefaultStallTimeout, "end a stream whose client has read nothing for this long, and close its connection (0: never)")
