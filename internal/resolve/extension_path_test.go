@@ -2,11 +2,13 @@ package resolve
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/opmkit/opm/internal/catalogtest"
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
 )
@@ -61,5 +63,28 @@ func TestExtensionSteps(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, ans.Bundle)
 		assert.Equal(t, st.want, *ans.Bundle)
+	}
+}
+
+// BenchmarkHostileOLMv1FromRange: upgrade-path --olmv1 --from-range
+// ">=0.0.0" over issue 40's n² channel (entry i has skipRange "<i.0.0"):
+// a step per bundle, each a ResolveExtension over the package, whose
+// successor test reads every entry for every candidate (bench/README.md).
+func BenchmarkHostileOLMv1FromRange(b *testing.B) {
+	for _, n := range []int{250, 500, 1000} {
+		c := catalogtest.HostileCatalog(b, n, 0)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				p, err := graph.NewPackage(c, "h")
+				if err != nil {
+					b.Fatal(err)
+				}
+				steps := ExtensionSteps(context.Background(), Catalog{Name: "h", Catalog: c}, "h", nil)
+				if _, err := p.KeepForRange(graph.PathQuery{OLMv1: true, ResolveV1: steps}, ">=0.0.0"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
