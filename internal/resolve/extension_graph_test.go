@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -153,6 +154,7 @@ func TestUpgradePathOLMv1AgreesWithOperatorController(t *testing.T) {
 	for w, n := range notAsked {
 		why = append(why, fmt.Sprintf("%d %s", n, w))
 	}
+	sort.Strings(why)
 	fmt.Printf("olmv1 upgrade-path: %d upgrade questions, %d asked, %d equal, %d differ, %d skipped, %d later steps checked; not askable: %s\n",
 		upgrades, asked, equal, differ, skipped, laterSteps, strings.Join(why, ", "))
 	if skipped > 0 {
