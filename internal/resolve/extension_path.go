@@ -17,64 +17,68 @@ import (
 // given installed, against the one catalog. So upgrade-path --olmv1 steps,
 // stays and fails exactly where ResolveExtension does.
 func ExtensionSteps(ctx context.Context, catalog Catalog, pkg string, channels []string) graph.V1Resolver {
-	// ResolveExtension reads nothing of a catalog but the package's blobs:
-	// keeping only those makes a step cost the package, not the catalog.
-	c := &fbc.Catalog{}
-	versions := map[string]string{}
+	return newExtSteps(ctx, catalog, pkg, channels).step
+}
+
+// extSteps is ExtensionSteps' state: the package prepared once for every
+// step of a walk (its view and index, every bundle's recorded version),
+// so that a step costs the package's size and no copy of it.
+type extSteps struct {
+	ctx      context.Context
+	cats     []Catalog
+	opts     extOptions
+	pkg      string
+	channels []string
+	versions map[string]string
+}
+
+func newExtSteps(ctx context.Context, catalog Catalog, pkg string, channels []string) *extSteps {
+	s := &extSteps{ctx: ctx, pkg: pkg, channels: channels, versions: map[string]string{},
+		cats: []Catalog{catalog}, opts: extOptions{pathOnly: true}}
+	s.opts.views = []*extPackageView{newExtPackageView(catalog, pkg)}
 	if catalog.Catalog != nil {
-		for _, p := range catalog.Catalog.Packages {
-			if p.Name == pkg {
-				c.Packages = append(c.Packages, p)
-			}
-		}
-		for _, ch := range catalog.Catalog.Channels {
-			if ch.Package == pkg {
-				c.Channels = append(c.Channels, ch)
-			}
-		}
 		for i, b := range catalog.Catalog.Bundles {
-			if b.Package != pkg {
-				continue
-			}
-			c.Bundles = append(c.Bundles, b)
-			// The later of two bundles of one name wins, as in
-			// operator-controller's catalog cache.
-			versions[b.Name] = rawPackageVersion(&catalog.Catalog.Bundles[i])
-		}
-		for _, m := range catalog.Catalog.Others {
-			if m.Package == pkg {
-				c.Others = append(c.Others, m)
+			if b.Package == pkg {
+				// The later of two bundles of one name wins, as in
+				// operator-controller's catalog cache.
+				s.versions[b.Name] = rawPackageVersion(&catalog.Catalog.Bundles[i])
 			}
 		}
 	}
-	cats := []Catalog{{Name: catalog.Name, Priority: catalog.Priority, Catalog: c}}
-	return func(installed graph.Bundle, version string) (graph.V1Pick, error) {
-		inst := InstalledBundle{Name: installed.Name, Version: version}
-		if inst.Version == "" {
-			if v, ok := versions[installed.Name]; ok {
-				inst.Version = v
-			} else if installed.HasVersion {
-				inst.Version = installed.Version.String()
-			}
+	return s
+}
+
+// visits is how many entries and bundles the steps so far looked at.
+func (s *extSteps) visits() int64 {
+	return s.opts.views[0].idx.visits.Load()
+}
+
+func (s *extSteps) step(installed graph.Bundle, version string) (graph.V1Pick, error) {
+	inst := InstalledBundle{Name: installed.Name, Version: version}
+	if inst.Version == "" {
+		if v, ok := s.versions[installed.Name]; ok {
+			inst.Version = v
+		} else if installed.HasVersion {
+			inst.Version = installed.Version.String()
 		}
-		if inst.Name == "" {
-			// A version no bundle has: only a skipRange leads on from it.
-			// An empty name would match every entry that replaces nothing.
-			inst.Name = fmt.Sprintf("(a bundle of version %s)", inst.Version)
-		}
-		ans, err := ResolveExtension(ctx, cats, ClusterExtension{PackageName: pkg, Channels: channels, Installed: &inst})
-		if err != nil {
-			return graph.V1Pick{}, err
-		}
-		if ans.Bundle == nil {
-			return graph.V1Pick{Error: ans.Error, Why: strings.Join(ans.Reasons, "; ")}, nil
-		}
-		pick := graph.V1Pick{Bundle: *ans.Bundle}
-		if pick.Bundle == inst.Name {
-			pick.Why = extStayWhy(ans, inst, channels)
-		}
-		return pick, nil
 	}
+	if inst.Name == "" {
+		// A version no bundle has: only a skipRange leads on from it.
+		// An empty name would match every entry that replaces nothing.
+		inst.Name = fmt.Sprintf("(a bundle of version %s)", inst.Version)
+	}
+	ans, err := resolveExtension(s.ctx, s.cats, ClusterExtension{PackageName: s.pkg, Channels: s.channels, Installed: &inst}, s.opts)
+	if err != nil {
+		return graph.V1Pick{}, err
+	}
+	if ans.Bundle == nil {
+		return graph.V1Pick{Error: ans.Error, Why: strings.Join(ans.Reasons, "; ")}, nil
+	}
+	pick := graph.V1Pick{Bundle: *ans.Bundle}
+	if pick.Bundle == inst.Name {
+		pick.Why = extStayWhy(ans, inst, s.channels)
+	}
+	return pick, nil
 }
 
 // rawPackageVersion is the version a bundle's first olm.package property

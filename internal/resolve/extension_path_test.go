@@ -71,7 +71,7 @@ func TestExtensionSteps(t *testing.T) {
 // a step per bundle, each a ResolveExtension over the package, whose
 // successor test reads every entry for every candidate (bench/README.md).
 func BenchmarkHostileOLMv1FromRange(b *testing.B) {
-	for _, n := range []int{250, 500, 1000} {
+	for _, n := range []int{250, 500, 1000, 5000} {
 		c := catalogtest.HostileCatalog(b, n, 0)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()

@@ -424,13 +424,15 @@ func (p *Package) nextV1(q PathQuery, cur Bundle, version string, chans []*Chann
 	var best Step
 	found := false
 	for _, g := range chans {
-		for _, i := range g.candidates(cur) {
-			if g.Entries[i].Name != pick.Bundle {
-				continue
-			}
-			if st, ok := g.edge(i, cur); ok && (!found || g.Name == p.DefaultChannel) {
-				best, found = st, true
-			}
+		// A channel holds one entry of a name: only the pick's can be the
+		// step (reading every candidate from cur would make a step cost
+		// the channel's skipRanges).
+		i, ok := g.byName[pick.Bundle]
+		if !ok {
+			continue
+		}
+		if st, ok := g.edge(i, cur); ok && (!found || g.Name == p.DefaultChannel) {
+			best, found = st, true
 		}
 	}
 	if !found {
