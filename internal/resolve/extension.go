@@ -175,11 +175,11 @@ type extOptions struct {
 	// once (newExtPackageView); a nil entry (or none) is built per call.
 	views []*extPackageView
 	// pathOnly answers what an upgrade path reads (ExtensionSteps): the
-	// bundle picked, or the error and its reasons; PassedOver only when
-	// the installed bundle is kept. The answer's Reasons then leave out
-	// the alpha list --olmv1 checks of the bundle picked and a tie with
-	// the next candidate, and PassedOver the bundles the filters dropped:
-	// a step stops at the best bundle left instead of reading them all.
+	// bundle picked, or the error and its reasons, and PassedOver only
+	// when the installed bundle is kept (the path says why it stays). A
+	// step that moves stops at the best bundle left instead of reading
+	// them all, so its Reasons leave out a tie with the next candidate;
+	// no answer carries the alpha list --olmv1 checks of the bundle picked.
 	pathOnly bool
 }
 
