@@ -68,8 +68,8 @@ func TestExtensionSteps(t *testing.T) {
 
 // BenchmarkHostileOLMv1FromRange: upgrade-path --olmv1 --from-range
 // ">=0.0.0" over issue 40's n² channel (entry i has skipRange "<i.0.0"):
-// a step per bundle, each a ResolveExtension over the package, whose
-// successor test reads every entry for every candidate (bench/README.md).
+// a step per bundle, each operator-controller's resolution over the
+// package prepared once for the walk (figures in bench/README.md).
 func BenchmarkHostileOLMv1FromRange(b *testing.B) {
 	for _, n := range []int{250, 500, 1000, 5000} {
 		c := catalogtest.HostileCatalog(b, n, 0)
