@@ -22,8 +22,8 @@ test:
 	@# OLM v0's recorded answers replayed against internal/resolve: the counts, and any difference.
 	@out=$$($(GO) test -tags '$(TAGS)' -count=1 -v -run '^TestOLMv0Answers$$' ./internal/resolve/ 2>&1); status=$$?; \
 	  printf '%s\n' "$$out" | grep -E -A4 'olmv0 answers|differs from OLM|no recorded|SKIP|^(--- FAIL|FAIL|ok)'; exit $$status
-	@out=$$($(GO) test -tags '$(TAGS)' -count=1 -v -run '^TestOLMv1(Answers|Ranges)$$' ./internal/resolve/ 2>&1); rc=$$?; \
-	  printf '%s\n' "$$out" | grep -E '^(olmv1 |--- FAIL|FAIL|panic|ok )|_test\.go:[0-9]+:'; exit $$rc  # operator-controller's recorded answers: counts and failures
+	@out=$$($(GO) test -tags '$(TAGS)' -count=1 -v -run '^(TestOLMv1(Answers|Ranges)|TestUpgradePathOLMv1AgreesWithOperatorController)$$' ./internal/resolve/ 2>&1); rc=$$?; \
+	  printf '%s\n' "$$out" | grep -E '^(olmv1 |--- FAIL|FAIL|panic|ok )|_test\.go:[0-9]+:'; exit $$rc  # operator-controller's recorded answers (and upgrade-path --olmv1 on them): counts and failures
 
 vet:
 	$(GO) vet -tags '$(TAGS)' ./...

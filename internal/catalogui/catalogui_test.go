@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"html"
 	"io"
 	"net"
 	"net/http"
@@ -223,4 +224,18 @@ func TestMarkdownEscapes(t *testing.T) {
 	} {
 		assert.Equal(t, want, catalogui.Markdown(in), in)
 	}
+}
+
+// The upgrade question by OLM v1's rules is operator-controller's
+// answer at each step (resolve.ExtensionSteps): channel fast leaves out
+// the installed p.v1.0.0 and holds nothing that upgrades from it, so it
+// resolves nothing, and the page says so with its error.
+func TestUpgradeOLMv1(t *testing.T) {
+	base := start(t)
+	code, body, _ := get(t, base+"/ui/packages/p?from=1.0.0&rules=olmv1")
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, "p.v2.0.0 (2.0.0)  replaces p.v1.0.0")
+	code, body, _ = get(t, base+"/ui/packages/p?from=1.0.0&channel=fast&rules=olmv1")
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, html.UnescapeString(body), `operator-controller resolves nothing from p.v1.0.0: error upgrading from currently installed version "1.0.0": no bundles found for package "p" in channels [fast]; catalog my-catalog: `)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/opmkit/opm/internal/fbc/graph"
 	"github.com/opmkit/opm/internal/fbc/graph/pathtext"
+	"github.com/opmkit/opm/internal/resolve"
 )
 
 // upgradeView is the upgrade question of a package page: the form, and
@@ -38,7 +39,15 @@ func (u *ui) upgrade(r *http.Request, d *pkgData) (*upgradeView, int) {
 		v.Error = err.Error()
 		return v, http.StatusInternalServerError
 	}
-	path, err := p.Path(graph.PathQuery{From: v.From, Channel: v.Channel, OLMv1: v.OLMv1})
+	q := graph.PathQuery{From: v.From, Channel: v.Channel, OLMv1: v.OLMv1}
+	if v.OLMv1 {
+		var channels []string
+		if v.Channel != "" {
+			channels = []string{v.Channel}
+		}
+		q.ResolveV1 = resolve.ExtensionSteps(r.Context(), resolve.Catalog{Name: u.opts.CatalogName, Catalog: d.c}, d.p.Name, channels)
+	}
+	path, err := p.Path(q)
 	if err != nil {
 		v.Error = err.Error()
 		var oe *graph.OrderError

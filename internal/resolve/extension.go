@@ -165,6 +165,25 @@ type PassedOver struct {
 // the rest the highest priority wins, and a tie there is an error. The
 // bundle picked must not declare a dependency.
 func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtension) (ExtensionAnswer, error) {
+	return resolveExtension(ctx, catalogs, ext, extOptions{})
+}
+
+// extOptions are what a caller resolving many times over the same
+// catalogs (ExtensionSteps) asks of resolveExtension.
+type extOptions struct {
+	// views holds, by index into the catalogs, the package's view prepared
+	// once (newExtPackageView); a nil entry (or none) is built per call.
+	views []*extPackageView
+	// pathOnly answers what an upgrade path reads (ExtensionSteps): the
+	// bundle picked, or the error and its reasons, and PassedOver only
+	// when the installed bundle is kept (the path says why it stays). A
+	// step that moves stops at the best bundle left instead of reading
+	// them all, so its Reasons leave out a tie with the next candidate;
+	// no answer carries the alpha list --olmv1 checks of the bundle picked.
+	pathOnly bool
+}
+
+func resolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtension, opts extOptions) (ExtensionAnswer, error) {
 	ans := ExtensionAnswer{Package: ext.PackageName, Reasons: []string{}, PassedOver: []PassedOver{}}
 	fail := func(msg string, why ...string) (ExtensionAnswer, error) {
 		ans.Error = msg
@@ -217,7 +236,12 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("catalog %s is not selected by spec.source.catalog.selector", cat.Name))
 			continue
 		}
-		pv := newExtPackageView(cat, ext.PackageName)
+		var pv *extPackageView
+		if i < len(opts.views) && opts.views[i] != nil {
+			pv = opts.views[i].fresh()
+		} else {
+			pv = newExtPackageView(cat, ext.PackageName)
+		}
 		if pv.empty {
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("catalog %s does not have package %s", cat.Name, ext.PackageName))
 			continue
@@ -231,16 +255,21 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 		views = append(views, pv)
 		var succ *extSuccessorRule
 		if upgrade {
-			if succ, err = newExtSuccessorRule(*ext.Installed, pv.channelsConsidered(ext.Channels)); err != nil {
+			if succ, err = newExtSuccessorRule(*ext.Installed, pv.channelsConsidered(ext.Channels), pv.idx); err != nil {
 				return fail("error walking catalogs: error finding upgrade edges: "+err.Error(),
 					fmt.Sprintf("the installed bundle's version %q (status.install.bundle.version) is not semver: %v", ext.Installed.Version, err))
 			}
 		}
-		pv.filter(ext, rng, succ)
+		pv.filter(ext, rng, succ, opts.pathOnly)
+		if opts.pathOnly && len(pv.cands) > 0 && ext.Installed != nil && pv.cands[0].bundle.Name == ext.Installed.Name {
+			// The installed bundle is kept: the path says why from what
+			// was passed over, so every candidate is wanted.
+			pv.filter(ext, rng, succ, false)
+		}
 		if len(pv.cands) == 0 {
 			continue
 		}
-		top := pv.cands[0]
+		top := *pv.cands[0]
 		_, dep := pv.deprecated[top.bundle.Name]
 		if len(picked) > 0 {
 			prior := picked[len(picked)-1].deprecated
@@ -282,7 +311,12 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			}
 		}
 	}
+	// A path reads what was passed over only to say why it stays.
+	stays := winner != nil && ext.Installed != nil && winner.cand.bundle.Name == ext.Installed.Name
 	for _, pv := range views {
+		if opts.pathOnly && !stays {
+			break
+		}
 		ans.PassedOver = append(ans.PassedOver, pv.passedOver(winner != nil && winner.view == pv)...)
 	}
 
@@ -346,7 +380,10 @@ func ResolveExtension(ctx context.Context, catalogs []Catalog, ext ClusterExtens
 			ans.Reasons = append(ans.Reasons, fmt.Sprintf("%s is not deprecated in catalog %s, but operator-controller reads the deprecations of catalog %s (the last catalog it walked that offered a bundle), which name it, and reports it as deprecated", b.Name, winner.catalog, lastView.catalog))
 		}
 	}
-	ans.Reasons = append(ans.Reasons, extPickWhy(ext, winner.cand, winner.catalog, winner.deprecated, len(views), winner.view)...)
+	ans.Reasons = append(ans.Reasons, extPickWhy(ext, &winner.cand, winner.catalog, winner.deprecated, len(views), winner.view)...)
+	if opts.pathOnly {
+		return ans, nil
+	}
 	// What refuses the bundle once resolved: the alpha list --olmv1 checks.
 	vs, err := olmv1.Judge(ctx, &fbc.Catalog{Bundles: []fbc.Bundle{*b}}, olmv1.Options{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/fbc"
@@ -120,6 +121,24 @@ func TestOLMv1Answers(t *testing.T) {
 			differ++
 			t.Errorf("%s: %s\n  reasons: %s", q.Name, d, strings.Join(got.Reasons, "; "))
 			continue
+		}
+		// The same question as an upgrade-path step asks it (the package
+		// prepared once, pathOnly) gets the same answer, and, when the
+		// installed bundle is kept, the same bundles passed over.
+		views := make([]*extPackageView, len(cats))
+		for j, c := range cats {
+			views[j] = newExtPackageView(c, exts[0].PackageName)
+		}
+		step, err := resolveExtension(context.Background(), cats, exts[0], extOptions{views: views, pathOnly: true})
+		require.NoError(t, err, q.Name)
+		stepA := olmv1Answer{Name: q.Name, Bundle: step.Bundle, Version: step.Version, Catalog: step.Catalog, Deprecated: step.Deprecated, Error: step.Error, Release: want.Release}
+		if d := diffExtAnswers(gotA, stepA); d != "" {
+			differ++
+			t.Errorf("%s: as an upgrade-path step: %s", q.Name, d)
+			continue
+		}
+		if got.Bundle != nil && exts[0].Installed != nil && *got.Bundle == exts[0].Installed.Name {
+			assert.Equal(t, got.PassedOver, step.PassedOver, "%s: as an upgrade-path step, the bundles passed over", q.Name)
 		}
 		equal++
 	}

@@ -29,12 +29,18 @@ type extPackageView struct {
 	pkgDeprecated  string
 	chanDeprecated map[string]string
 	depErr         error
+	// idx is what every resolution over the package reads, prepared once
+	// (ExtensionSteps shares it across the steps of a walk).
+	idx *extPackageIndex
 
 	// After filter: every bundle's version, the candidates by rank, and
 	// why the others were dropped.
-	info    map[string]extCandidate
-	cands   []extCandidate
+	info    map[string]*extCandidate
+	cands   []*extCandidate
 	dropped map[string]PassedOver
+	// dropCounts counts the bundles dropped by rule; dropped holds their
+	// reasons too, unless the resolution is for a path (extOptions.pathOnly).
+	dropCounts map[string]int
 	// lostTo says why the catalog's best was not picked: "deprecated",
 	// "priority:CATALOG:PRIORITY" or "ambiguous".
 	lostTo string
@@ -127,7 +133,16 @@ func newExtPackageView(cat Catalog, pkg string) *extPackageView {
 			}
 		}
 	}
+	pv.idx = newExtPackageIndex(pv)
 	return pv
+}
+
+// fresh is the view again, without any resolution's state: the package
+// and its index are shared, not copied.
+func (pv *extPackageView) fresh() *extPackageView {
+	return &extPackageView{catalog: pv.catalog, priority: pv.priority, pkg: pv.pkg, empty: pv.empty,
+		bundles: pv.bundles, channels: pv.channels, deprecated: pv.deprecated, pkgDeprecated: pv.pkgDeprecated,
+		chanDeprecated: pv.chanDeprecated, depErr: pv.depErr, idx: pv.idx}
 }
 
 // channelsConsidered are the channels the extension names (all when
@@ -154,11 +169,12 @@ func extHasString(list []string, s string) bool {
 	return false
 }
 
-// extInChannels says whether a bundle is an entry of one of chans.
-func extInChannels(name string, chans []*fbc.Channel) bool {
-	for _, ch := range chans {
-		for _, e := range ch.Entries {
-			if e.Name == name {
+// inChannels says whether a bundle is an entry of one of chans.
+func (pv *extPackageView) inChannels(name string, chans []*fbc.Channel) bool {
+	for _, ref := range pv.idx.entries[name] {
+		pv.idx.visit(1)
+		for _, ch := range chans {
+			if ref.ch == ch {
 				return true
 			}
 		}
@@ -169,36 +185,49 @@ func extInChannels(name string, chans []*fbc.Channel) bool {
 // filter applies the extension's channels, range and successor rule,
 // then ranks what is left: not deprecated first, then by version and
 // release, highest first (bundles whose version does not read last).
-func (pv *extPackageView) filter(ext ClusterExtension, rng *extRange, succ *extSuccessorRule) {
-	pv.info = map[string]extCandidate{}
+// The package's bundles are walked in that order already (idx.ranked),
+// so what is left needs no sort. A path (pathOnly) needs only the best:
+// then the walk stops at the first bundle left, and the bundles dropped
+// are only counted (every one of them when none is left).
+func (pv *extPackageView) filter(ext ClusterExtension, rng *extRange, succ *extSuccessorRule, pathOnly bool) {
+	reasons := !pathOnly
+	// Every bundle's version is read once per package, not per resolution.
+	pv.info = pv.idx.info
 	pv.dropped = map[string]PassedOver{}
+	pv.dropCounts = map[string]int{}
 	pv.cands = nil
 	chans := pv.channelsConsidered(ext.Channels)
-	for _, b := range pv.bundles {
-		cd := extCandidate{bundle: b}
-		cd.version, cd.vr, cd.vrErr = extBundleVersion(b)
-		pv.info[b.Name] = cd
-		drop := func(rule, reason string) {
-			pv.dropped[b.Name] = PassedOver{Bundle: b.Name, Version: cd.version, Catalog: pv.catalog, Rule: rule, Reason: reason}
+	for _, cd := range pv.idx.ranked {
+		pv.idx.visit(1)
+		b := cd.bundle
+		drop := func(rule string, reason func() string) {
+			pv.dropCounts[rule]++
+			if reasons {
+				pv.dropped[b.Name] = PassedOver{Bundle: b.Name, Version: cd.version, Catalog: pv.catalog, Rule: rule, Reason: reason()}
+			}
 		}
 		switch {
-		case len(ext.Channels) > 0 && !extInChannels(b.Name, chans):
-			drop(PassedChannel, fmt.Sprintf("in none of the channels asked for (%s); it is in %s", strings.Join(ext.Channels, ", "), extOrNoChannel(pv.channelsOf(b.Name))))
+		case len(ext.Channels) > 0 && !pv.inChannels(b.Name, chans):
+			drop(PassedChannel, func() string {
+				return fmt.Sprintf("in none of the channels asked for (%s); it is in %s", strings.Join(ext.Channels, ", "), extOrNoChannel(pv.channelsOf(b.Name)))
+			})
 		case rng != nil && cd.vrErr != nil:
-			drop(PassedVersionRange, fmt.Sprintf("its version cannot be read (%v), so no range admits it", cd.vrErr))
+			drop(PassedVersionRange, func() string { return fmt.Sprintf("its version cannot be read (%v), so no range admits it", cd.vrErr) })
 		case rng != nil && !rng.contains(rangeFromSemver(cd.vr.version)):
-			drop(PassedVersionRange, fmt.Sprintf("version %s is outside the range %q", cd.version, ext.Version))
+			drop(PassedVersionRange, func() string { return fmt.Sprintf("version %s is outside the range %q", cd.version, ext.Version) })
 		case succ != nil && !succ.admits(cd):
-			drop(PassedNotSuccessor, succ.whyNot(cd))
+			drop(PassedNotSuccessor, succ.whyNot)
 		default:
 			pv.cands = append(pv.cands, cd)
+			if pathOnly {
+				return
+			}
 		}
 	}
-	sort.SliceStable(pv.cands, func(i, j int) bool { return pv.rankBefore(pv.cands[i], pv.cands[j]) })
 }
 
 // rankBefore is operator-controller's order of one catalog's candidates.
-func (pv *extPackageView) rankBefore(a, b extCandidate) bool {
+func (pv *extPackageView) rankBefore(a, b *extCandidate) bool {
 	_, da := pv.deprecated[a.bundle.Name]
 	_, db := pv.deprecated[b.bundle.Name]
 	if da != db {
@@ -215,9 +244,10 @@ func (pv *extPackageView) rankBefore(a, b extCandidate) bool {
 
 func (pv *extPackageView) channelsOf(name string) []string {
 	var out []string
-	for _, ch := range pv.channels {
-		if extInChannels(name, []*fbc.Channel{ch}) {
-			out = append(out, ch.Name)
+	for _, ref := range pv.idx.entries[name] {
+		pv.idx.visit(1)
+		if !extHasString(out, ref.ch.Name) {
+			out = append(out, ref.ch.Name)
 		}
 	}
 	sort.Strings(out)
@@ -232,15 +262,26 @@ func extOrNoChannel(list []string) string {
 }
 
 // passedOver says, for every bundle of the view but the one picked, why
-// it was not: highest version first.
+// it was not: highest version first (idx.listed's order).
 func (pv *extPackageView) passedOver(won bool) []PassedOver {
-	var out []PassedOver
 	var top *extCandidate
 	if len(pv.cands) > 0 {
-		top = &pv.cands[0]
+		top = pv.cands[0]
 	}
+	inCands := make(map[*extCandidate]bool, len(pv.cands))
 	for _, cd := range pv.cands {
-		if top != nil && cd.bundle == top.bundle {
+		inCands[cd] = true
+	}
+	var out []PassedOver
+	for _, cd := range pv.idx.listed {
+		pv.idx.visit(1)
+		if !inCands[cd] {
+			if po, ok := pv.dropped[cd.bundle.Name]; ok {
+				out = append(out, po)
+			}
+			continue
+		}
+		if cd == top {
 			if won {
 				continue
 			}
@@ -270,21 +311,6 @@ func (pv *extPackageView) passedOver(won bool) []PassedOver {
 		}
 		out = append(out, po)
 	}
-	for _, b := range pv.bundles {
-		if po, ok := pv.dropped[b.Name]; ok {
-			out = append(out, po)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := pv.info[out[i].Bundle], pv.info[out[j].Bundle]
-		if (a.vrErr == nil) != (b.vrErr == nil) {
-			return a.vrErr == nil
-		}
-		if c := a.vr.compare(b.vr); c != 0 {
-			return c > 0
-		}
-		return out[i].Bundle < out[j].Bundle
-	})
 	return out
 }
 
@@ -297,10 +323,12 @@ type extSuccessorRule struct {
 	version   semver.Version
 	vr        extVersionRelease
 	channels  []*fbc.Channel
-	ranges    map[string]semver.Range
+	idx       *extPackageIndex
+	// why is whyNot's answer, the same for every bundle: worded once.
+	why string
 }
 
-func newExtSuccessorRule(inst InstalledBundle, channels []*fbc.Channel) (*extSuccessorRule, error) {
+func newExtSuccessorRule(inst InstalledBundle, channels []*fbc.Channel, idx *extPackageIndex) (*extSuccessorRule, error) {
 	vr, err := extLegacyVersionRelease(inst.Version)
 	if err != nil {
 		return nil, fmt.Errorf("failed to get version and release of installed bundle: %w", err)
@@ -309,53 +337,50 @@ func newExtSuccessorRule(inst InstalledBundle, channels []*fbc.Channel) (*extSuc
 	if err != nil {
 		return nil, fmt.Errorf("getting successorsPredicate: error parsing installed bundle version: %w", err)
 	}
-	return &extSuccessorRule{installed: inst, version: v, vr: vr, channels: channels, ranges: map[string]semver.Range{}}, nil
+	return &extSuccessorRule{installed: inst, version: v, vr: vr, channels: channels, idx: idx}, nil
 }
 
-// edge says how the entry leads from the installed bundle, "" when not.
-func (s *extSuccessorRule) edge(e fbc.ChannelEntry) string {
-	if e.Replaces == s.installed.Name {
-		return "replaces " + s.installed.Name
-	}
-	if extHasString(e.Skips, s.installed.Name) {
-		return "skips " + s.installed.Name
-	}
-	if e.SkipRange != "" {
-		r, ok := s.ranges[e.SkipRange]
-		if !ok {
-			r, _ = semver.ParseRange(e.SkipRange)
-			s.ranges[e.SkipRange] = r
-		}
-		if r != nil && r(s.version) {
-			return fmt.Sprintf("skipRange %q covers %s", e.SkipRange, s.installed.Version)
-		}
-	}
-	return ""
-}
-
-// via is the first edge from the installed bundle to cd, with its
-// channel, "" when none.
-func (s *extSuccessorRule) via(cd extCandidate) string {
-	for _, ch := range s.channels {
-		for _, e := range ch.Entries {
-			if e.Name == cd.bundle.Name {
-				if how := s.edge(e); how != "" {
-					return fmt.Sprintf("its entry in channel %s %s", ch.Name, how)
-				}
-			}
-		}
-	}
-	return ""
-}
-
-func (s *extSuccessorRule) admits(cd extCandidate) bool {
-	if s.via(cd) != "" {
+// leads says whether the entry leads from the installed bundle: it
+// replaces or skips it, or its skipRange covers its version.
+func (s *extSuccessorRule) leads(e *fbc.ChannelEntry) bool {
+	if e.Replaces == s.installed.Name || extHasString(e.Skips, s.installed.Name) {
 		return true
+	}
+	if e.SkipRange == "" {
+		return false
+	}
+	r := s.idx.ranges[e.SkipRange]
+	return r != nil && r(s.version)
+}
+
+// admits says whether cd passes the rule: one of its entries in a channel
+// considered leads from the installed bundle, or its version is the
+// installed one. Only cd's own entries are read (the index by name), so
+// a resolution reads each entry once.
+func (s *extSuccessorRule) admits(cd *extCandidate) bool {
+	for _, ref := range s.idx.entries[cd.bundle.Name] {
+		s.idx.visit(1)
+		if s.considers(ref.ch) && s.leads(ref.e) {
+			return true
+		}
 	}
 	return cd.vrErr == nil && cd.vr.compare(s.vr) == 0
 }
 
-func (s *extSuccessorRule) whyNot(cd extCandidate) string {
+// considers says whether ch is one of the channels considered.
+func (s *extSuccessorRule) considers(ch *fbc.Channel) bool {
+	for _, c := range s.channels {
+		if c == ch {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *extSuccessorRule) whyNot() string {
+	if s.why != "" {
+		return s.why
+	}
 	var names []string
 	for _, ch := range s.channels {
 		names = append(names, ch.Name)
@@ -364,8 +389,9 @@ func (s *extSuccessorRule) whyNot(cd extCandidate) string {
 	if len(names) == 0 {
 		where = "no channel considered"
 	}
-	return fmt.Sprintf("not an upgrade from the installed %s %s: none of its entries (in %s) replaces or skips %s or has a skipRange covering %s, and its version is not the installed one (CatalogProvided; SelfCertified would allow it)",
+	s.why = fmt.Sprintf("not an upgrade from the installed %s %s: none of its entries (in %s) replaces or skips %s or has a skipRange covering %s, and its version is not the installed one (CatalogProvided; SelfCertified would allow it)",
 		s.installed.Name, s.installed.Version, where, s.installed.Name, s.installed.Version)
+	return s.why
 }
 
 // extNoneWhy explains "no bundles found": per catalog, what left nothing.
@@ -375,10 +401,7 @@ func extNoneWhy(ext ClusterExtension, views []*extPackageView) []string {
 	}
 	var out []string
 	for _, pv := range views {
-		counts := map[string]int{}
-		for _, po := range pv.dropped {
-			counts[po.Rule]++
-		}
+		counts := pv.dropCounts
 		if len(pv.bundles) == 0 {
 			out = append(out, fmt.Sprintf("catalog %s has package %s but no bundle of it", pv.catalog, ext.PackageName))
 			continue
@@ -399,7 +422,7 @@ func extNoneWhy(ext ClusterExtension, views []*extPackageView) []string {
 }
 
 // extPickWhy says why the bundle picked won.
-func extPickWhy(ext ClusterExtension, cd extCandidate, catalog string, deprecated bool, nviews int, pv *extPackageView) []string {
+func extPickWhy(ext ClusterExtension, cd *extCandidate, catalog string, deprecated bool, nviews int, pv *extPackageView) []string {
 	var filters []string
 	if len(ext.Channels) > 0 {
 		filters = append(filters, "channels "+strings.Join(ext.Channels, ", "))

@@ -49,8 +49,6 @@ func hostileOps(tb testing.TB, c *fbc.Catalog) map[string]func() {
 			fail(err)
 			_, err = p.KeepForRange(PathQuery{}, ">=0.0.0")
 			fail(err)
-			_, err = p.KeepForRange(PathQuery{OLMv1: true}, ">=0.0.0")
-			fail(err)
 		},
 		"reachable": func() {
 			versions, err := Versions(c)

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,10 +22,37 @@ type PathQuery struct {
 	// AnyChannel lets each OLM v0 step take the newest next step of any
 	// channel, as a subscription moved from channel to channel would.
 	AnyChannel bool
-	// OLMv1 follows operator-controller's successor rules instead of OLM
-	// v0's.
+	// OLMv1 follows operator-controller instead of OLM v0: each step is
+	// the bundle ResolveV1 answers with the previous one installed.
 	OLMv1 bool
+	// ResolveV1 is operator-controller's resolver, which an OLMv1 query
+	// needs (resolve.ExtensionSteps gives it): the graph library only
+	// words the edge each answer follows, so OLM v1's rule lives in one
+	// place.
+	ResolveV1 V1Resolver
 }
+
+// V1Resolver answers one OLM v1 step: the bundle operator-controller
+// resolves the ClusterExtension to (CatalogProvided, the query's
+// channels) with installed installed. version is the version
+// status.install.bundle records: "" for the catalog's version of
+// installed.Name, else what --from gave.
+type V1Resolver func(installed Bundle, version string) (V1Pick, error)
+
+// V1Pick is operator-controller's answer to one step.
+type V1Pick struct {
+	// Bundle is the bundle it resolves to: the installed one when it
+	// stays; "" when resolution fails.
+	Bundle string
+	// Error is its resolution error, word for word, when Bundle is "".
+	Error string
+	// Why says why it stays or fails, in words.
+	Why string
+}
+
+// EdgeSameVersion is an OLM v1 step with no edge: operator-controller
+// keeps the installed version, and another bundle has it.
+const EdgeSameVersion = "sameVersion"
 
 // Path is the answer: the steps from From, where they end, and, when To
 // was asked for, whether it is reached and why not.
@@ -47,6 +75,9 @@ type Path struct {
 	// Unreachable says why To is not reached, or why the path stops short
 	// of a head.
 	Unreachable string `json:"unreachable,omitempty"`
+	// Error is operator-controller's resolution error, word for word, when
+	// it resolves nothing from End (OLM v1 only).
+	Error string `json:"error,omitempty"`
 }
 
 // Semantics names.
@@ -71,17 +102,47 @@ type stepMemo map[[2]string]memoStep
 type memoStep struct {
 	st  Step
 	ok  bool
+	why string
 	err error
 }
 
+// v1Failure is operator-controller resolving nothing: the path ends
+// there, with its error.
+type v1Failure struct{ pick V1Pick }
+
+func (f *v1Failure) Error() string { return f.pick.Error }
+
 func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 	chans, err := p.channels(q)
+	missing := ""
+	if err != nil && q.OLMv1 && q.Channel != "" && len(p.Channels) > 0 && p.byChannel[q.Channel] == nil {
+		// A ClusterExtension may name a channel the package lacks:
+		// operator-controller then finds nothing, and says so.
+		missing = fmt.Sprintf("package %s has no channel %q (it has %s)", p.Name, q.Channel, orNone(p.channelNames()))
+		chans, err = []*ChannelGraph{{Package: p.Name, Name: q.Channel}}, nil
+	}
 	if err != nil {
 		return nil, err
+	}
+	if q.OLMv1 && q.ResolveV1 == nil {
+		return nil, fmt.Errorf("an OLM v1 path needs operator-controller's resolver (PathQuery.ResolveV1)")
 	}
 	from, err := p.resolve("--from", q.From, chans)
 	if err != nil {
 		return nil, err
+	}
+	// What status.install.bundle.version says: the version given, when
+	// --from is one; the catalog's otherwise.
+	fromVersion := ""
+	if q.OLMv1 && !p.bundles[q.From] && !p.inChannels(q.From, p.Channels) {
+		if from.Name == "" {
+			// The installed bundle is in some channel, if not in those
+			// asked for: operator-controller knows its name.
+			if b, err := p.resolve("--from", q.From, nil); err == nil && b.Name != "" {
+				from = b
+			}
+		}
+		fromVersion = q.From
 	}
 	out := &Path{Package: p.Name, Semantics: OLMv0, From: from.String()}
 	if q.OLMv1 {
@@ -104,7 +165,7 @@ func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 	}
 
 	cur := from
-	cycle := ""
+	cycle, why := "", ""
 	visited := map[string]bool{from.Name: from.Name != ""}
 	onChannel := chans[0]
 	for len(out.Steps) < maxSteps {
@@ -116,13 +177,26 @@ func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 		var ok bool
 		var err error
 		key := [2]string{cur.Name, onChannel.Name}
-		if m, hit := memo[key]; hit && cur.Name != "" {
-			st, ok, err = m.st, m.ok, m.err
+		if q.OLMv1 {
+			// OLM v1's answer does not depend on the channel a step came by.
+			key[1] = ""
+		}
+		version := ""
+		if len(out.Steps) == 0 {
+			version = fromVersion
+		}
+		if m, hit := memo[key]; hit && cur.Name != "" && version == "" {
+			st, ok, why, err = m.st, m.ok, m.why, m.err
 		} else {
-			st, ok, err = p.next(q, cur, chans, onChannel)
-			if memo != nil && cur.Name != "" {
-				memo[key] = memoStep{st, ok, err}
+			st, ok, why, err = p.next(q, cur, version, chans, onChannel)
+			if memo != nil && cur.Name != "" && version == "" {
+				memo[key] = memoStep{st, ok, why, err}
 			}
+		}
+		var fail *v1Failure
+		if errors.As(err, &fail) {
+			out.Error = fail.pick.Error
+			break
 		}
 		if err != nil {
 			return nil, err
@@ -136,7 +210,9 @@ func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 		}
 		visited[st.To] = true
 		out.Steps = append(out.Steps, st)
-		onChannel = p.byChannel[st.Channel]
+		if g := p.byChannel[st.Channel]; g != nil {
+			onChannel = g
+		}
 		cur = p.bundle(st.To)
 	}
 	out.End = cur.String()
@@ -149,8 +225,23 @@ func (p *Package) walk(q PathQuery, memo stepMemo) (*Path, error) {
 	switch {
 	case cycle != "":
 		out.Unreachable = cycle
+	case out.Error != "":
+		out.Unreachable = fmt.Sprintf("operator-controller resolves nothing from %s: %s", cur, out.Error)
+		if missing != "" {
+			why = missing
+		}
+		if why != "" {
+			out.Unreachable += "; " + why
+		}
 	case to != nil && !out.Reached:
-		out.Unreachable = p.whyNot(q, from, *to, out, chans)
+		out.Unreachable = p.whyNot(q, from, *to, out, chans, why)
+	case to == nil && !out.AtHead && q.OLMv1:
+		word := "channel"
+		if len(out.Channels) > 1 {
+			word = "any of the channels"
+		}
+		out.Unreachable = fmt.Sprintf("operator-controller stays at %s, which is not the head of %s %s (%s): %s",
+			cur, word, strings.Join(out.Channels, ", "), strings.Join(headsOf(chans), ", "), why)
 	case to == nil && !out.AtHead:
 		out.Unreachable = fmt.Sprintf("OLM stops at %s, which is not the head of channel %s (%s): %s",
 			cur, strings.Join(out.Channels, ", "), strings.Join(headsOf(chans), ", "), whyStuck(cur, chans))
@@ -239,7 +330,8 @@ func (p *Package) bundle(name string) Bundle {
 }
 
 // resolve reads a bundle name or a version. A version names the bundle
-// of the channels that has it, or, when none has, stands for itself.
+// of the channels (any bundle when chans is nil) that has it, or, when
+// none has, stands for itself.
 func (p *Package) resolve(flag, s string, chans []*ChannelGraph) (Bundle, error) {
 	if p.bundles[s] || p.inChannels(s, p.Channels) {
 		return p.bundle(s), nil
@@ -250,7 +342,7 @@ func (p *Package) resolve(flag, s string, chans []*ChannelGraph) (Bundle, error)
 	}
 	var names []string
 	for name, bv := range p.Versions {
-		if bv.Equals(v) && p.inChannels(name, chans) {
+		if bv.Equals(v) && (chans == nil || p.inChannels(name, chans)) {
 			names = append(names, name)
 		}
 	}
@@ -273,14 +365,15 @@ func (p *Package) inChannels(name string, chans []*ChannelGraph) bool {
 	return false
 }
 
-// next is one step of q from cur.
-func (p *Package) next(q PathQuery, cur Bundle, chans []*ChannelGraph, on *ChannelGraph) (Step, bool, error) {
+// next is one step of q from cur (whose recorded version, for OLM v1, is
+// version when not ""); why says why OLM v1 stays or fails.
+func (p *Package) next(q PathQuery, cur Bundle, version string, chans []*ChannelGraph, on *ChannelGraph) (Step, bool, string, error) {
 	if q.OLMv1 {
-		st, ok := p.NextV1(cur, chans)
-		return st, ok, nil
+		return p.nextV1(q, cur, version, chans)
 	}
 	if !q.AnyChannel {
-		return chans[0].NextV0(cur)
+		st, ok, err := chans[0].NextV0(cur)
+		return st, ok, "", err
 	}
 	// Each channel's own answer; the newest wins, the channel the path is
 	// on first among equals, then the default channel, then by name.
@@ -310,11 +403,50 @@ func (p *Package) next(q PathQuery, cur Bundle, chans []*ChannelGraph, on *Chann
 			best = st
 		}
 	}
-	return best, found, nil
+	return best, found, "", nil
 }
 
-// whyNot says why the path from from does not reach to.
-func (p *Package) whyNot(q PathQuery, from, to Bundle, path *Path, chans []*ChannelGraph) string {
+// nextV1 asks operator-controller's resolver what it installs with cur
+// installed, and words the step: the edge its entry follows, from the
+// default channel when several channels offer it. ok is false when it
+// stays; a *v1Failure when it resolves nothing.
+func (p *Package) nextV1(q PathQuery, cur Bundle, version string, chans []*ChannelGraph) (Step, bool, string, error) {
+	pick, err := q.ResolveV1(cur, version)
+	if err != nil {
+		return Step{}, false, "", err
+	}
+	if pick.Bundle == "" {
+		return Step{}, false, pick.Why, &v1Failure{pick}
+	}
+	if pick.Bundle == cur.Name {
+		return Step{}, false, pick.Why, nil
+	}
+	var best Step
+	found := false
+	for _, g := range chans {
+		// A channel holds one entry of a name: only the pick's can be the
+		// step (reading every candidate from cur would make a step cost
+		// the channel's skipRanges).
+		i, ok := g.byName[pick.Bundle]
+		if !ok {
+			continue
+		}
+		if st, ok := g.edge(i, cur); ok && (!found || g.Name == p.DefaultChannel) {
+			best, found = st, true
+		}
+	}
+	if !found {
+		best = Step{From: cur.String(), To: pick.Bundle, Edge: EdgeSameVersion}
+		if v, ok := p.Versions[pick.Bundle]; ok {
+			best.Version = v.String()
+		}
+	}
+	return best, true, pick.Why, nil
+}
+
+// whyNot says why the path from from does not reach to; stay is why
+// operator-controller stays where the path ends (OLM v1).
+func (p *Package) whyNot(q PathQuery, from, to Bundle, path *Path, chans []*ChannelGraph, stay string) string {
 	if !p.inChannels(to.Name, chans) {
 		var in []string
 		for _, g := range p.Channels {
@@ -361,12 +493,15 @@ func (p *Package) whyNot(q PathQuery, from, to Bundle, path *Path, chans []*Chan
 		at = nodes[last]
 	}
 	if last == len(path.Steps) {
+		if q.OLMv1 && stay != "" {
+			return fmt.Sprintf("operator-controller stays at %s although edges lead on to %s: %s", at, to.Name, stay)
+		}
 		return fmt.Sprintf("OLM stops at %s although edges lead on to %s", at, to.Name)
 	}
 	st := path.Steps[last]
 	rule := "it is nearer the channel head"
 	if q.OLMv1 {
-		rule = "it has the highest version among the successors"
+		rule = "operator-controller ranks it first (not deprecated, then the highest version)"
 	} else if q.AnyChannel {
 		rule = "it is the newest next step of any channel"
 	}

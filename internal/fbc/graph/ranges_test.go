@@ -153,17 +153,9 @@ func TestNextStepsEqualEveryCandidate(t *testing.T) {
 					t.Fatalf("round %d, channel %s, from %s: NextV0 %+v %v, every candidate gives %+v %v", round, g.Name, from, got, gok, want, wok)
 				}
 			}
-			got, gok := p.NextV1(from, nil)
-			want, wok := naiveNextV1(p, from)
-			if gok {
-				byRange["v1 "+got.Edge]++
-			}
-			if got != want || gok != wok {
-				t.Fatalf("round %d, from %s: NextV1 %+v %v, every candidate gives %+v %v", round, from, got, gok, want, wok)
-			}
 		}
 	}
-	if byRange["v0 "+EdgeSkipRange] < 50 || byRange["v1 "+EdgeSkipRange] < 50 || byRange["v0 "+EdgeReplaces] < 50 {
+	if byRange["v0 "+EdgeSkipRange] < 50 || byRange["v0 "+EdgeReplaces] < 50 {
 		t.Errorf("too few steps of each kind to compare: %v", byRange)
 	}
 }
@@ -184,18 +176,4 @@ func naiveNextV0(g *ChannelGraph, from Bundle) (Step, bool, error) {
 		}
 	}
 	return best, bestRank >= 0, nil
-}
-
-func naiveNextV1(p *Package, from Bundle) (Step, bool) {
-	var best Step
-	found := false
-	for _, g := range p.Channels {
-		for _, st := range g.Edges(from) {
-			sameInDefault := found && st.To == best.To && st.Channel == p.DefaultChannel
-			if !found || p.v1Better(st.To, best.To) || sameInDefault {
-				best, found = st, true
-			}
-		}
-	}
-	return best, found
 }

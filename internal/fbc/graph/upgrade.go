@@ -20,8 +20,9 @@ const (
 
 // Package is one package's upgrade graph: its channels, every bundle's
 // version and which bundles are deprecated. It answers what OLM installs
-// next (ChannelGraph.NextV0, Package.NextV1) and the paths those answers
-// make (Package.Path).
+// next by OLM v0's rules (ChannelGraph.NextV0) and the paths OLM v0's or,
+// given operator-controller's resolver (PathQuery.ResolveV1), OLM v1's
+// steps make (Package.Path).
 type Package struct {
 	Name           string
 	DefaultChannel string
@@ -67,7 +68,6 @@ type ChannelGraph struct {
 	ord    *versionOrder
 	covers [][]span
 	v0best []int32
-	v1best []int32
 	heads  []string
 	// Warnings name skipRanges that do not parse (they give no edge).
 	Warnings []string
@@ -120,9 +120,6 @@ func NewPackage(c *fbc.Catalog, pkg string) (*Package, error) {
 		if d.Schema == fbc.SchemaBundle {
 			p.deprecated[d.Name] = true
 		}
-	}
-	for _, g := range p.Channels {
-		p.v1Painting(g)
 	}
 	return p, nil
 }
@@ -562,82 +559,3 @@ func (p *Package) HasBundle(name string) bool { return p.bundles[name] }
 // Deprecated says whether an olm.deprecations entry of the package names
 // the bundle.
 func (p *Package) Deprecated(name string) bool { return p.deprecated[name] }
-
-// NextV1 is what OLM v1 (operator-controller) installs over from when
-// the ClusterExtension names channels (all of the package's when none):
-// among the bundles of those channels whose entry in one of them replaces
-// or skips from, or whose skipRange covers its version, the highest
-// version, deprecated bundles last.
-func (p *Package) NextV1(from Bundle, channels []*ChannelGraph) (Step, bool) {
-	if len(channels) == 0 {
-		channels = p.Channels
-	}
-	var best Step
-	found := false
-	for _, g := range channels {
-		for _, i := range g.nextCandidates(from, p.v1Painting(g)) {
-			st, ok := g.edge(i, from)
-			if !ok {
-				continue
-			}
-			// One bundle offered by several channels is shown from the
-			// default channel when that is one of them.
-			sameInDefault := found && st.To == best.To && st.Channel == p.DefaultChannel
-			if !found || p.v1Better(st.To, best.To) || sameInDefault {
-				best, found = st, true
-			}
-		}
-	}
-	return best, found
-}
-
-// v1Painting gives each bundle of g the skipRange entry OLM v1 prefers
-// among those covering it (see v1Better); NewPackage computes it once
-// deprecations are known, so a Package is read-only afterwards.
-func (p *Package) v1Painting(g *ChannelGraph) []int32 {
-	if g.v1best == nil {
-		order := append([]int(nil), g.ranged...)
-		sort.SliceStable(order, func(a, b int) bool { return p.v1Better(g.Entries[order[a]].Name, g.Entries[order[b]].Name) })
-		g.v1best = g.paint(order)
-	}
-	return g.v1best
-}
-
-// v1Better orders OLM v1's candidates: not deprecated first, then the
-// higher version; ties by name, for a stable answer.
-func (p *Package) v1Better(a, b string) bool {
-	if da, db := p.deprecated[a], p.deprecated[b]; da != db {
-		return !da
-	}
-	va, oka := p.Versions[a]
-	vb, okb := p.Versions[b]
-	if oka != okb {
-		return oka
-	}
-	if c := va.Compare(vb); c != 0 {
-		return c > 0
-	}
-	if c := legacyRelease(va).Compare(legacyRelease(vb)); c != 0 {
-		return c > 0
-	}
-	return a < b
-}
-
-// legacyRelease is the release OLM v1 reads from a registry+v1 bundle's
-// build metadata (1.0.0+2 is release 2 of 1.0.0): its identifiers compared
-// as pre-release ones, any release above none. Build metadata that is not
-// such a list is no release.
-func legacyRelease(v semver.Version) semver.Version {
-	if len(v.Build) == 0 {
-		return semver.Version{}
-	}
-	r := semver.Version{Major: 1}
-	for _, b := range v.Build {
-		pr, err := semver.NewPRVersion(b)
-		if err != nil {
-			return semver.Version{}
-		}
-		r.Pre = append(r.Pre, pr)
-	}
-	return r
-}

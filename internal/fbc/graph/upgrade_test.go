@@ -114,31 +114,6 @@ func TestPathV0(t *testing.T) {
 	}
 }
 
-func TestPathV1(t *testing.T) {
-	p := demo(t)
-	// Every channel: from 1.0.0 the highest successor is 1.2.0 (stable's
-	// skipRange); from 1.2.0 both 2.0.0 (replaces) and 2.1.0 (fast's
-	// skipRange) follow, and 2.0.0 wins because 2.1.0 is deprecated; from
-	// 2.0.0 only 2.1.0 follows.
-	path, err := p.Path(PathQuery{From: v("1.0.0"), OLMv1: true})
-	require.NoError(t, err)
-	assert.Equal(t, "1.0.0 →skipRange@stable 1.2.0 →replaces@stable 2.0.0 →replaces@fast 2.1.0", names(path))
-	assert.Equal(t, []string{"candidate-1.0", "fast", "stable"}, path.Channels)
-	assert.True(t, path.AtHead)
-
-	path, err = p.Path(PathQuery{From: v("1.0.0"), Channel: "stable", OLMv1: true})
-	require.NoError(t, err)
-	assert.Equal(t, "1.0.0 →skipRange@stable 1.2.0 →replaces@stable 2.0.0", names(path))
-
-	// OLM v1 installs a bundle a channel skips when it is the highest
-	// successor (v0 never does): from 1.0.1 in candidate-1.0 and stable,
-	// 1.0.2 replaces it, 1.1.0 replaces it, 1.2.0's range covers it.
-	path, err = p.Path(PathQuery{From: v("1.0.1"), To: v("1.0.2"), Channel: "stable", OLMv1: true})
-	require.NoError(t, err)
-	assert.False(t, path.Reached)
-	assert.Contains(t, path.Unreachable, "OLM installs demo.v1.2.0 (skipRange \">=1.0.0 <1.2.0\") instead: it has the highest version")
-}
-
 func TestPathUnreachable(t *testing.T) {
 	p := demo(t)
 	for _, tc := range []struct {
@@ -252,45 +227,67 @@ func TestPathStuckOnSkipped(t *testing.T) {
 	assert.Empty(t, path.Steps)
 	assert.False(t, path.AtHead)
 	assert.Equal(t, "OLM stops at x.v1, which is not the head of channel s (x.v3): what replaces or skips it (x.v2) is skipped by another entry, and OLM v0 never installs a skipped bundle", path.Unreachable)
-	// OLM v1 has no such rule.
-	path, err = p.Path(PathQuery{From: "x.v1", OLMv1: true})
+}
+
+// An OLM v1 path asks the resolver it is given at each step and only
+// words the edge: it steps, stays (off a head: why), fails (with the
+// resolver's error) and passes on the version --from gave for the first
+// step alone. resolve.ExtensionSteps is the real resolver; its tests
+// check the answers.
+func TestPathV1Resolver(t *testing.T) {
+	p := demo(t)
+	_, err := p.Path(PathQuery{From: v("1.0.0"), OLMv1: true})
+	assert.EqualError(t, err, "an OLM v1 path needs operator-controller's resolver (PathQuery.ResolveV1)")
+
+	type call struct{ name, version string }
+	var calls []call
+	script := map[string]V1Pick{}
+	q := PathQuery{OLMv1: true, ResolveV1: func(inst Bundle, version string) (V1Pick, error) {
+		calls = append(calls, call{inst.Name, version})
+		if pk, ok := script[inst.Name]; ok {
+			return pk, nil
+		}
+		return V1Pick{Bundle: inst.Name, Why: "nothing upgrades from it"}, nil
+	}}
+	script[v("1.0.0")] = V1Pick{Bundle: v("1.2.0")}
+	script[v("1.2.0")] = V1Pick{Bundle: v("2.1.0")}
+	q.From = "1.0.0"
+	path, err := p.Path(q)
 	require.NoError(t, err)
+	assert.Equal(t, "1.0.0 →skipRange@stable 1.2.0 →skipRange@fast 2.1.0", names(path))
 	assert.True(t, path.AtHead)
+	assert.Empty(t, path.Unreachable)
+	assert.Equal(t, []call{{v("1.0.0"), "1.0.0"}, {v("1.2.0"), ""}, {v("2.1.0"), ""}}, calls)
+
+	// Staying off a head says why; a failure ends the path with the
+	// resolver's error.
+	calls = nil
+	script[v("1.2.0")] = V1Pick{Bundle: v("1.2.0"), Why: "its successors are deprecated"}
+	q.From = v("1.0.0")
+	path, err = p.Path(q)
+	require.NoError(t, err)
+	assert.Equal(t, []call{{v("1.0.0"), ""}, {v("1.2.0"), ""}}, calls, "--from a bundle name: the catalog's version")
+	assert.Equal(t, "operator-controller stays at demo.v1.2.0, which is not the head of any of the channels candidate-1.0, fast, stable (demo.v1.0.1, demo.v2.1.0, demo.v2.0.0): its successors are deprecated", path.Unreachable)
+	script[v("1.2.0")] = V1Pick{Error: `no bundles found for package "demo"`, Why: "none left"}
+	path, err = p.Path(q)
+	require.NoError(t, err)
+	assert.Equal(t, v("1.2.0"), path.End)
+	assert.Equal(t, `no bundles found for package "demo"`, path.Error)
+	assert.Equal(t, `operator-controller resolves nothing from demo.v1.2.0: no bundles found for package "demo"; none left`, path.Unreachable)
+
+	// A pick without an edge (another bundle of the installed version).
+	script[v("1.2.0")] = V1Pick{Bundle: v("1.0.2")}
+	delete(script, v("1.0.2"))
+	path, err = p.Path(q)
+	require.NoError(t, err)
 	require.Len(t, path.Steps, 2)
-}
+	assert.Equal(t, Step{From: v("1.2.0"), To: v("1.0.2"), Version: "1.0.2", Edge: EdgeSameVersion}, path.Steps[1])
 
-// OLM v1 follows edges wherever they lead, back to a bundle it passed
-// too: the path stops there and says so.
-func TestPathCycleV1(t *testing.T) {
-	c := &fbc.Catalog{}
-	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"x","defaultChannel":"s"}
-{"schema":"olm.channel","package":"x","name":"s","entries":[{"name":"x.v1","replaces":"x.v2"},{"name":"x.v2","replaces":"x.v1"}]}
-`)))
-	p, err := NewPackage(c, "x")
+	// --from a version of a bundle outside the channel asked for: the
+	// installed bundle is that one, by name.
+	calls = nil
+	q.From, q.Channel = "2.1.0", "stable"
+	_, err = p.Path(q)
 	require.NoError(t, err)
-	path, err := p.Path(PathQuery{From: "x.v1", OLMv1: true})
-	require.NoError(t, err)
-	assert.Equal(t, "the graph has a cycle: from x.v2 OLM would install x.v1 again", path.Unreachable)
-	assert.Equal(t, "x.v2", path.End)
-	// OLM v0 cannot order the channel at all.
-	_, err = p.Path(PathQuery{From: "x.v1"})
-	assert.EqualError(t, err, "channel s has no head (every entry is replaced or skipped by another: a cycle)")
-}
-
-// OLM v1 reads a registry+v1 bundle's build metadata as its release: of
-// equal versions the higher release wins, compared as numbers.
-func TestNextV1Release(t *testing.T) {
-	c := &fbc.Catalog{}
-	bundle := func(name, version string) string {
-		return `{"schema":"olm.bundle","name":"` + name + `","package":"x","properties":[{"type":"olm.package","value":{"packageName":"x","version":"` + version + `"}}]}` + "\n"
-	}
-	require.NoError(t, c.LoadFile("c.json", []byte(`{"schema":"olm.package","name":"x","defaultChannel":"s"}
-{"schema":"olm.channel","package":"x","name":"s","entries":[{"name":"x.v0"},{"name":"x.r2","replaces":"x.v0"},{"name":"x.r10","skips":["x.v0"]},{"name":"x.plain","skipRange":"<1.0.0"}]}
-`+bundle("x.v0", "0.9.0")+bundle("x.r2", "1.0.0+2")+bundle("x.r10", "1.0.0+10")+bundle("x.plain", "1.0.0"))))
-	p, err := NewPackage(c, "x")
-	require.NoError(t, err)
-	st, ok := p.NextV1(p.bundle("x.v0"), nil)
-	require.True(t, ok)
-	assert.Equal(t, "x.r10", st.To)
-	assert.Equal(t, EdgeSkips, st.Edge)
+	assert.Equal(t, []call{{v("2.1.0"), "2.1.0"}}, calls)
 }

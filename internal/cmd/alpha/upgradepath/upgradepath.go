@@ -69,8 +69,14 @@ replace or skip the installed bundle or whose skipRange covers its version,
 OLM installs the one nearest the channel head, and never one that another
 entry skips. --any-channel lets each step take the newest next step of any
 channel, as a subscription moved between channels. --olmv1 follows OLM
-v1's rules: every channel (or --channel), any successor by replaces, skips
-or skipRange, the highest version first, deprecated bundles last.
+v1: each step is the bundle operator-controller's resolver picks for a
+ClusterExtension (CatalogProvided, every channel or --channel) with the
+previous one installed (opm alpha resolve --olmv1 answers the same way):
+the highest version among the installed one and its successors by
+replaces, skips or skipRange, deprecated bundles last. The path ends where
+it stays; where it resolves nothing (--channel leaves out the installed
+bundle, a version it cannot read, a bundle declaring a dependency), its
+error is printed and the exit status is 1.
 
 Dependencies: with --catalog (repeatable: SOURCE[=PRIORITY] or
 name=NAME,source=SOURCE[,priority=N], catalogs that provide dependencies),
@@ -150,6 +156,11 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 		}
 	}
 	q := graph.PathQuery{From: opts.From, To: opts.To, Channel: opts.Channel, AnyChannel: opts.AnyChannel, OLMv1: opts.OLMv1}
+	if opts.OLMv1 {
+		// Each step is operator-controller's answer with the previous
+		// bundle installed; no --channel is every channel (Fields: none).
+		q.ResolveV1 = resolve.ExtensionSteps(ctx, resolve.Catalog{Name: catalogflag.NameOf(opts.Source), Catalog: c.Catalog}, opts.Package, strings.Fields(opts.Channel))
+	}
 	if opts.FromRange != "" {
 		k, err := p.KeepForRange(q, opts.FromRange)
 		if err != nil {
@@ -195,8 +206,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if err != nil {
 		return writeErr(err)
 	}
-	if check != nil && check.Refused > 0 && path.To != "" {
-		// OLM does not walk the path to --to.
+	if path.Error != "" || (check != nil && check.Refused > 0 && path.To != "") {
+		// operator-controller resolves nothing at some step, or OLM v0
+		// does not walk the path to --to.
 		return exit.Findings
 	}
 	if path.To != "" && !path.Reached {

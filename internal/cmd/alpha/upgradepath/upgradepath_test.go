@@ -83,14 +83,15 @@ func TestUpgradePathJSON(t *testing.T) {
 	var p graph.Path
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &p))
 	assert.Equal(t, graph.OLMv1, p.Semantics)
+	// operator-controller stays on 2.0.0: 2.1.0, which replaces it in
+	// fast, is deprecated.
 	assert.Equal(t, []graph.Step{
 		{From: "demo.v1.0.0", To: "demo.v1.2.0", Version: "1.2.0", Channel: "stable", Edge: graph.EdgeSkipRange, SkipRange: ">=1.0.0 <1.2.0"},
 		{From: "demo.v1.2.0", To: "demo.v2.0.0", Version: "2.0.0", Channel: "stable", Edge: graph.EdgeReplaces},
-		{From: "demo.v2.0.0", To: "demo.v2.1.0", Version: "2.1.0", Channel: "fast", Edge: graph.EdgeReplaces},
 	}, p.Steps)
 	assert.True(t, p.AtHead)
 	assert.True(t, p.Reached, "without --to the head is what is reached")
-	assert.Equal(t, []string{"fast"}, p.HeadOf)
+	assert.Equal(t, []string{"stable"}, p.HeadOf)
 
 	r = o.Run("alpha", "upgrade-path", demo, "--package", "demo", "--from-range", "<1.0.1", "--channel", "candidate-1.0", "-o", "json")
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
@@ -98,6 +99,62 @@ func TestUpgradePathJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.Out), &k))
 	assert.Equal(t, []graph.KeptBundle{{Name: "demo.v1.0.1", Version: "1.0.1", For: []string{"demo.v1.0.0"}}}, k.Bundles)
 	assert.Equal(t, []string{}, k.Stranded)
+}
+
+// TestUpgradePathOLMv1 walks operator-controller's answers
+// (resolve.ExtensionSteps) over testdata/olmv1: down.v2.0.0 is replaced
+// by down.v2.1.0 (deprecated) in fast, skipped by down.v1.5.0 (lower) in
+// stable, replaced by down.v9 (version "9", unreadable) in odd; channel
+// other leaves it out.
+func TestUpgradePathOLMv1(t *testing.T) {
+	t.Parallel()
+	const dir = "testdata/olmv1"
+	o := cmdtest.New(t)
+	// It stays where the installed bundle outranks every successor, off
+	// the heads: said, exit status 0 as for any path without --to.
+	r := o.Run("alpha", "upgrade-path", dir, "--olmv1", "--from", "1.0.0")
+	require.Equal(t, exit.OK, r.Code, r.ErrOut)
+	assert.Equal(t, `down, OLM v1, channels fast, odd, other, stable:
+   down.v1.0.0 (1.0.0)
+ 1. down.v2.0.0 (2.0.0)  replaces down.v1.0.0 in stable
+operator-controller stays at down.v2.0.0, which is not the head of any of the channels fast, odd, other, stable (down.v2.1.0, down.v9, down.v3.0.0, down.v1.5.0): down.v2.1.0 (2.1.0) upgrades from it but is deprecated, and operator-controller ranks the installed bundle, which is not, first; down.v1.5.0 (1.5.0) upgrades from it but is not above it (operator-controller keeps the higher version); down.v9 upgrades from it but its version "9" does not read as semver, so operator-controller ranks it last.
+`, r.Out)
+
+	r = o.Run("alpha", "upgrade-path", dir, "--olmv1", "--from", "2.0.0", "--to", "down.v2.1.0")
+	assert.Equal(t, exit.Failed, r.Code)
+	assert.Contains(t, r.Out, "down.v2.1.0 is unreachable, because operator-controller stays at down.v2.0.0 although edges lead on to down.v2.1.0: down.v2.1.0 (2.1.0) upgrades from it but is deprecated")
+
+	// Failures: operator-controller's error, in text and JSON, exit 1.
+	for _, tc := range []struct {
+		args      []string
+		err, text string
+	}{
+		{[]string{"--channel", "other"}, `error upgrading from currently installed version "2.0.0": no bundles found for package "down" in channels [other]`,
+			"5 in none of the channels asked for, 1 not an upgrade from the installed bundle"},
+		{[]string{"--channel", "nosuch"}, `error upgrading from currently installed version "2.0.0": no bundles found for package "down" in channels [nosuch]`,
+			`package down has no channel "nosuch" (it has fast, odd, other, stable)`},
+		{[]string{"--channel", "odd"}, `error getting resolved bundle version for bundle "down.v9": No Major.Minor.Patch elements found`,
+			"bundle down.v9 has no version operator-controller can read"},
+	} {
+		args := append([]string{"alpha", "upgrade-path", dir, "--olmv1", "--from", "2.0.0"}, tc.args...)
+		r := o.Run(args...)
+		assert.Equal(t, exit.Failed, r.Code, tc.args)
+		assert.Contains(t, r.Out, "operator-controller resolves nothing from down.v2.0.0: "+tc.err+"; ", tc.args)
+		assert.Contains(t, r.Out, tc.text, tc.args)
+		r = o.Run(append(args, "-o", "json")...)
+		assert.Equal(t, exit.Failed, r.Code, tc.args)
+		var p graph.Path
+		require.NoError(t, json.Unmarshal([]byte(r.Out), &p), tc.args)
+		assert.Equal(t, tc.err, p.Error, tc.args)
+		assert.Empty(t, p.Steps, tc.args)
+		assert.Equal(t, "down.v2.0.0", p.End, tc.args)
+		assert.False(t, p.Reached, tc.args)
+	}
+	// --from a version is what status.install.bundle.version records:
+	// one operator-controller cannot read fails.
+	r = o.Run("alpha", "upgrade-path", dir, "--olmv1", "--from", "2.0")
+	assert.Equal(t, exit.Failed, r.Code)
+	assert.Contains(t, r.Out, `operator-controller resolves nothing from down.v2.0.0: error walking catalogs: error finding upgrade edges: failed to get version and release of installed bundle: No Major.Minor.Patch elements found; the installed bundle's version "2.0" (status.install.bundle.version) is not semver`)
 }
 
 func TestUpgradePathErrors(t *testing.T) {

@@ -81,13 +81,16 @@ func versionOf(p *graph.Package, name string) string {
 	return ""
 }
 
-// EdgeText says why a step is allowed: replaces, skips or a skipRange.
+// EdgeText says why a step is allowed: replaces, skips, a skipRange, or
+// (OLM v1) the installed version.
 func EdgeText(st graph.Step) string {
 	switch st.Edge {
 	case graph.EdgeSkipRange:
 		return fmt.Sprintf("skipRange %q covers %s", st.SkipRange, printable.Name(st.From))
 	case graph.EdgeSkips:
 		return "skips " + printable.Name(st.From)
+	case graph.EdgeSameVersion:
+		return "same version as " + printable.Name(st.From) + " (no edge: operator-controller keeps the installed version)"
 	}
 	return "replaces " + printable.Name(st.From)
 }
