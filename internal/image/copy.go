@@ -2,6 +2,7 @@ package image
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,7 +81,14 @@ type Copier struct {
 	c       *Client
 	mu      sync.Mutex
 	layouts map[string]*layoutDest
-	pushers map[string]*registryDest
+	// pushers are the destination repositories written lately, at most
+	// maxPushers of them, the least recently used dropped first: each
+	// holds go-containerregistry's pusher and puller state (a few KB), so
+	// keeping every one would grow a mirror's memory with its images.
+	// Images of one repository are copied one after the other (plans are
+	// sorted by name), so they still share one.
+	pushers map[string]*list.Element // of *pusherEntry
+	recent  list.List
 	sources map[string]*layoutSource
 	// homes remembers a repository of each destination registry that
 	// holds a blob, so another repository there mounts it instead of
@@ -103,7 +111,7 @@ type apiProbe struct {
 // NewCopier returns a Copier using c's registries configuration,
 // credentials and signature policy (applied to every registry pull).
 func (c *Client) NewCopier() *Copier {
-	return &Copier{c: c, layouts: map[string]*layoutDest{}, pushers: map[string]*registryDest{}, sources: map[string]*layoutSource{}}
+	return &Copier{c: c, layouts: map[string]*layoutDest{}, pushers: map[string]*list.Element{}, sources: map[string]*layoutSource{}}
 }
 
 // Flush writes the index.json of every layout copied to so far.
@@ -209,18 +217,31 @@ func (cp *Copier) dest(ctx context.Context, r Ref) (destination, error) {
 		return l, nil
 	case TransportRegistry:
 		repo := r.named.Name()
-		if d := cp.pushers[repo]; d != nil {
-			return d, nil
+		if e := cp.pushers[repo]; e != nil {
+			cp.recent.MoveToFront(e)
+			return e.Value.(*pusherEntry).d, nil
 		}
 		d, err := cp.c.registryDest(ctx, r)
 		if err != nil {
 			return nil, err
 		}
 		d.homes = &cp.homes
-		cp.pushers[repo] = d
+		cp.pushers[repo] = cp.recent.PushFront(&pusherEntry{repo: repo, d: d})
+		if cp.recent.Len() > maxPushers {
+			old := cp.recent.Back()
+			cp.recent.Remove(old)
+			delete(cp.pushers, old.Value.(*pusherEntry).repo)
+		}
 		return d, nil
 	}
 	return nil, fmt.Errorf("%s: opm copies to a registry or an oci: layout, not to a %s destination", r, r.Transport)
+}
+
+const maxPushers = 64
+
+type pusherEntry struct {
+	repo string
+	d    *registryDest
 }
 
 // copyRun is one Copy's walk over manifests and blobs.
