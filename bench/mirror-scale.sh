@@ -194,7 +194,7 @@ EOF
       case $t in
       opm) run_opm "$OPM"; prefix=opm last="" ;;
       opm-base) run_opm "$BASE_OPM"; prefix=opm last="" ;;
-      skopeo) run_skopeo; prefix=skopeo last=$([ "$SKOPEO_MODE" = sync ] && echo -last) ;;
+      skopeo) run_skopeo; prefix=skopeo last=$([ "$SKOPEO_MODE" != sync ] || echo -last) ;;
       oc-mirror) run_ocm; prefix=ocm last="" ;;
       *) echo "bench: unknown tool $t in TOOLS" >&2; exit 2 ;;
       esac
