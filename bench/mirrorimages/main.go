@@ -18,6 +18,9 @@
 // reference by digest, and the bytes a copy moves (manifests, configs and
 // layers, each once). The catalog (a file-based catalog under /configs,
 // labelled as such) comes first; its tag is REGISTRY/bench/catalog:1.
+//
+// With -images N it pushes instead a catalog of N small images (scale.go),
+// for bench/mirror-scale.sh; with -check it checks a mirror (check.go).
 package main
 
 import (
@@ -61,7 +64,20 @@ func main() {
 	reg := flag.String("registry", "", "HOST:PORT of a plain-HTTP registry to push to")
 	seed := flag.Uint64("seed", 1, "seed of the layer contents and sizes")
 	scale := flag.Float64("scale", 1, "multiply every layer size by this (0.1 for a quick run)")
+	images := flag.Int("images", 0, "push instead a catalog naming this many small images (see scale.go)")
+	jobs := flag.Int("jobs", 8, "images pushed (or checked) at once with -images (or -check)")
+	target := flag.String("check", "", "check instead that the images listed on stdin (as this command prints them) are at this REGISTRY/PREFIX by digest")
+	last := flag.Bool("last", false, "with -check: at PREFIX/<last component of the source path> (skopeo sync's layout)")
 	flag.Parse()
+	if *target != "" {
+		n, err := check(context.Background(), os.Stdin, *target, *last, *jobs)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mirrorimages:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintf(os.Stderr, "mirrorimages: %d images at %s\n", n, *target)
+		return
+	}
 	if *reg == "" {
 		fmt.Fprintln(os.Stderr, "mirrorimages: give -registry HOST:PORT")
 		os.Exit(2)
@@ -71,7 +87,11 @@ func main() {
 		s[i] = byte(*seed >> (8 * i))
 	}
 	g := &gen{ctx: context.Background(), reg: *reg, rnd: rand.NewChaCha8(s), scale: *scale}
-	if err := g.run(); err != nil {
+	run := g.run
+	if *images > 0 {
+		run = func() error { return g.runScale(*images, *jobs) }
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "mirrorimages:", err)
 		os.Exit(1)
 	}

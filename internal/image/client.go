@@ -35,6 +35,9 @@ type Client struct {
 
 	mu         sync.Mutex
 	transports map[string]http.RoundTripper
+	// handshakes holds, per registry, side and credentials, what the
+	// registry answered go-containerregistry's ping (handshake.go).
+	handshakes sync.Map // key -> *handshake
 
 	// creds holds the credentials resolved per repository, helped the
 	// answers of credential helpers per helper and registry.
@@ -311,18 +314,29 @@ func (c *Client) remoteOptions(ctx context.Context, ep endpoint) ([]remote.Optio
 	if !cred.Empty() {
 		auth = authn.FromConfig(authn.AuthConfig{Username: cred.Username, Password: cred.Password, IdentityToken: cred.IdentityToken})
 	}
+	backoff := remote.Backoff{Duration: c.opts.RetryDelay, Factor: 2, Jitter: 0.1, Steps: c.opts.retries() + 1}
 	opts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithTransport(tr),
 		remote.WithAuth(auth),
 		remote.WithUserAgent("opm"),
-		remote.WithRetryBackoff(remote.Backoff{Duration: c.opts.RetryDelay, Factor: 2, Jitter: 0.1, Steps: c.opts.retries() + 1}),
-		remote.WithRetryStatusCodes(http.StatusRequestTimeout, http.StatusTooManyRequests,
-			http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout),
+		remote.WithRetryBackoff(backoff),
+		remote.WithRetryStatusCodes(retryStatusCodes...),
 		remote.WithRetryPredicate(retryable),
+	}
+	// A registry whose handshake was seen once is not asked again for
+	// each repository (see handshake.go).
+	hs := c.handshake(ep, cred)
+	if shared := hs.shared(ctx, ep, tr, auth, backoff); shared != nil {
+		opts = append(opts, remote.WithTransport(shared))
+	} else {
+		opts[1] = remote.WithTransport(pingObserver{next: tr, hs: hs})
 	}
 	return opts, cred, nil
 }
+
+var retryStatusCodes = []int{http.StatusRequestTimeout, http.StatusTooManyRequests,
+	http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout}
 
 // retryable is true for errors a retry can fix: timeouts and dropped connections.
 func retryable(err error) bool {

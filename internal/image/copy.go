@@ -2,6 +2,7 @@ package image
 
 import (
 	"bytes"
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,12 +10,14 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -78,18 +81,37 @@ type Copier struct {
 	c       *Client
 	mu      sync.Mutex
 	layouts map[string]*layoutDest
-	pushers map[string]*registryDest
+	// pushers are the destination repositories written lately, at most
+	// maxPushers of them, the least recently used dropped first: each
+	// holds go-containerregistry's pusher and puller state (a few KB), so
+	// keeping every one would grow a mirror's memory with its images.
+	// Images of one repository are copied one after the other (plans are
+	// sorted by name), so they still share one.
+	pushers map[string]*list.Element // of *pusherEntry
+	recent  list.List
 	sources map[string]*layoutSource
 	// homes remembers a repository of each destination registry that
 	// holds a blob, so another repository there mounts it instead of
 	// receiving it again (images of one vendor share base layers).
 	homes sync.Map // registry host + " " + digest -> name.Repository
+	// referrersAPI holds, per source registry host, whether it serves
+	// the referrers API: one that answered as registries without it do
+	// (404, 400, 406) is not asked again for the rest of the run, which
+	// would cost a request for every image and platform.
+	referrersAPI sync.Map // registry host -> *apiProbe
+}
+
+// apiProbe is what a registry answered to the first referrers request:
+// the copies that ask at the same time wait for it.
+type apiProbe struct {
+	mu           sync.Mutex
+	known, serve bool
 }
 
 // NewCopier returns a Copier using c's registries configuration,
 // credentials and signature policy (applied to every registry pull).
 func (c *Client) NewCopier() *Copier {
-	return &Copier{c: c, layouts: map[string]*layoutDest{}, pushers: map[string]*registryDest{}, sources: map[string]*layoutSource{}}
+	return &Copier{c: c, layouts: map[string]*layoutDest{}, pushers: map[string]*list.Element{}, sources: map[string]*layoutSource{}}
 }
 
 // Flush writes the index.json of every layout copied to so far.
@@ -139,7 +161,7 @@ func (cp *Copier) Copy(ctx context.Context, src, dst Ref, o CopyOptions) (CopyRe
 	if err != nil {
 		return res, err
 	}
-	run := &copyRun{src: s, dst: d, o: o, res: &res, maxBlob: cp.c.opts.MaxLayerSize}
+	run := &copyRun{cp: cp, src: s, dst: d, o: o, res: &res, maxBlob: cp.c.opts.MaxLayerSize}
 	desc := v1.Descriptor{MediaType: sniffManifestType(raw, mt), Digest: sha256Of(raw), Size: int64(len(raw))}
 	res.Digest, res.MediaType = desc.Digest, desc.MediaType
 	if err := run.manifest(ctx, desc, raw, 0); err != nil {
@@ -148,8 +170,12 @@ func (cp *Copier) Copy(ctx context.Context, src, dst Ref, o CopyOptions) (CopyRe
 	if err := d.tag(ctx, desc, raw, o.Tag, dst.Tag, o.Annotations); err != nil {
 		return res, err
 	}
-	if err := d.verify(ctx, desc); err != nil {
-		return res, err
+	// An image found whole at the destination was just checked by its
+	// digest (hasManifest); one written is read back.
+	if res.ManifestsCopied > 0 || res.ManifestsPresent == 0 {
+		if err := d.verify(ctx, desc); err != nil {
+			return res, err
+		}
 	}
 	if o.Referrers {
 		if rs, ok := s.(*registrySource); ok {
@@ -191,22 +217,36 @@ func (cp *Copier) dest(ctx context.Context, r Ref) (destination, error) {
 		return l, nil
 	case TransportRegistry:
 		repo := r.named.Name()
-		if d := cp.pushers[repo]; d != nil {
-			return d, nil
+		if e := cp.pushers[repo]; e != nil {
+			cp.recent.MoveToFront(e)
+			return e.Value.(*pusherEntry).d, nil
 		}
 		d, err := cp.c.registryDest(ctx, r)
 		if err != nil {
 			return nil, err
 		}
 		d.homes = &cp.homes
-		cp.pushers[repo] = d
+		cp.pushers[repo] = cp.recent.PushFront(&pusherEntry{repo: repo, d: d})
+		if cp.recent.Len() > maxPushers {
+			old := cp.recent.Back()
+			cp.recent.Remove(old)
+			delete(cp.pushers, old.Value.(*pusherEntry).repo)
+		}
 		return d, nil
 	}
 	return nil, fmt.Errorf("%s: opm copies to a registry or an oci: layout, not to a %s destination", r, r.Transport)
 }
 
+const maxPushers = 64
+
+type pusherEntry struct {
+	repo string
+	d    *registryDest
+}
+
 // copyRun is one Copy's walk over manifests and blobs.
 type copyRun struct {
+	cp  *Copier
 	src source
 	dst destination
 	o   CopyOptions
@@ -439,8 +479,8 @@ func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Desc
 			}
 			r.res.attach(t, ad.Digest)
 		}
-		idx, err := remote.Referrers(repo.Digest(d.String()), append(s.opts, remote.WithContext(ctx), remote.Reuse(s.puller))...)
-		if err != nil {
+		idx, err := r.cp.referrersOf(ctx, s, repo.Digest(d.String()))
+		if err != nil || idx == nil {
 			continue // a registry without the API, or nothing attached
 		}
 		im, err := idx.IndexManifest()
@@ -463,6 +503,35 @@ func (r *copyRun) referrers(ctx context.Context, s *registrySource, desc v1.Desc
 	}
 	sort.Strings(r.res.Referrers)
 	return nil
+}
+
+// referrersOf asks the referrers API of s's registry what is attached to
+// d; nil, nil when the registry does not serve the API (asked once a run).
+// The source's puller has no fallback to the sha256-HEX tag: the copy
+// lists the repository's tags, that one included.
+func (cp *Copier) referrersOf(ctx context.Context, s *registrySource, d name.Digest) (v1.ImageIndex, error) {
+	v, _ := cp.referrersAPI.LoadOrStore(d.RegistryStr(), &apiProbe{})
+	p := v.(*apiProbe)
+	p.mu.Lock()
+	if p.known {
+		p.mu.Unlock()
+		if !p.serve {
+			return nil, nil
+		}
+	} else {
+		defer p.mu.Unlock() // the others wait for the first answer
+	}
+	idx, err := remote.Referrers(d, append(s.opts, remote.WithContext(ctx), remote.Reuse(s.puller))...)
+	switch {
+	case err == nil:
+		p.known, p.serve = true, true
+	case strings.Contains(err.Error(), "does not support the Referrers API"):
+		// go-containerregistry's word for a 404, 400 or 406 (or a 200
+		// that is not an index) from the API's endpoint.
+		p.known = true
+		return nil, nil
+	}
+	return idx, err
 }
 
 // attachedTag is what follows sha256-HEX in the tags of cosign's scheme.
@@ -529,6 +598,10 @@ type registryDest struct {
 	puller *remote.Puller
 	repo   name.Repository
 	homes  *sync.Map
+	// upload, when set, uploads blobs in one PUT (uploadBlob).
+	upload  http.RoundTripper
+	retries int
+	delay   time.Duration
 }
 
 func (c *Client) registryDest(ctx context.Context, r Ref) (*registryDest, error) {
@@ -548,7 +621,8 @@ func (c *Client) registryDest(ctx context.Context, r Ref) (*registryDest, error)
 	if err != nil {
 		return nil, err
 	}
-	return &registryDest{ep: ep, cred: cred, pusher: pusher, puller: puller, repo: ep.ref.Context()}, nil
+	return &registryDest{ep: ep, cred: cred, pusher: pusher, puller: puller, repo: ep.ref.Context(),
+		upload: c.uploadTransport(ep, cred), retries: c.opts.retries(), delay: c.opts.RetryDelay}, nil
 }
 
 func (d *registryDest) err(op string, ref name.Reference, err error) error {
@@ -557,8 +631,11 @@ func (d *registryDest) err(op string, ref name.Reference, err error) error {
 
 func (d *registryDest) hasManifest(ctx context.Context, desc v1.Descriptor) (bool, error) {
 	ref := d.repo.Digest(desc.Digest.String())
-	_, err := d.puller.Head(ctx, ref)
+	got, err := d.puller.Head(ctx, ref)
 	if err == nil {
+		if got.Digest != desc.Digest {
+			return false, fmt.Errorf("%s: the registry serves digest %s", ref, got.Digest)
+		}
 		return true, nil
 	}
 	if isNotFound(err) {
@@ -583,18 +660,120 @@ func (d *registryDest) putBlob(ctx context.Context, desc v1.Descriptor, open fun
 	l := &streamLayer{desc: desc, open: open}
 	var up v1.Layer = l
 	key := d.repo.RegistryStr() + " " + desc.Digest.String()
+	var from *name.Repository
 	if d.homes != nil {
 		if home, ok := d.homes.Load(key); ok && home.(name.Repository).Name() != d.repo.Name() {
-			up = &remote.MountableLayer{Layer: l, Reference: home.(name.Repository).Digest(desc.Digest.String())}
+			h := home.(name.Repository)
+			from = &h
+			up = &remote.MountableLayer{Layer: l, Reference: h.Digest(desc.Digest.String())}
 		}
 	}
-	if err := d.pusher.Upload(ctx, d.repo, up); err != nil {
+	var err error
+	if d.upload != nil {
+		err = d.uploadBlob(ctx, l, from)
+	} else {
+		err = d.pusher.Upload(ctx, d.repo, up)
+	}
+	if err != nil {
 		return false, d.err("push blob to", d.repo.Digest(desc.Digest.String()), err)
 	}
 	if d.homes != nil {
 		d.homes.LoadOrStore(key, d.repo)
 	}
 	return l.opened, nil
+}
+
+// uploadBlob writes l to a registry that asks no bearer token in at most
+// three requests: a HEAD (none when from, another repository of the
+// registry, holds the blob: the mount says whether it is there), the POST
+// starting the upload (or mounting the blob from from), and one PUT of the
+// whole blob. go-containerregistry's upload sends it in a PATCH and
+// commits it with a PUT; one request fewer a blob is a sixth of the
+// requests of a mirror of many small images. A failure that a retry can
+// fix starts the upload again, the blob read again from the source.
+func (d *registryDest) uploadBlob(ctx context.Context, l *streamLayer, from *name.Repository) error {
+	client := &http.Client{Transport: d.upload, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	base := url.URL{Scheme: d.repo.Scheme(), Host: d.repo.RegistryStr()}
+	dgst := l.desc.Digest.String()
+	// do sends a request; one with a body is read from open, which a
+	// wait for a registry's 429 or 503 (rateLimitWait) opens again.
+	do := func(method string, u url.URL, open func() (io.ReadCloser, error), size int64, codes ...int) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, method, u.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		if open != nil {
+			if req.Body, err = open(); err != nil {
+				return nil, err
+			}
+			req.GetBody = open
+			req.ContentLength = size
+			req.Header.Set("Content-Type", "application/octet-stream")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if err := transport.CheckError(resp, codes...); err != nil {
+			_ = resp.Body.Close()
+			return nil, err
+		}
+		return resp, nil
+	}
+	once := func() error {
+		if from == nil {
+			u := base
+			u.Path = "/v2/" + d.repo.RepositoryStr() + "/blobs/" + dgst
+			resp, err := do(http.MethodHead, u, nil, 0, http.StatusOK, http.StatusNotFound)
+			if err != nil {
+				return err
+			}
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		u := base
+		u.Path = "/v2/" + d.repo.RepositoryStr() + "/blobs/uploads/"
+		if from != nil {
+			u.RawQuery = url.Values{"mount": {dgst}, "from": {from.RepositoryStr()}}.Encode()
+		}
+		resp, err := do(http.MethodPost, u, nil, 0, http.StatusCreated, http.StatusAccepted)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusCreated {
+			return nil // mounted
+		}
+		loc, err := resp.Location()
+		if err != nil {
+			return fmt.Errorf("start of an upload: %w", err)
+		}
+		q := loc.Query()
+		q.Set("digest", dgst)
+		loc.RawQuery = q.Encode()
+		resp, err = do(http.MethodPut, *loc, l.Compressed, l.desc.Size, http.StatusCreated)
+		if err != nil {
+			return err
+		}
+		_ = resp.Body.Close()
+		return nil
+	}
+	delay := d.delay
+	for left := d.retries; ; left-- {
+		err := once()
+		if err == nil || left <= 0 || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
 }
 
 func (d *registryDest) tag(ctx context.Context, desc v1.Descriptor, raw []byte, tag, _ string, _ map[string]string) error {

@@ -52,7 +52,12 @@ func (c *Client) openRegistry(ctx context.Context, r Ref) (source, []byte, strin
 		if err != nil {
 			return nil, nil, "", err
 		}
-		p, err := remote.NewPuller(opts...)
+		// Without go-containerregistry's fallback from the referrers API
+		// to the sha256-HEX tag: the copy of what is attached lists the
+		// repository's tags, that one included, and the fallback would
+		// cost a request for every image and platform of a registry
+		// without the API.
+		p, err := remote.NewPuller(append(opts, remote.WithReferrersTagFallback(false))...)
 		if err != nil {
 			return nil, nil, "", err
 		}
