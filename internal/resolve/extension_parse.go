@@ -61,13 +61,13 @@ func ParseClusterExtension(data []byte) ([]ClusterExtension, error) {
 		where := fmt.Sprintf("document %d (line %d)", d.Index+1, d.Line)
 		m, ok := d.Value.(map[string]any)
 		if !ok {
-			return nil, fmt.Errorf("%s: want a ClusterExtension object, got %s", where, extKindOf(d.Value))
+			return nil, fmt.Errorf("%s: want a ClusterExtension object, got %s", where, yamldoc.KindOf(d.Value))
 		}
 		kind, _ := m["kind"].(string)
 		if items, isList := m["items"]; isList && (kind == "List" || strings.HasSuffix(kind, "List")) {
 			list, ok := items.([]any)
 			if !ok {
-				return nil, fmt.Errorf("%s: items: want a list, got %s", where, extKindOf(items))
+				return nil, fmt.Errorf("%s: items: want a list, got %s", where, yamldoc.KindOf(items))
 			}
 			for i, it := range list {
 				ce, err := decodeClusterExtension(it)
@@ -90,26 +90,10 @@ func ParseClusterExtension(data []byte) ([]ClusterExtension, error) {
 	return out, nil
 }
 
-func extKindOf(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	}
-	return "a number"
-}
-
 func decodeClusterExtension(v any) (ClusterExtension, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return ClusterExtension{}, fmt.Errorf("want a ClusterExtension object, got %s", extKindOf(v))
+		return ClusterExtension{}, fmt.Errorf("want a ClusterExtension object, got %s", yamldoc.KindOf(v))
 	}
 	raw, err := json.Marshal(m)
 	if err != nil {

@@ -122,7 +122,7 @@ func Parse(source string, data []byte) (*Document, error) {
 	}
 	m, ok := docs[0].Value.(map[string]any)
 	if !ok {
-		return nil, &Error{File: source, Line: docs[0].Line, Msg: "the template must be an object with a schema, not " + kind(docs[0].Value)}
+		return nil, &Error{File: source, Line: docs[0].Line, Msg: "the template must be an object with a schema, not " + yamldoc.KindOf(docs[0].Value)}
 	}
 	d.Value = m
 	d.line = docs[0].Line
@@ -285,7 +285,7 @@ func (d *Document) String(path string, m map[string]any, key string) (string, er
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", d.Errorf(Join(path, key), "must be a string, not %s", kind(v))
+		return "", d.Errorf(Join(path, key), "must be a string, not %s", yamldoc.KindOf(v))
 	}
 	return s, nil
 }
@@ -298,7 +298,7 @@ func (d *Document) List(path string, m map[string]any, key string) ([]any, error
 	}
 	l, ok := v.([]any)
 	if !ok {
-		return nil, d.Errorf(Join(path, key), "must be a list, not %s", kind(v))
+		return nil, d.Errorf(Join(path, key), "must be a list, not %s", yamldoc.KindOf(v))
 	}
 	return l, nil
 }
@@ -307,7 +307,7 @@ func (d *Document) List(path string, m map[string]any, key string) ([]any, error
 func (d *Document) Object(path string, v any) (map[string]any, error) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, d.Errorf(path, "must be an object, not %s", kind(v))
+		return nil, d.Errorf(path, "must be an object, not %s", yamldoc.KindOf(v))
 	}
 	return m, nil
 }
@@ -348,22 +348,6 @@ func Detect(source string, data []byte) (string, error) {
 		return "", d.Errorf("schema", "unknown template schema %q: the template schemas are %s, %s and %s", s, SchemaBasic, SchemaSemver, SchemaSubstitutes)
 	}
 	return t, nil
-}
-
-func kind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
-	case string:
-		return "a string"
-	case bool:
-		return "a boolean"
-	}
-	return "a number"
 }
 
 // Marshal is v as compact JSON the way upstream writes catalog blobs:
