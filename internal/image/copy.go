@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"container/list"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -93,7 +95,7 @@ type Copier struct {
 	// homes remembers a repository of each destination registry that
 	// holds a blob, so another repository there mounts it instead of
 	// receiving it again (images of one vendor share base layers).
-	homes sync.Map // registry host + " " + digest -> name.Repository
+	homes blobHomes
 	// referrersAPI holds, per source registry host, whether it serves
 	// the referrers API: one that answered as registries without it do
 	// (404, 400, 406) is not asked again for the rest of the run, which
@@ -597,7 +599,7 @@ type registryDest struct {
 	pusher *remote.Pusher
 	puller *remote.Puller
 	repo   name.Repository
-	homes  *sync.Map
+	homes  *blobHomes
 	// upload, when set, uploads blobs in one PUT (uploadBlob).
 	upload  http.RoundTripper
 	retries int
@@ -659,11 +661,11 @@ func (d *registryDest) hasBlob(context.Context, v1.Descriptor) (bool, error) {
 func (d *registryDest) putBlob(ctx context.Context, desc v1.Descriptor, open func() (io.ReadCloser, error)) (bool, error) {
 	l := &streamLayer{desc: desc, open: open}
 	var up v1.Layer = l
-	key := d.repo.RegistryStr() + " " + desc.Digest.String()
+	key, keyed := homeKeyOf(d.repo.Registry, desc.Digest)
+	keyed = keyed && d.homes != nil
 	var from *name.Repository
-	if d.homes != nil {
-		if home, ok := d.homes.Load(key); ok && home.(name.Repository).Name() != d.repo.Name() {
-			h := home.(name.Repository)
+	if keyed {
+		if h, ok := d.homes.load(key); ok && h.Name() != d.repo.Name() {
 			from = &h
 			up = &remote.MountableLayer{Layer: l, Reference: h.Digest(desc.Digest.String())}
 		}
@@ -677,8 +679,8 @@ func (d *registryDest) putBlob(ctx context.Context, desc v1.Descriptor, open fun
 	if err != nil {
 		return false, d.err("push blob to", d.repo.Digest(desc.Digest.String()), err)
 	}
-	if d.homes != nil {
-		d.homes.LoadOrStore(key, d.repo)
+	if keyed {
+		d.homes.store(key, d.repo)
 	}
 	return l.opened, nil
 }
@@ -1055,4 +1057,69 @@ func (s *layoutSource) close() error               { return nil }
 func isNotFound(err error) bool {
 	var te *transport.Error
 	return errors.As(err, &te) && te.StatusCode == http.StatusNotFound
+}
+
+// blobHomes maps a blob of a destination registry to a repository there
+// that holds it, for the blobs written lately: two generations of at most
+// maxHomes blobs each, the older dropped when the newer is full, a blob
+// found in the older moved to the newer. A blob forgotten costs an upload
+// where a mount would have done, nothing else; a run's memory then stays
+// the same however many images it copies (each adds a config and a layer
+// or two), while base layers shared by many repositories stay known.
+type blobHomes struct {
+	mu       sync.Mutex
+	cur, old map[homeKey]name.Repository
+}
+
+// homeKey is a blob of a registry: the registry's name (the string of its
+// repositories, not a copy) and the sha256 digest as bytes.
+type homeKey struct {
+	reg  name.Registry
+	hash [sha256.Size]byte
+}
+
+const maxHomes = 4096
+
+func homeKeyOf(reg name.Registry, d v1.Hash) (homeKey, bool) {
+	k := homeKey{reg: reg}
+	if d.Algorithm != "sha256" || hex.DecodedLen(len(d.Hex)) != sha256.Size {
+		return k, false
+	}
+	if _, err := hex.Decode(k.hash[:], []byte(d.Hex)); err != nil {
+		return k, false
+	}
+	return k, true
+}
+
+func (h *blobHomes) load(k homeKey) (name.Repository, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r, ok := h.cur[k]; ok {
+		return r, true
+	}
+	r, ok := h.old[k]
+	if ok {
+		h.putLocked(k, r)
+	}
+	return r, ok
+}
+
+// store keeps the first repository known to hold the blob.
+func (h *blobHomes) store(k homeKey, r name.Repository) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.cur[k]; ok {
+		return
+	}
+	if o, ok := h.old[k]; ok {
+		r = o
+	}
+	h.putLocked(k, r)
+}
+
+func (h *blobHomes) putLocked(k homeKey, r name.Repository) {
+	if h.cur == nil || len(h.cur) >= maxHomes {
+		h.old, h.cur = h.cur, make(map[homeKey]name.Repository, min(maxHomes, 64))
+	}
+	h.cur[k] = r
 }

@@ -379,6 +379,9 @@ feed:
 	}
 	close(next)
 	wg.Wait()
+	if copiesDone != nil {
+		copiesDone()
+	}
 	// index.json first, then the report: a report never names an entry
 	// the directory lacks.
 	flushErr := cp.Flush()
@@ -444,6 +447,10 @@ func earlier(dir string, items []Item) []Result {
 	}
 	return out
 }
+
+// copiesDone, when set (by a test), is called once every image is copied,
+// while the Copier still holds what the run kept of them.
+var copiesDone func()
 
 // NotStarted is the error of an image a stopped run never started.
 const NotStarted = "not copied: the run stopped before this image"
