@@ -265,6 +265,14 @@ func (g *gen) image(oci bool, arch string, base int64, small uint64, large int64
 		}
 		layers = append(layers, l)
 	}
+	return assemble(oci, arch, layers, g.n, func(cfg *v1.ConfigFile) {
+		cfg.Created = v1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	})
+}
+
+// assemble is an image of layers for linux/arch, Docker or OCI, labelled
+// with its layer count and first layer number so that images differ.
+func assemble(oci bool, arch string, layers []v1.Layer, first int, edit func(*v1.ConfigFile)) (v1.Image, error) {
 	img := empty.Image
 	if oci {
 		img = mutate.MediaType(mutate.ConfigMediaType(img, types.OCIConfigJSON), types.OCIManifestSchema1)
@@ -279,8 +287,10 @@ func (g *gen) image(oci bool, arch string, base int64, small uint64, large int64
 	}
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture = "linux", arch
-	cfg.Created = v1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	cfg.Config.Labels = map[string]string{"bench.layers": fmt.Sprint(len(layers)), "bench.first": fmt.Sprint(g.n)}
+	if edit != nil {
+		edit(cfg)
+	}
+	cfg.Config.Labels = map[string]string{"bench.layers": fmt.Sprint(len(layers)), "bench.first": fmt.Sprint(first)}
 	return mutate.ConfigFile(img, cfg)
 }
 

@@ -187,20 +187,5 @@ func (sg *scaleGen) image(oci bool, arch string, base v1.Layer, small int) (v1.I
 	}
 	first := sg.n
 	sg.mu.Unlock()
-	img := empty.Image
-	if oci {
-		img = mutate.MediaType(mutate.ConfigMediaType(img, types.OCIConfigJSON), types.OCIManifestSchema1)
-	}
-	img, err := mutate.AppendLayers(img, layers...)
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture = "linux", arch
-	cfg.Config.Labels = map[string]string{"bench.layers": fmt.Sprint(len(layers)), "bench.first": fmt.Sprint(first)}
-	return mutate.ConfigFile(img, cfg)
+	return assemble(oci, arch, layers, first, nil)
 }

@@ -66,6 +66,25 @@ func loadExtSources(t testing.TB, dir string, sources []string) *fbc.Catalog {
 	return c
 }
 
+// readOLMv1Recordings reads operator-controller's recorded questions and
+// answers under dir, and why ../shared is missing ("" when present; under
+// CI=true its absence fails the test).
+func readOLMv1Recordings(t *testing.T, dir string) (qs []olmv1Question, as []olmv1Answer, sharedMissing string) {
+	t.Helper()
+	if _, err := os.Stat(shareddata.Path("reference", "index")); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("../shared (reference catalogs beside the checkout; see CONTRIBUTING.md) is needed under CI=true: %v", err)
+		}
+		sharedMissing = err.Error()
+	}
+	for f, v := range map[string]any{"questions.json": &qs, "answers.json": &as} {
+		data, err := os.ReadFile(filepath.Join(dir, f))
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(data, v), f)
+	}
+	return qs, as, sharedMissing
+}
+
 // TestOLMv1Answers replays every question operator-controller's resolver
 // answered (testdata/olmv1, recorded by its harness) and compares
 // ResolveExtension's answer: the bundle, its version, its catalog, whether
@@ -74,20 +93,7 @@ func TestOLMv1Answers(t *testing.T) {
 	dir := filepath.Join("testdata", "olmv1")
 	// The questions over ../shared's reference catalogs need it; the
 	// others use the fixtures here.
-	sharedMissing := ""
-	if _, err := os.Stat(shareddata.Path("reference", "index")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("../shared (reference catalogs beside the checkout; see CONTRIBUTING.md) is needed under CI=true: %v", err)
-		}
-		sharedMissing = err.Error()
-	}
-	var qs []olmv1Question
-	var as []olmv1Answer
-	for f, v := range map[string]any{"questions.json": &qs, "answers.json": &as} {
-		data, err := os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(data, v), f)
-	}
+	qs, as, sharedMissing := readOLMv1Recordings(t, dir)
 	require.Len(t, as, len(qs), "answers.json answers every question of questions.json, in order")
 	catalogs := map[string]*fbc.Catalog{}
 	equal, differ, skipped := 0, 0, 0

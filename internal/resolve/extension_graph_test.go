@@ -2,9 +2,7 @@ package resolve
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/opmkit/opm/internal/fbc"
 	"github.com/opmkit/opm/internal/fbc/graph"
-	"github.com/opmkit/opm/internal/shareddata"
 )
 
 // TestUpgradePathOLMv1AgreesWithOperatorController replays every
@@ -29,20 +26,7 @@ import (
 // questions it cannot ask are counted by why.
 func TestUpgradePathOLMv1AgreesWithOperatorController(t *testing.T) {
 	dir := filepath.Join("testdata", "olmv1")
-	sharedMissing := ""
-	if _, err := os.Stat(shareddata.Path("reference", "index")); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("../shared (reference catalogs beside the checkout; see CONTRIBUTING.md) is needed under CI=true: %v", err)
-		}
-		sharedMissing = err.Error()
-	}
-	var qs []olmv1Question
-	var as []olmv1Answer
-	for f, v := range map[string]any{"questions.json": &qs, "answers.json": &as} {
-		data, err := os.ReadFile(filepath.Join(dir, f))
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(data, v), f)
-	}
+	qs, as, sharedMissing := readOLMv1Recordings(t, dir)
 	require.Len(t, as, len(qs))
 	ctx := context.Background()
 	catalogs := map[string]*fbc.Catalog{}
