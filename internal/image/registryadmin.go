@@ -160,14 +160,14 @@ func (c *Client) DeleteManifest(ctx context.Context, ref string) error {
 // PushArtifact writes an artifact to ref (repo:tag): its blobs (the
 // config and layers its manifest names), then the manifest raw of media
 // type mediaType, tagged. It returns the manifest's digest.
-func (c *Client) PushArtifact(ctx context.Context, ref string, raw []byte, mediaType string, blobs ...[]byte) (string, error) {
+func (c *Client) PushArtifact(ctx context.Context, ref string, raw []byte, mediaType string, blobs ...Blob) (string, error) {
 	_, pusher, ep, cred, err := c.registryOps(ctx, ref)
 	if err != nil {
 		return "", err
 	}
 	repo := ep.ref.Context()
 	for _, b := range blobs {
-		if err := pusher.Upload(ctx, repo, memBlob(b)); err != nil {
+		if err := pusher.Upload(ctx, repo, uploadBlob{b}); err != nil {
 			return "", registryError("push blob to", ep, cred, err)
 		}
 	}
@@ -177,17 +177,31 @@ func (c *Client) PushArtifact(ctx context.Context, ref string, raw []byte, media
 	return sha256Of(raw).String(), nil
 }
 
-// memBlob is a blob held in memory, uploaded as it is.
-type memBlob []byte
-
-func (b memBlob) Digest() (v1.Hash, error)            { return sha256Of(b), nil }
-func (b memBlob) DiffID() (v1.Hash, error)            { return sha256Of(b), nil }
-func (b memBlob) Size() (int64, error)                { return int64(len(b)), nil }
-func (b memBlob) MediaType() (types.MediaType, error) { return types.OCILayer, nil }
-func (b memBlob) Compressed() (io.ReadCloser, error) {
-	return io.NopCloser(bytes.NewReader(b)), nil
+// Blob is a blob PushArtifact uploads: its digest and size, known
+// beforehand, and its bytes, read from Open (called again for a retry), so
+// that a large blob made on the fly need not be held in memory.
+type Blob struct {
+	Digest v1.Hash
+	Size   int64
+	Open   func() (io.ReadCloser, error)
 }
-func (b memBlob) Uncompressed() (io.ReadCloser, error) { return b.Compressed() }
+
+// BytesBlob is b as a Blob.
+func BytesBlob(b []byte) Blob {
+	return Blob{Digest: sha256Of(b), Size: int64(len(b)), Open: func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	}}
+}
+
+// uploadBlob is a Blob as the layer go-containerregistry uploads.
+type uploadBlob struct{ Blob }
+
+func (b uploadBlob) Digest() (v1.Hash, error)             { return b.Blob.Digest, nil }
+func (b uploadBlob) DiffID() (v1.Hash, error)             { return b.Blob.Digest, nil }
+func (b uploadBlob) Size() (int64, error)                 { return b.Blob.Size, nil }
+func (b uploadBlob) MediaType() (types.MediaType, error)  { return types.OCILayer, nil }
+func (b uploadBlob) Compressed() (io.ReadCloser, error)   { return b.Open() }
+func (b uploadBlob) Uncompressed() (io.ReadCloser, error) { return b.Open() }
 
 // Blob reads the blob ref (repo@digest) whole, checked against its
 // digest; one larger than limit bytes is refused.

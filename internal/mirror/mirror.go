@@ -413,7 +413,7 @@ feed:
 	}
 	if o.ToDir != "" {
 		rep.Earlier = earlier(o.ToDir, items)
-		if err := writeJSON(filepath.Join(o.ToDir, ReportFile), rep); err != nil {
+		if err := atomicfile.Write(filepath.Join(o.ToDir, ReportFile), rep.WriteJSON); err != nil {
 			return rep, err
 		}
 	}
@@ -689,12 +689,4 @@ func BlockedIn(dir string) []Blocked {
 		return nil
 	}
 	return prev.Blocked
-}
-
-func writeJSON(path string, v any) error {
-	raw, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(path, append(raw, '\n'))
 }

@@ -3,13 +3,18 @@ package mirror
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/opmkit/opm/internal/atomicfile"
 	"github.com/opmkit/opm/internal/image"
 )
 
@@ -86,7 +91,7 @@ func Record(ctx context.Context, cl *image.Client, rep *Report, start time.Time)
 			path = filepath.Join(rep.To, fmt.Sprintf("opm-mirror-%s-%d.json", tag, n))
 		}
 		rep.Recorded = path
-		if err := writeJSON(path, rep); err != nil {
+		if err := atomicfile.Write(path, rep.WriteJSON); err != nil {
 			rep.Recorded = ""
 			return "", fmt.Errorf("keep the report beside %s: %w", ReportFile, err)
 		}
@@ -101,8 +106,9 @@ func Record(ctx context.Context, cl *image.Client, rep *Report, start time.Time)
 		ref = fmt.Sprintf("%s:%s-%d", ReportsRepository(rep.To, rep.MaxNestedPaths), tag, n)
 	}
 	rep.Recorded = ref
-	body, err := json.MarshalIndent(rep, "", "  ")
+	body, err := reportBlob(rep)
 	if err != nil {
+		rep.Recorded = ""
 		return "", err
 	}
 	created := start.UTC().Format(time.RFC3339)
@@ -117,7 +123,7 @@ func Record(ctx context.Context, cl *image.Client, rep *Report, start time.Time)
 	config, err := json.Marshal(map[string]any{
 		"created": created, "architecture": "unknown", "os": "unknown",
 		"config": map[string]any{"Labels": labels},
-		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{digestOf(body)}},
+		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{body.Digest.String()}},
 	})
 	if err != nil {
 		return "", err
@@ -126,7 +132,7 @@ func Record(ctx context.Context, cl *image.Client, rep *Report, start time.Time)
 		"schemaVersion": 2,
 		"mediaType":     "application/vnd.oci.image.manifest.v1+json",
 		"artifactType":  ReportMediaType,
-		"config":        descriptor("application/vnd.oci.image.config.v1+json", config, nil),
+		"config":        descriptor("application/vnd.oci.image.config.v1+json", image.BytesBlob(config), nil),
 		"layers": []any{descriptor(ReportMediaType, body, map[string]string{
 			"org.opencontainers.image.title": ReportFile,
 		})},
@@ -135,7 +141,7 @@ func Record(ctx context.Context, cl *image.Client, rep *Report, start time.Time)
 	if err != nil {
 		return "", err
 	}
-	if _, err := cl.PushArtifact(ctx, ref, manifest, "application/vnd.oci.image.manifest.v1+json", config, body); err != nil {
+	if _, err := cl.PushArtifact(ctx, ref, manifest, "application/vnd.oci.image.manifest.v1+json", image.BytesBlob(config), body); err != nil {
 		rep.Recorded = ""
 		return "", fmt.Errorf("keep the report at %s: %w", ref, err)
 	}
@@ -148,8 +154,40 @@ func Record(ctx context.Context, cl *image.Client, rep *Report, start time.Time)
 	return ref, nil
 }
 
-func descriptor(mediaType string, b []byte, annotations map[string]string) map[string]any {
-	d := map[string]any{"mediaType": mediaType, "digest": digestOf(b), "size": len(b)}
+// reportBlob is rep's JSON as a blob to push: its digest and size from
+// writing it once, its bytes written again while they are uploaded, so
+// that the report is never held whole in memory. It writes a copy of rep
+// as it is now: the upload may still read it after Record has returned
+// from a failed push.
+func reportBlob(rep *Report) (image.Blob, error) {
+	snap := *rep
+	h := sha256.New()
+	n := &countingWriter{w: h}
+	if err := snap.WriteJSON(n); err != nil {
+		return image.Blob{}, err
+	}
+	return image.Blob{Digest: v1.Hash{Algorithm: "sha256", Hex: hex.EncodeToString(h.Sum(nil))}, Size: n.n,
+		Open: func() (io.ReadCloser, error) {
+			pr, pw := io.Pipe()
+			// Ends when the report is written or the reader is closed.
+			go func() { pw.CloseWithError(snap.WriteJSON(pw)) }()
+			return pr, nil
+		}}, nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func descriptor(mediaType string, b image.Blob, annotations map[string]string) map[string]any {
+	d := map[string]any{"mediaType": mediaType, "digest": b.Digest.String(), "size": b.Size}
 	if annotations != nil {
 		d["annotations"] = annotations
 	}
@@ -232,8 +270,4 @@ func readRemoteReport(ctx context.Context, cl *image.Client, ref string) (*Repor
 func isFile(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
-}
-
-func digestOf(b []byte) string {
-	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
 }

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
@@ -183,7 +185,7 @@ func TestMirrorMonthlyUpdateAndPrune(t *testing.T) {
 	// deletes; the other runs go unlimited, each 429 costing a second.
 	limiter.off.Store(true)
 	var v1 mirrorReport
-	runJSON(t, o, &v1, mirrorArgs...)
+	r1 := runJSON(t, o, &v1, mirrorArgs...)
 	require.True(t, v1.Complete)
 	require.Len(t, v1.Images, 10)
 	assert.Regexp(t, `^`+to+`/opm-mirror-reports:\d{8}T\d{6}Z-cat-monthly$`, v1.Recorded)
@@ -196,6 +198,17 @@ func TestMirrorMonthlyUpdateAndPrune(t *testing.T) {
 	out, err = skopeoAt("inspect", "--raw", "--tls-verify=false", direct(v1.Recorded))
 	require.NoError(t, err, out)
 	assert.Contains(t, out, `"artifactType":"application/vnd.opmkit.mirror.report.v1+json"`)
+	var kept struct {
+		Layers []struct{ Digest string } `json:"layers"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &kept))
+	require.Len(t, kept.Layers, 1)
+	resp, err := http.Get("http://" + dst.Addr + "/v2/m/opm-mirror-reports/blobs/" + kept.Layers[0].Digest)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, r1.Out, string(body), "the report kept at the registry holds the bytes -o json wrote")
 	if crane, err := exec.LookPath("crane"); err == nil {
 		raw, err := exec.Command(crane, "manifest", "--insecure", strings.TrimPrefix(direct(v1.Recorded), "docker://")).CombinedOutput()
 		require.NoError(t, err, string(raw))
@@ -457,8 +470,12 @@ func TestMirrorKeepsReportsBesideDirectory(t *testing.T) {
 	catalogTo(t, src, "olm/cat:1", bundle)
 	dir := filepath.Join(t.TempDir(), "d")
 	var first mirrorReport
-	runJSON(t, o, &first, "alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to-dir", dir)
+	r1 := runJSON(t, o, &first, "alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to-dir", dir)
 	assert.Regexp(t, `^`+regexp.QuoteMeta(dir)+`/opm-mirror-\d{8}T\d{6}Z-cat-1\.json$`, first.Recorded)
+	assert.Equal(t, r1.Out, readFile(t, first.Recorded), "the report kept beside the directory holds the bytes -o json wrote")
+	var inDir map[string]any
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(dir, "opm-mirror.json"))), &inDir))
+	assert.Len(t, inDir["images"], 2)
 	r := o.Run("alpha", "mirror", "--use-http", src.Ref("olm/cat:1"), "--to-dir", dir)
 	require.Equal(t, exit.OK, r.Code, r.ErrOut)
 	assert.Regexp(t, `report kept at `+regexp.QuoteMeta(dir)+`/opm-mirror-\d{8}T\d{6}Z-cat-1(-2)?\.json\n`, r.ErrOut)

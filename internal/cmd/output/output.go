@@ -106,12 +106,23 @@ func Of(cmd *cobra.Command) string {
 
 // WriteJSON writes v indented, without HTML escaping. Every nil slice or
 // map in v is written as [] or {}, never null, so that scripts can iterate
-// a list without checking for null first.
+// a list without checking for null first. A value that writes itself
+// (a JSONWriter: a report too large to marshal whole) does so; it keeps to
+// the same rules.
 func WriteJSON(w io.Writer, v any) error {
+	if jw, ok := v.(JSONWriter); ok {
+		return jw.WriteJSON(w)
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(nonNil(reflect.ValueOf(v)).Interface())
+}
+
+// JSONWriter is a value that writes its JSON itself, as WriteJSON would
+// write it, a part at a time.
+type JSONWriter interface {
+	WriteJSON(w io.Writer) error
 }
 
 // ErrorObject is what a failed -o json run writes to stdout.
