@@ -112,11 +112,20 @@ func (m *memo[V]) get(key string, lookup func() (V, error)) (V, error) {
 }
 
 // credentials are repo's credentials as LookupCredentials finds them,
-// looked up once per repository for the life of the client: a run that
-// opens many images does not re-read the auth files or re-run a
-// credential helper for every request.
+// from the auth files as this client first read them: each file is read
+// and parsed once per client (its error too), and registries.conf's
+// credential helpers listed once, so a run that opens many images neither
+// reads the files again for each nor keeps anything per repository (a
+// lookup in the parsed files is a few map lookups).
 func (c *Client) credentials(repo string) (Credentials, error) {
-	return c.creds.get(repo, func() (Credentials, error) { return c.LookupCredentials(repo) })
+	c.authOnce.Do(func() { c.authPaths = AuthFiles(c.opts.AuthFile) })
+	return c.lookupCredentials(repo, c.authPaths,
+		func(p string) (*authFile, error) {
+			return c.authFiles.get(p, func() (*authFile, error) { return readAuthFile(p) })
+		},
+		func() ([]string, error) {
+			return c.sysHelpers.get("", func() ([]string, error) { return sysregistriesv2.CredentialHelpers(c.sys) })
+		})
 }
 
 // LookupCredentials finds credentials for repo (host[:port]/path, such as
@@ -124,21 +133,46 @@ func (c *Client) credentials(repo string) (Credentials, error) {
 // then quay.io/org, then quay.io; a credHelpers entry for the host or a
 // credsStore runs that docker-credential-* helper. The first file with a match
 // wins; after the files come credential helpers listed in registries.conf.
-// The files are read on every call; a credential helper is asked once per
-// registry for the life of the client.
+// The files are read on every call (the client's own requests use the files
+// as it first read them); a credential helper is asked once per registry for
+// the life of the client.
 func (c *Client) LookupCredentials(repo string) (Credentials, error) {
+	return c.lookupCredentials(repo, AuthFiles(c.opts.AuthFile), readAuthFile,
+		func() ([]string, error) { return sysregistriesv2.CredentialHelpers(c.sys) })
+}
+
+// readAuthFile reads and parses one credentials file; a file that does not
+// exist is fs.ErrNotExist, unwrapped, for lookupCredentials to skip.
+func readAuthFile(p string) (*authFile, error) {
+	raw, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read credentials file: %w", err)
+	}
+	var f authFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("credentials file %s is not valid JSON: %w", p, redactJSONError(err))
+	}
+	return &f, nil
+}
+
+// lookupCredentials is LookupCredentials over paths, each read by read,
+// and registries.conf's credential helpers as helpers lists them.
+func (c *Client) lookupCredentials(repo string, paths []string, read func(string) (*authFile, error), helpers func() ([]string, error)) (Credentials, error) {
 	host, _, _ := strings.Cut(repo, "/")
-	for i, p := range AuthFiles(c.opts.AuthFile) {
-		raw, err := os.ReadFile(p)
+	for i, p := range paths {
+		f, err := read(p)
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) && (i != 0 || c.opts.AuthFile == "") {
-				continue
+			if errors.Is(err, fs.ErrNotExist) {
+				if i != 0 || c.opts.AuthFile == "" {
+					continue
+				}
+				// Only --authfile must exist.
+				return Credentials{}, fmt.Errorf("read credentials file: %w", err)
 			}
-			return Credentials{}, fmt.Errorf("read credentials file: %w", err)
-		}
-		var f authFile
-		if err := json.Unmarshal(raw, &f); err != nil {
-			return Credentials{}, fmt.Errorf("credentials file %s is not valid JSON: %w", p, redactJSONError(err))
+			return Credentials{}, err
 		}
 		if helper, ok := f.CredHelpers[host]; ok {
 			cred, err := c.helperCredentials(helper, host)
@@ -168,11 +202,11 @@ func (c *Client) LookupCredentials(repo string) (Credentials, error) {
 			}
 		}
 	}
-	helpers, err := sysregistriesv2.CredentialHelpers(c.sys)
+	hs, err := helpers()
 	if err != nil {
 		return Credentials{}, fmt.Errorf("registries.conf credential helpers: %w", err)
 	}
-	for _, h := range helpers {
+	for _, h := range hs {
 		if h == sysregistriesv2.AuthenticationFileHelper {
 			continue // the files above
 		}

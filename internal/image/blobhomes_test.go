@@ -32,7 +32,7 @@ func TestBlobHomesBounded(t *testing.T) {
 			t.Fatalf("base layer forgotten after %d blobs", i)
 		}
 		h.store(key(i), repo(i))
-		require.LessOrEqual(t, len(h.cur)+len(h.old), 2*maxHomes)
+		require.LessOrEqual(t, h.len(), 2*maxHomes)
 	}
 	got, ok := h.load(base)
 	require.True(t, ok)
@@ -43,9 +43,59 @@ func TestBlobHomesBounded(t *testing.T) {
 	_, ok = h.load(key(0))
 	assert.False(t, ok, "a blob of long ago")
 
+	// Each registry has its own homes: a blob is mounted from a
+	// repository of the same registry only.
+	other, err := name.NewRegistry("other.example")
+	require.NoError(t, err)
+	_, ok = h.load(homeKey{reg: other, hash: base.hash})
+	assert.False(t, ok, "a blob of another registry")
+	h.store(homeKey{reg: other, hash: base.hash}, other.Repo("elsewhere/x"))
+	got, ok = h.load(homeKey{reg: other, hash: base.hash})
+	require.True(t, ok)
+	assert.Equal(t, other.Repo("elsewhere/x"), got)
+	got, ok = h.load(base)
+	require.True(t, ok)
+	assert.Equal(t, repo(-1), got)
+
 	// Only sha256 digests are keyed; another is simply not remembered.
 	_, ok = homeKeyOf(reg, v1.Hash{Algorithm: "sha512", Hex: fmt.Sprintf("%0128x", 1)})
 	assert.False(t, ok)
 	_, ok = homeKeyOf(reg, v1.Hash{Algorithm: "sha256", Hex: "zz"})
 	assert.False(t, ok)
+}
+
+// TestBlobHomesHeap: what the blob homes hold once full, their
+// repositories parsed from references as a copy's destination is, stays
+// under a generous bound of 150 bytes a blob remembered (52
+// measured: a 48-byte map slot, the map's spare slots, a copy of the
+// repository path shared by its blobs). Not parallel: it reads the heap.
+func TestBlobHomesHeap(t *testing.T) {
+	before := liveHeap()
+	h := &blobHomes{}
+	for i := range 8 * maxHomes {
+		img := i / 4 // a config and three layers an image
+		ref, err := name.ParseReference(fmt.Sprintf("127.0.0.1:5000/mirror/vendor-%d/operand-%d@sha256:%x",
+			img%50, img, sha256.Sum256([]byte(fmt.Sprint(img)))), name.Insecure)
+		require.NoError(t, err)
+		repo := ref.Context()
+		k, ok := homeKeyOf(repo.Registry, v1.Hash{Algorithm: "sha256", Hex: fmt.Sprintf("%x", sha256.Sum256([]byte(fmt.Sprint("blob", i))))})
+		require.True(t, ok)
+		h.store(k, repo)
+	}
+	held := int64(liveHeap()) - int64(before)
+	n := h.len()
+	t.Logf("%d blobs remembered: %d bytes of heap (%.0f a blob)", n, held, float64(held)/float64(n))
+	require.LessOrEqual(t, n, 2*maxHomes)
+	assert.Less(t, held, int64(2*maxHomes*150), "heap held by the blob homes")
+}
+
+// len is the number of blobs remembered.
+func (h *blobHomes) len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, g := range h.regs {
+		n += len(g.cur) + len(g.old)
+	}
+	return n
 }

@@ -39,9 +39,16 @@ type Client struct {
 	// registry answered go-containerregistry's ping (handshake.go).
 	handshakes sync.Map // key -> *handshake
 
-	// creds holds the credentials resolved per repository, helped the
-	// answers of credential helpers per helper and registry.
-	creds, helped memo[Credentials]
+	// authFiles holds each auth file as parsed (or its error), per path,
+	// authPaths the files consulted (AuthFiles, once), sysHelpers the
+	// credential helpers of registries.conf (one key), helped the answers
+	// of credential helpers per helper and registry: none grows with the
+	// repositories a client opens (credentials).
+	authOnce   sync.Once
+	authPaths  []string
+	authFiles  memo[*authFile]
+	sysHelpers memo[[]string]
+	helped     memo[Credentials]
 
 	sig policyState
 	// systemPolicy replaces SystemPolicyPath (tests).
