@@ -126,6 +126,10 @@ func TestMirrorPruneConcurrency(t *testing.T) {
 		require.Equal(t, exit.OK, tr.Code, tr.ErrOut)
 		return r.Out, tr.ErrOut, most, requests
 	}
+	r := o.Run(append(pruneArgs, "--concurrency", "0")...)
+	assert.Equal(t, exit.UpstreamUsage, r.Code, r.ErrOut)
+	assert.Contains(t, r.ErrOut, "--concurrency must be at least 1")
+
 	json1, text1, most1, requests1 := prune(1)
 	json8, text8, most8, requests8 := prune(8)
 	t.Logf("--concurrency 1: %d requests, at most %d at once; --concurrency 8: %d requests, at most %d at once; %d bytes of JSON", requests1, most1, requests8, most8, len(json1))
