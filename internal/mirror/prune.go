@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,9 +39,9 @@ type PruneOptions struct {
 	Keep []string
 	// Confirm deletes; without it Prune only lists.
 	Confirm bool
-	// Concurrency is how many requests read the registry at once (at
-	// least 1, which reads one after another). What Prune finds, and the
-	// error it stops at, do not depend on it. Deletions go one at a time.
+	// Concurrency is how many requests go to the registry at once (at
+	// least 1: one after another). What Prune finds and deletes, and the
+	// error it stops at, do not depend on it.
 	Concurrency int
 	// Images lists the images the catalog image ref needs.
 	Images func(ctx context.Context, ref string) ([]catalogimages.Image, error)
@@ -420,10 +421,10 @@ func (st *pruneState) expandIndexes(ctx context.Context) error {
 		var next []string
 		for i, ref := range level {
 			if got[i].refused || got[i].absent {
-				// Refused where a registry that limits depth refuses
-				// a repository (a mapping the mirror did not use):
-				// nothing there. What is there is read again, and
-				// refused, before anything goes.
+				// Not there, or refused where a registry that limits
+				// depth refuses a repository (a mapping the mirror did
+				// not use): nothing there. What is there is read
+				// again, and refused, before anything goes.
 				st.missing[ref] = true
 				continue
 			}
@@ -795,36 +796,62 @@ func (st *pruneState) why(repo, d string) string {
 }
 
 // deleteAll deletes the unneeded manifests, indexes before what they
-// list. A registry that refuses deletion stops it at once.
+// list: the first alone, so that a registry that refuses deletion says
+// so before anything else is sent; then the other manifests that are
+// not platforms, Concurrency at a time; then the platforms. A registry
+// that refuses deletion stops it at once (what was already sent
+// finishes, and is reported as it went).
 func (st *pruneState) deleteAll(ctx context.Context, rep *PruneReport) error {
-	order := make([]int, len(rep.Unneeded))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		return rep.Unneeded[order[a]].Index == "" && rep.Unneeded[order[b]].Index != ""
-	})
-	for _, i := range order {
-		u := &rep.Unneeded[i]
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stopped after deleting %d of %d manifests: %w", rep.Deleted, len(rep.Unneeded), err)
+	var top, platforms []int
+	for i, u := range rep.Unneeded {
+		if u.Index == "" {
+			top = append(top, i)
+		} else {
+			platforms = append(platforms, i)
 		}
-		err := st.cl.DeleteManifest(ctx, u.Ref())
-		switch {
-		case err == nil, errors.Is(err, image.ErrNotFound):
-			u.Deleted = true
-			rep.Deleted++
-		case errors.Is(err, image.ErrDeleteUnsupported):
-			rep.Refused = err.Error()
+	}
+	order := slices.Concat(top, platforms)
+	first := min(1, len(order))
+	split := max(len(top), first)
+	for _, group := range [][]int{order[:first], order[first:split], order[split:]} {
+		errs := make([]error, len(group))
+		sent := make([]bool, len(group))
+		_, stop := parallel(ctx, len(group), st.o.Concurrency, func(j int) error {
+			sent[j] = true
+			errs[j] = st.cl.DeleteManifest(ctx, rep.Unneeded[group[j]].Ref())
+			if errors.Is(errs[j], image.ErrDeleteUnsupported) {
+				return errs[j]
+			}
+			return nil
+		})
+		var refused error
+		for j, i := range group {
+			u, err := &rep.Unneeded[i], errs[j]
+			switch {
+			case !sent[j]:
+			case err == nil, errors.Is(err, image.ErrNotFound):
+				u.Deleted = true
+				rep.Deleted++
+			case errors.Is(err, image.ErrDeleteUnsupported):
+				if refused == nil {
+					refused = err
+				}
+			default:
+				u.Error = err.Error()
+				rep.Failed++
+			}
+		}
+		if refused != nil {
+			rep.Refused = refused.Error()
 			host, _, _ := strings.Cut(st.o.To, "/")
-			msg := fmt.Errorf("registry %s does not allow deleting manifests (%v): enable it (docker-registry: storage.delete.enabled: true in its config.yml, or REGISTRY_STORAGE_DELETE_ENABLED=true; a proxy in front must pass DELETE requests on)", host, err)
+			msg := fmt.Errorf("registry %s does not allow deleting manifests (%v): enable it (docker-registry: storage.delete.enabled: true in its config.yml, or REGISTRY_STORAGE_DELETE_ENABLED=true; a proxy in front must pass DELETE requests on)", host, refused)
 			if rep.Deleted == 0 {
 				return fmt.Errorf("%w; %w", msg, ErrNothingDeleted)
 			}
 			return fmt.Errorf("%w; %d of %d manifests were deleted before it refused", msg, rep.Deleted, len(rep.Unneeded))
-		default:
-			u.Error = err.Error()
-			rep.Failed++
+		}
+		if stop != nil {
+			return fmt.Errorf("stopped after deleting %d of %d manifests: %w", rep.Deleted, len(rep.Unneeded), stop)
 		}
 	}
 	if rep.Failed > 0 {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -29,6 +30,10 @@ type inFlightProxy struct {
 	now  int
 	most int
 	all  int
+	// deletes, mostDeletes: the same for DELETE requests; deleting
+	// lists "start DIGEST" and "done DIGEST" as they happen.
+	deletes, mostDeletes int
+	deleting             []string
 	// broken answers 500 to the requests whose path it matches.
 	broken *regexp.Regexp
 }
@@ -38,11 +43,21 @@ func (p *inFlightProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.now++
 	p.all++
 	p.most = max(p.most, p.now)
+	del := r.Method == http.MethodDelete
+	if del {
+		p.deletes++
+		p.mostDeletes = max(p.mostDeletes, p.deletes)
+		p.deleting = append(p.deleting, "start "+path.Base(r.URL.Path))
+	}
 	broken := p.broken != nil && p.broken.MatchString(r.URL.Path)
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
 		p.now--
+		if del {
+			p.deletes--
+			p.deleting = append(p.deleting, "done "+path.Base(r.URL.Path))
+		}
 		p.mu.Unlock()
 	}()
 	if broken {
@@ -67,8 +82,9 @@ func (p *inFlightProxy) reset() (most, all int) {
 // are mirrored, then a catalog that keeps half of them: prune with
 // --concurrency 1 and 8 writes byte for byte the same JSON and text;
 // through a proxy that counts the requests in flight, 1 has one at a
-// time and 8 more than one. --confirm with 8 deletes exactly what was
-// listed, and the kept catalog's images stay.
+// time and 8 more than one. Where several repositories fail, the error
+// is the first's at both. --confirm with 8 deletes exactly what was
+// listed, several at once, and the kept catalog's images stay.
 func TestMirrorPruneConcurrency(t *testing.T) {
 	t.Parallel()
 	src := registrytest.Start(t)
@@ -195,8 +211,33 @@ func TestMirrorPruneConcurrency(t *testing.T) {
 	assert.Equal(t, dropped, tops, "exactly the dropped bundles' images go")
 
 	var confirmed pruneReport
+	proxy.reset()
 	runJSON(t, o, &confirmed, append(pruneArgs, "--concurrency", "8", "--confirm")...)
+	proxy.mu.Lock()
+	mostDeletes := proxy.mostDeletes
+	proxy.mu.Unlock()
+	t.Logf("%d manifests deleted, at most %d DELETEs at once", confirmed.Deleted, mostDeletes)
+	assert.Greater(t, mostDeletes, 1, "the deletions overlap")
+	assert.LessOrEqual(t, mostDeletes, 8)
 	assert.Equal(t, len(listed.Unneeded), confirmed.Deleted)
+	// Every index is deleted before the platforms it lists.
+	at := map[string]int{}
+	proxy.mu.Lock()
+	for i, e := range proxy.deleting {
+		at[e] = i
+	}
+	proxy.mu.Unlock()
+	platforms := 0
+	for _, u := range confirmed.Unneeded {
+		if u.Index != "" {
+			platforms++
+			index := u.Index[strings.LastIndex(u.Index, "@")+1:]
+			require.Contains(t, at, "done "+index)
+			require.Contains(t, at, "start "+u.Digest)
+			assert.Less(t, at["done "+index], at["start "+u.Digest], "%s deleted before its platform %s", u.Index, u.Digest)
+		}
+	}
+	assert.Positive(t, platforms)
 	assert.Equal(t, listed.top(), confirmed.top())
 	for _, im := range v2.Images {
 		_, err := skopeoAt("inspect", "--raw", "--tls-verify=false", "docker://"+dst.Addr+strings.TrimPrefix(im.Target, strings.TrimSuffix(to, "/m")))

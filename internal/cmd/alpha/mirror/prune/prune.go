@@ -79,7 +79,7 @@ is named, with what to enable, before anything is deleted.`,
 	fl.StringArrayVar(&opts.Keep, "keep", nil, "a report (file or artifact at the registry) or a catalog image at the registry whose images stay (repeat for more)")
 	fl.BoolVar(&opts.Confirm, "confirm", false, "delete what is listed (without it nothing is deleted)")
 	fl.IntVar(&opts.MaxNestedPaths, "max-nested-paths", 0, "the --max-nested-paths of the mirror runs, which maps a kept catalog's images to their repositories")
-	fl.IntVar(&opts.Concurrency, "concurrency", 4, "how many requests read the registry at once (what is found does not depend on it; deletions go one at a time)")
+	fl.IntVar(&opts.Concurrency, "concurrency", 4, "how many requests go to the registry at once (what is listed and deleted does not depend on it)")
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (on stdout)")
 	opts.Image.AddFlags(fl)
 	return cmd
