@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -38,6 +39,10 @@ type PruneOptions struct {
 	Keep []string
 	// Confirm deletes; without it Prune only lists.
 	Confirm bool
+	// Concurrency is how many requests go to the registry at once (at
+	// least 1: one after another). What Prune finds and deletes, and the
+	// error it stops at, do not depend on it.
+	Concurrency int
 	// Images lists the images the catalog image ref needs.
 	Images func(ctx context.Context, ref string) ([]catalogimages.Image, error)
 	// Warn tells the user something that does not stop the run.
@@ -163,7 +168,9 @@ func Prune(ctx context.Context, cl *image.Client, o PruneOptions) (*PruneReport,
 	// The history first: the --max-nested-paths its runs had are applied
 	// to the kept catalogs too.
 	reportsRepo := ReportsRepository(o.To, o.MaxNestedPaths)
-	st.readHistory(ctx, reportsRepo)
+	if err := st.readHistory(ctx, reportsRepo); err != nil {
+		return fail(err)
+	}
 	for i := range st.catalogs {
 		c := st.catalogs[i]
 		n, err := st.recompute(ctx, c)
@@ -354,16 +361,26 @@ func (st *pruneState) needTag(repo, tag string) {
 
 // resolveTags adds the manifests the needed tags name now.
 func (st *pruneState) resolveTags(ctx context.Context) error {
+	type tagged struct{ repo, tag, digest string }
+	var all []tagged
 	for _, repo := range sortedSet(st.needTags) {
 		for _, tag := range sortedBools(st.needTags[repo]) {
-			d, _, err := st.cl.ManifestDigest(ctx, repo+":"+tag)
-			if errors.Is(err, image.ErrNotFound) || errors.Is(err, image.ErrUnauthorized) || errors.Is(err, image.ErrDenied) {
-				continue // never arrived, or a repository the registry refuses (as expandIndexes)
-			}
-			if err != nil {
-				return err
-			}
-			st.needDigest(repo, d, repo+":"+tag+", a tag a kept catalog or report names")
+			all = append(all, tagged{repo: repo, tag: tag})
+		}
+	}
+	if _, err := parallel(ctx, len(all), st.o.Concurrency, func(i int) error {
+		d, _, err := st.cl.ManifestDigest(ctx, all[i].repo+":"+all[i].tag)
+		if errors.Is(err, image.ErrNotFound) || errors.Is(err, image.ErrUnauthorized) || errors.Is(err, image.ErrDenied) {
+			return nil // never arrived, or a repository the registry refuses (as expandIndexes)
+		}
+		all[i].digest = d
+		return err
+	}); err != nil {
+		return err
+	}
+	for _, t := range all {
+		if t.digest != "" {
+			st.needDigest(t.repo, t.digest, t.repo+":"+t.tag+", a tag a kept catalog or report names")
 		}
 	}
 	return nil
@@ -371,55 +388,74 @@ func (st *pruneState) resolveTags(ctx context.Context) error {
 
 // expandIndexes adds the manifests every needed index lists, in its
 // repository, and notes them as listed by an index (for every
-// repository).
+// repository). The indexes are read a level at a time, those of a level
+// at once, and what they list is taken in the order a queue of them
+// would take it.
 func (st *pruneState) expandIndexes(ctx context.Context) error {
-	todo := []string{}
+	level := []string{}
 	for repo, ds := range st.need {
 		for d := range ds {
-			todo = append(todo, repo+"@"+d)
+			level = append(level, repo+"@"+d)
 		}
 	}
-	sort.Strings(todo)
-	for len(todo) > 0 {
-		ref := todo[0]
-		todo = todo[1:]
-		children, err := st.indexChildren(ctx, ref)
-		if errors.Is(err, image.ErrUnauthorized) || errors.Is(err, image.ErrDenied) {
-			// Where a registry that limits depth refuses a repository
-			// (a mapping the mirror did not use): nothing there. What
-			// is there is read again, and refused, before anything goes.
-			st.missing[ref] = true
-			continue
+	sort.Strings(level)
+	for len(level) > 0 {
+		type listing struct {
+			children []string
+			// absent: not at the registry; refused: in a repository
+			// the registry refuses.
+			absent, refused bool
 		}
-		if err != nil {
+		got := make([]listing, len(level))
+		if _, err := parallel(ctx, len(level), st.o.Concurrency, func(i int) error {
+			children, found, err := st.indexChildren(ctx, level[i])
+			if errors.Is(err, image.ErrUnauthorized) || errors.Is(err, image.ErrDenied) {
+				got[i].refused = true
+				return nil
+			}
+			got[i] = listing{children: children, absent: !found}
+			return err
+		}); err != nil {
 			return err
 		}
-		repo, _, _ := splitRef(ref)
-		for _, c := range children {
-			if _, ok := st.listed[c]; !ok {
-				st.listed[c] = ref
+		var next []string
+		for i, ref := range level {
+			if got[i].refused || got[i].absent {
+				// Not there, or refused where a registry that limits
+				// depth refuses a repository (a mapping the mirror did
+				// not use): nothing there. What is there is read
+				// again, and refused, before anything goes.
+				st.missing[ref] = true
+				continue
 			}
-			if _, ok := st.need[repo][c]; !ok {
-				st.needDigest(repo, c, "listed by the index "+ref)
-				todo = append(todo, repo+"@"+c)
+			repo, _, _ := splitRef(ref)
+			for _, c := range got[i].children {
+				if _, ok := st.listed[c]; !ok {
+					st.listed[c] = ref
+				}
+				if _, ok := st.need[repo][c]; !ok {
+					st.needDigest(repo, c, "listed by the index "+ref)
+					next = append(next, repo+"@"+c)
+				}
 			}
 		}
+		level = next
 	}
 	return nil
 }
 
 // indexChildren lists the manifests the index ref lists (none for an
-// image, or a manifest not at the registry).
-func (st *pruneState) indexChildren(ctx context.Context, ref string) ([]string, error) {
+// image); found is false for a manifest not at the registry. It only
+// reads: it runs beside others.
+func (st *pruneState) indexChildren(ctx context.Context, ref string) (children []string, found bool, err error) {
 	raw, mt, _, err := st.cl.Manifest(ctx, ref)
 	if errors.Is(err, image.ErrNotFound) {
-		st.missing[ref] = true
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return childrenOf(raw, mt), nil
+	return childrenOf(raw, mt), true, nil
 }
 
 func childrenOf(raw []byte, mt string) []string {
@@ -482,22 +518,40 @@ func samePrefix(a, b string) bool {
 }
 
 // readHistory reads every report kept in repo, for the manifests pushed
-// by digest only that they name.
-func (st *pruneState) readHistory(ctx context.Context, repo string) {
+// by digest only that they name. A report that cannot be read is
+// skipped with a warning; only a cancelled run stops it. The reports are
+// read a few times Concurrency at a time, to hold no more of them at
+// once, and remembered in the order of their tags.
+func (st *pruneState) readHistory(ctx context.Context, repo string) error {
 	tags, err := st.cl.Tags(ctx, repo)
 	if err != nil {
 		st.warn(fmt.Sprintf("cannot read the reports kept in %s (%v): manifests earlier runs pushed by digest only are not found", repo, err))
-		return
+		return nil
 	}
-	for _, tag := range tags {
-		ref := repo + ":" + tag
-		r, err := readRemoteReport(ctx, st.cl, ref)
-		if err != nil {
-			st.warn(fmt.Sprintf("skipped %s: %v", ref, err))
-			continue
+	chunk := 4 * max(1, st.o.Concurrency)
+	for start := 0; start < len(tags); start += chunk {
+		part := tags[start:min(start+chunk, len(tags))]
+		reports := make([]*Report, len(part))
+		errs := make([]error, len(part))
+		if _, err := parallel(ctx, len(part), st.o.Concurrency, func(i int) error {
+			reports[i], errs[i] = readRemoteReport(ctx, st.cl, repo+":"+part[i])
+			return nil
+		}); err != nil {
+			return fmt.Errorf("read the reports kept in %s: %w", repo, err)
 		}
-		st.remember(ref, r)
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("read the reports kept in %s: %w", repo, err)
+		}
+		for i, tag := range part {
+			ref := repo + ":" + tag
+			if errs[i] != nil {
+				st.warn(fmt.Sprintf("skipped %s: %v", ref, errs[i]))
+				continue
+			}
+			st.remember(ref, reports[i])
+		}
 	}
+	return nil
 }
 
 // remember notes what the report r names, for the listing.
@@ -558,76 +612,159 @@ func (st *pruneState) listRepos(ctx context.Context, host, prefix string) error 
 // (cosign's sha256-HEX.sig, .att, .sbom; the referrers tag sha256-HEX).
 var sigTag = regexp.MustCompile(`^sha256-([0-9a-f]{64})(?:\..+)?$`)
 
+// repoScan is what unneeded found in one repository.
+type repoScan struct {
+	tags []string
+	// digests: the digest each tag names ("" once untagged).
+	digests, mediaTypes []string
+	// byDigest: the tags of each manifest found (none for one pushed by
+	// digest only).
+	byDigest  map[string][]string
+	mediaType map[string]string
+	// top are the unneeded manifests that are not platforms of another.
+	top []string
+	// children: what each of top lists.
+	children [][]string
+}
+
 // unneeded lists the manifests of the repositories that nothing kept
 // needs, each once, with the platforms of an unneeded index that nothing
-// else needs.
+// else needs. The registry is read a step at a time for every repository
+// at once (tags, their manifests, the manifests pushed by digest only,
+// what the unneeded indexes list), Concurrency requests at a time; what
+// is found does not depend on the order the answers come in, and the
+// error returned is the one a loop over the repositories in order, each
+// step after step, meets first: a repository where a step failed, and
+// those after it, are not read further.
 func (st *pruneState) unneeded(ctx context.Context) ([]Unneeded, error) {
-	var out []Unneeded
+	var repos []string
 	for _, repo := range sortedKeysOf(st.repos) {
-		if !st.under(repo) {
-			continue
+		if st.under(repo) {
+			repos = append(repos, repo)
 		}
-		tags, err := st.cl.Tags(ctx, repo)
-		if err != nil {
-			return nil, err
-		}
-		byDigest := map[string][]string{}
-		mediaType := map[string]string{}
-		for _, tag := range tags {
-			d, mt, err := st.cl.ManifestDigest(ctx, repo+":"+tag)
-			if errors.Is(err, image.ErrNotFound) {
-				continue // untagged meanwhile
+	}
+	scans := make([]repoScan, len(repos))
+	// cut is the first repository where a step failed, with cutErr.
+	cut, cutErr := parallel(ctx, len(repos), st.o.Concurrency, func(i int) error {
+		tags, err := st.cl.Tags(ctx, repos[i])
+		scans[i].tags = tags
+		scans[i].digests = make([]string, len(tags))
+		scans[i].mediaTypes = make([]string, len(tags))
+		return err
+	})
+	// each calls read(r, i) for i below count(r), for the repositories
+	// r before cut, all at once; a failure moves cut to its repository.
+	each := func(count func(r int) int, read func(r, i int) error) {
+		type item struct{ r, i int }
+		var items []item
+		for r := range cut {
+			for i := range count(r) {
+				items = append(items, item{r, i})
 			}
-			if err != nil {
-				return nil, err
+		}
+		if k, err := parallel(ctx, len(items), st.o.Concurrency, func(j int) error { return read(items[j].r, items[j].i) }); err != nil {
+			cut, cutErr = items[k].r, err
+		}
+	}
+
+	// The manifest of every tag.
+	each(func(r int) int { return len(scans[r].tags) }, func(r, i int) error {
+		sc := &scans[r]
+		d, mt, err := st.cl.ManifestDigest(ctx, repos[r]+":"+sc.tags[i])
+		if errors.Is(err, image.ErrNotFound) {
+			return nil // untagged meanwhile
+		}
+		sc.digests[i], sc.mediaTypes[i] = d, mt
+		return err
+	})
+	seen := make([][]string, len(repos))
+	for r := range cut {
+		repo, sc := repos[r], &scans[r]
+		sc.byDigest, sc.mediaType = map[string][]string{}, map[string]string{}
+		for i, tag := range sc.tags {
+			d := sc.digests[i]
+			if d == "" {
+				continue
 			}
 			if m := sigTag.FindStringSubmatch(tag); m != nil {
 				if _, ok := st.need[repo]["sha256:"+m[1]]; ok {
 					st.needDigest(repo, d, repo+":"+tag+", attached to a kept image")
 				}
 			}
-			byDigest[d] = append(byDigest[d], tag)
-			mediaType[d] = mt
+			sc.byDigest[d] = append(sc.byDigest[d], tag)
+			sc.mediaType[d] = sc.mediaTypes[i]
 		}
-		for d, k := range st.seen[repo] {
-			if k.subject != "" && st.needed(repo, k.subject) {
+		for _, d := range sortedKeysOf(st.seen[repo]) {
+			if k := st.seen[repo][d]; k.subject != "" && st.needed(repo, k.subject) {
 				// Attached to a kept image (a referrer pushed by digest
 				// only, which a catalog does not name): it stays.
 				st.needDigest(repo, d, "attached to the kept "+repo+"@"+k.subject)
 			}
 		}
-		for d := range st.seen[repo] {
-			if _, ok := byDigest[d]; ok || st.needed(repo, d) {
-				continue
+		for _, d := range sortedKeysOf(st.seen[repo]) {
+			if _, ok := sc.byDigest[d]; !ok && !st.needed(repo, d) {
+				seen[r] = append(seen[r], d)
 			}
-			_, mt, err := st.cl.ManifestDigest(ctx, repo+"@"+d)
-			if errors.Is(err, image.ErrNotFound) {
-				continue // gone already
-			}
-			if err != nil {
-				return nil, err
-			}
-			byDigest[d] = nil
-			mediaType[d] = mt
 		}
-		for _, d := range sortedKeysOf(byDigest) {
-			if st.needed(repo, d) {
-				continue
+	}
+
+	// The manifests earlier runs pushed by digest only, that are still
+	// there.
+	type present struct {
+		there     bool
+		mediaType string
+	}
+	found := make([][]present, len(repos))
+	for r := range cut {
+		found[r] = make([]present, len(seen[r]))
+	}
+	each(func(r int) int { return len(seen[r]) }, func(r, i int) error {
+		_, mt, err := st.cl.ManifestDigest(ctx, repos[r]+"@"+seen[r][i])
+		if errors.Is(err, image.ErrNotFound) {
+			return nil // gone already
+		}
+		found[r][i] = present{err == nil, mt}
+		return err
+	})
+	for r := range cut {
+		repo, sc := repos[r], &scans[r]
+		for i, d := range seen[r] {
+			if found[r][i].there {
+				sc.byDigest[d] = nil
+				sc.mediaType[d] = found[r][i].mediaType
 			}
-			u := Unneeded{Repository: repo, Digest: d, Tags: byDigest[d], MediaType: mediaType[d], Reason: st.why(repo, d)}
+		}
+		for _, d := range sortedKeysOf(sc.byDigest) {
+			if !st.needed(repo, d) {
+				sc.top = append(sc.top, d)
+			}
+		}
+		sc.children = make([][]string, len(sc.top))
+	}
+
+	// What the unneeded indexes list: their platforms go with them.
+	each(func(r int) int { return len(scans[r].top) }, func(r, i int) error {
+		children, _, err := st.indexChildren(ctx, repos[r]+"@"+scans[r].top[i])
+		scans[r].children[i] = children
+		return err
+	})
+	if cutErr != nil {
+		return nil, cutErr
+	}
+	var out []Unneeded
+	for r, repo := range repos {
+		sc := &scans[r]
+		for i, d := range sc.top {
+			u := Unneeded{Repository: repo, Digest: d, Tags: sc.byDigest[d], MediaType: sc.mediaType[d], Reason: st.why(repo, d)}
 			out = append(out, u)
-			children, err := st.indexChildren(ctx, u.Ref())
-			if err != nil {
-				return nil, err
-			}
-			for _, c := range children {
+			for _, c := range sc.children[i] {
 				if st.needed(repo, c) {
 					continue
 				}
-				if _, ok := byDigest[c]; ok {
+				if _, ok := sc.byDigest[c]; ok {
 					continue // listed on its own
 				}
-				byDigest[c] = nil
+				sc.byDigest[c] = nil
 				out = append(out, Unneeded{Repository: repo, Digest: c, Index: u.Ref(),
 					Reason: "needed by no kept report or catalog; a platform of " + u.Ref() + ", which goes with it"})
 			}
@@ -659,36 +796,62 @@ func (st *pruneState) why(repo, d string) string {
 }
 
 // deleteAll deletes the unneeded manifests, indexes before what they
-// list. A registry that refuses deletion stops it at once.
+// list: the first alone, so that a registry that refuses deletion says
+// so before anything else is sent; then the other manifests that are
+// not platforms, Concurrency at a time; then the platforms. A registry
+// that refuses deletion stops it at once (what was already sent
+// finishes, and is reported as it went).
 func (st *pruneState) deleteAll(ctx context.Context, rep *PruneReport) error {
-	order := make([]int, len(rep.Unneeded))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		return rep.Unneeded[order[a]].Index == "" && rep.Unneeded[order[b]].Index != ""
-	})
-	for _, i := range order {
-		u := &rep.Unneeded[i]
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("stopped after deleting %d of %d manifests: %w", rep.Deleted, len(rep.Unneeded), err)
+	var top, platforms []int
+	for i, u := range rep.Unneeded {
+		if u.Index == "" {
+			top = append(top, i)
+		} else {
+			platforms = append(platforms, i)
 		}
-		err := st.cl.DeleteManifest(ctx, u.Ref())
-		switch {
-		case err == nil, errors.Is(err, image.ErrNotFound):
-			u.Deleted = true
-			rep.Deleted++
-		case errors.Is(err, image.ErrDeleteUnsupported):
-			rep.Refused = err.Error()
+	}
+	order := slices.Concat(top, platforms)
+	first := min(1, len(order))
+	split := max(len(top), first)
+	for _, group := range [][]int{order[:first], order[first:split], order[split:]} {
+		errs := make([]error, len(group))
+		sent := make([]bool, len(group))
+		_, stop := parallel(ctx, len(group), st.o.Concurrency, func(j int) error {
+			sent[j] = true
+			errs[j] = st.cl.DeleteManifest(ctx, rep.Unneeded[group[j]].Ref())
+			if errors.Is(errs[j], image.ErrDeleteUnsupported) {
+				return errs[j]
+			}
+			return nil
+		})
+		var refused error
+		for j, i := range group {
+			u, err := &rep.Unneeded[i], errs[j]
+			switch {
+			case !sent[j]:
+			case err == nil, errors.Is(err, image.ErrNotFound):
+				u.Deleted = true
+				rep.Deleted++
+			case errors.Is(err, image.ErrDeleteUnsupported):
+				if refused == nil {
+					refused = err
+				}
+			default:
+				u.Error = err.Error()
+				rep.Failed++
+			}
+		}
+		if refused != nil {
+			rep.Refused = refused.Error()
 			host, _, _ := strings.Cut(st.o.To, "/")
-			msg := fmt.Errorf("registry %s does not allow deleting manifests (%v): enable it (docker-registry: storage.delete.enabled: true in its config.yml, or REGISTRY_STORAGE_DELETE_ENABLED=true; a proxy in front must pass DELETE requests on)", host, err)
+			msg := fmt.Errorf("registry %s does not allow deleting manifests (%v): enable it (docker-registry: storage.delete.enabled: true in its config.yml, or REGISTRY_STORAGE_DELETE_ENABLED=true; a proxy in front must pass DELETE requests on)", host, refused)
 			if rep.Deleted == 0 {
 				return fmt.Errorf("%w; %w", msg, ErrNothingDeleted)
 			}
 			return fmt.Errorf("%w; %d of %d manifests were deleted before it refused", msg, rep.Deleted, len(rep.Unneeded))
-		default:
-			u.Error = err.Error()
-			rep.Failed++
+		}
+		if stop != nil {
+			return fmt.Errorf("stopped after deleting %d of %d manifests: %w", rep.Deleted, len(rep.Unneeded), stop)
 		}
 	}
 	if rep.Failed > 0 {

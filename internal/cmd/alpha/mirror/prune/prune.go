@@ -26,6 +26,7 @@ type Options struct {
 	Keep           []string
 	Confirm        bool
 	MaxNestedPaths int
+	Concurrency    int
 	Output         string
 	Image          image.Options
 }
@@ -78,6 +79,7 @@ is named, with what to enable, before anything is deleted.`,
 	fl.StringArrayVar(&opts.Keep, "keep", nil, "a report (file or artifact at the registry) or a catalog image at the registry whose images stay (repeat for more)")
 	fl.BoolVar(&opts.Confirm, "confirm", false, "delete what is listed (without it nothing is deleted)")
 	fl.IntVar(&opts.MaxNestedPaths, "max-nested-paths", 0, "the --max-nested-paths of the mirror runs, which maps a kept catalog's images to their repositories")
+	fl.IntVar(&opts.Concurrency, "concurrency", 4, "how many requests go to the registry at once (what is listed and deleted does not depend on it)")
 	fl.StringVarP(&opts.Output, "output", "o", output.Text, "output format: text or json (on stdout)")
 	opts.Image.AddFlags(fl)
 	return cmd
@@ -94,6 +96,9 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	if len(opts.Keep) == 0 {
 		return exit.Usagef("give --keep REPORT or --keep CATALOG-IMAGE: what stays at %s (prune never guesses)", opts.To)
 	}
+	if opts.Concurrency < 1 {
+		return exit.Usagef("--concurrency must be at least 1")
+	}
 	if err := mirror.CheckNested(opts.To, opts.MaxNestedPaths); err != nil {
 		return exit.Usagef("%v", err)
 	}
@@ -109,7 +114,8 @@ func Run(ctx context.Context, f *factory.Factory, opts *Options) error {
 	}
 	rep, err := mirror.Prune(ctx, cl, mirror.PruneOptions{
 		To: opts.To, MaxNestedPaths: opts.MaxNestedPaths, Keep: opts.Keep, Confirm: opts.Confirm,
-		Warn: func(w string) { fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", w) },
+		Concurrency: opts.Concurrency,
+		Warn:        func(w string) { fmt.Fprintf(f.IO.ErrOut, "warning: %s\n", w) },
 		Images: func(ctx context.Context, ref string) ([]catalogimages.Image, error) {
 			images, refused, err := listImages(ctx, f, opts.Image, ref)
 			if err != nil {
