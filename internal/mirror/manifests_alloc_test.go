@@ -34,6 +34,9 @@ func scaleReport(n int) *Report {
 // (through JSON and back), 26 MB allocated for 2,000 images, the largest
 // heap of a run (measured: 4.5 MB after).
 func TestWriteManifestsAllocations(t *testing.T) {
+	if raceDetector {
+		t.Skip("allocations are counted without -race: its instrumentation allocates too")
+	}
 	rep := scaleReport(2000)
 	dir := t.TempDir()
 	var before, after runtime.MemStats
