@@ -2,16 +2,23 @@ package mirror
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/opmkit/opm/internal/catalogimages"
 	"github.com/opmkit/opm/internal/cmd/output"
+	"github.com/opmkit/opm/internal/image"
+	"github.com/opmkit/opm/internal/registrytest"
 )
 
 // plainReport is a Report without its WriteJSON method: what
@@ -130,4 +137,47 @@ func (h *heapWatcher) Write(p []byte) (int, error) {
 		h.peak = max(h.peak, ms.HeapAlloc)
 	}
 	return len(p), nil
+}
+
+// TestRecordStreamsLargeReport: a report of thousands of images pushed
+// to a registry behind TLS and basic auth (its digest from one pass, its
+// bytes streamed into the upload by another) reads back as the same
+// bytes, and its descriptor's digest and size are theirs.
+func TestRecordStreamsLargeReport(t *testing.T) {
+	t.Parallel()
+	reg := registrytest.Start(t, registrytest.WithTLS(), registrytest.WithAuth("opm", "s3cret"))
+	cl, err := image.NewClient(image.Options{CAFile: reg.CAFile, Retries: -1,
+		AuthFile: reg.WriteAuthFile(t, filepath.Join(t.TempDir(), "auth.json"), reg.Addr, "opm", "s3cret")})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(5, 6))
+	rep := &Report{To: reg.Addr + "/olm", Images: make([]Result, 3000)}
+	for i := range rep.Images {
+		rep.Images[i] = randomResult(r, i)
+	}
+	rep.Images[0] = Result{Item: Item{Source: "q.io/olm/cat:v1", Role: RoleCatalog}, Target: reg.Addr + "/olm/olm/cat@sha256:" + sha, Copied: true}
+	ctx := context.Background()
+	ref, err := Record(ctx, cl, rep, time.Date(2026, 12, 8, 1, 0, 0, 0, time.UTC))
+	require.NoError(t, err)
+	assert.Equal(t, reg.Addr+"/olm/opm-mirror-reports:20261208T010000Z-cat-v1", ref)
+
+	want := streamedJSON(t, rep)
+	require.Greater(t, len(want), 1<<20, "larger than any one buffer on the way")
+	raw, _, _, err := cl.Manifest(ctx, ref)
+	require.NoError(t, err)
+	var m struct {
+		Layers []struct {
+			Digest string `json:"digest"`
+			Size   int    `json:"size"`
+		} `json:"layers"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &m))
+	require.Len(t, m.Layers, 1)
+	assert.Equal(t, fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(want))), m.Layers[0].Digest)
+	assert.Equal(t, len(want), m.Layers[0].Size)
+	body, err := cl.Blob(ctx, reg.Addr+"/olm/opm-mirror-reports@"+m.Layers[0].Digest, maxReportSize)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(body))
+	back, err := ReadReport(ctx, cl, ref)
+	require.NoError(t, err)
+	assert.Len(t, back.Images, 3000)
 }
