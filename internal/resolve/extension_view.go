@@ -66,34 +66,11 @@ func newExtPackageView(cat Catalog, pkg string) *extPackageView {
 			pv.empty = false
 		}
 	}
-	byName := map[string]int{}
-	for i := range c.Bundles {
-		b := &c.Bundles[i]
-		if b.Package != pkg {
-			continue
-		}
-		pv.empty = false
-		if j, ok := byName[b.Name]; ok {
-			pv.bundles[j] = b
-			continue
-		}
-		byName[b.Name] = len(pv.bundles)
-		pv.bundles = append(pv.bundles, b)
-	}
+	pv.bundles = lastOfEachName(c.Bundles, func(b *fbc.Bundle) (string, bool) { return b.Name, b.Package == pkg })
 	sort.SliceStable(pv.bundles, func(i, j int) bool { return pv.bundles[i].Name+".json" < pv.bundles[j].Name+".json" })
-	chByName := map[string]int{}
-	for i := range c.Channels {
-		ch := &c.Channels[i]
-		if ch.Package != pkg {
-			continue
-		}
+	pv.channels = lastOfEachName(c.Channels, func(ch *fbc.Channel) (string, bool) { return ch.Name, ch.Package == pkg })
+	if len(pv.bundles) > 0 || len(pv.channels) > 0 {
 		pv.empty = false
-		if j, ok := chByName[ch.Name]; ok {
-			pv.channels[j] = ch
-			continue
-		}
-		chByName[ch.Name] = len(pv.channels)
-		pv.channels = append(pv.channels, ch)
 	}
 	var dep *fbc.Meta
 	for i := range c.Others {
@@ -606,4 +583,25 @@ func labelDNSSubdomain(s string) bool {
 		}
 	}
 	return true
+}
+
+// lastOfEachName is every element of all that keep takes, once per name,
+// in the order of first appearance, a name met again taking the later
+// element's place (as a catalog's later blob replaces an earlier one).
+func lastOfEachName[T any](all []T, keep func(*T) (name string, ok bool)) []*T {
+	var out []*T
+	at := map[string]int{}
+	for i := range all {
+		name, ok := keep(&all[i])
+		if !ok {
+			continue
+		}
+		if j, seen := at[name]; seen {
+			out[j] = &all[i]
+			continue
+		}
+		at[name] = len(out)
+		out = append(out, &all[i])
+	}
+	return out
 }
