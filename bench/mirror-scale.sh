@@ -56,33 +56,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-# start_registry NAME ADDR: a registry with its storage in $tmp/NAME/storage
-# and its access log (one line a request) in $tmp/NAME.log.
-start_registry() {
-  local dir=$tmp/$1
-  mkdir -p "$dir"
-  cat >"$dir/config.yml" <<EOF
-version: 0.1
-log: {level: error, accesslog: {disabled: false}}
-storage:
-  filesystem: {rootdirectory: $dir/storage}
-  delete: {enabled: true}
-http:
-  addr: $2
-EOF
-  docker-registry serve "$dir/config.yml" >>"$tmp/$1.log" 2>&1 &
-  pids[$1]=$!
-  for _ in $(seq 200); do curl -fs "http://$2/v2/" >/dev/null && return; sleep 0.05; done
-  cat "$tmp/$1.log" >&2
-  exit 2
-}
-restart_registry() { # NAME ADDR: stopped, storage removed, started again
-  kill "${pids[$1]}" && wait "${pids[$1]}" 2>/dev/null || true
-  rm -rf "$tmp/$1/storage"
-  start_registry "$1" "$2"
-}
+REGISTRY_ACCESS_LOG=true
+# shellcheck source=bench/lib/registries.sh
+source bench/lib/registries.sh
 # requests NAME: how many requests the registry's access log lists so far.
 requests() { grep -cE '"(GET|HEAD|PUT|POST|PATCH|DELETE) /v2' "$tmp/$1.log" || true; }
 

@@ -53,34 +53,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-# start_registry NAME ADDR: a registry with its storage in $tmp/NAME/storage.
-start_registry() {
-  local dir=$tmp/$1
-  mkdir -p "$dir"
-  cat >"$dir/config.yml" <<EOF
-version: 0.1
-log: {level: error, accesslog: {disabled: true}}
-storage:
-  filesystem: {rootdirectory: $dir/storage}
-  delete: {enabled: true}
-http:
-  addr: $2
-EOF
-  docker-registry serve "$dir/config.yml" >>"$dir/registry.log" 2>&1 &
-  pids[$1]=$!
-  for _ in $(seq 200); do curl -fs "http://$2/v2/" >/dev/null && return; sleep 0.05; done
-  cat "$dir/registry.log" >&2
-  exit 2
-}
-
-# empty_target: B stopped, its storage removed, started again on its port.
-empty_target() {
-  kill "${pids[B]}" && wait "${pids[B]}" 2>/dev/null || true
-  rm -rf "$tmp/B/storage"
-  start_registry B "$B"
-}
+# shellcheck source=bench/lib/registries.sh
+source bench/lib/registries.sh
 
 A=127.0.0.1:$(free_port)
 B=127.0.0.1:$(free_port)
@@ -166,7 +140,7 @@ read -r -a tools <<<"${TOOLS:-opm opm-c1 skopeo crane crane-j1}"
 for r in $(seq "$REPEAT"); do
   for k in "${!tools[@]}"; do
     t=${tools[$(((k + r - 1) % ${#tools[@]}))]}
-    empty_target
+    restart_registry B "$B"
     a0=$(cpu_ticks "${pids[A]}") b0=$(cpu_ticks "${pids[B]}")
     case $t in
     opm) run_opm opm 4 ;;
