@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	"github.com/opmkit/opm/internal/yamldoc"
@@ -84,24 +83,4 @@ func MapAt(v any, keys ...string) map[string]any {
 	x, _ := Lookup(v, keys...)
 	m, _ := x.(map[string]any)
 	return m
-}
-
-// TypeName names the YAML type of a decoded value for messages: string,
-// number, boolean, list, mapping or null.
-func TypeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case int, int64, float64:
-		return "number"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "mapping"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Rules about where files are and how they are written.
@@ -174,7 +175,7 @@ func init() {
 				if !contains(bundle.RequiredAnnotations, k) && k != bundle.AnnotationDefaultChannel {
 					continue
 				}
-				reportAnnotation(c, a, annotationPath(k), fmt.Sprintf("annotation %s is a %s, not a string", k, bundle.TypeName(mustLookup(a.Doc.Value, "annotations", k))), "quote the value")
+				reportAnnotation(c, a, annotationPath(k), fmt.Sprintf("annotation %s is a %s, not a string", k, yamldoc.TypeName(mustLookup(a.Doc.Value, "annotations", k))), "quote the value")
 			}
 			if bundle.MapAt(a.Doc.Value, "annotations") == nil {
 				c.ReportFile(a.File, a.Doc.Line, "annotations", "the file has no `annotations:` mapping", "put the keys under a top-level `annotations:` key")

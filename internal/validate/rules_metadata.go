@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/opmkit/opm/internal/bundle"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // Rules about metadata/dependencies.yaml, metadata/properties.yaml and the
@@ -83,7 +84,7 @@ func checkMetadataList(c *Context, f *bundle.File, key string, check func(c *Con
 	report := func(field, msg, hint string) { c.ReportFile(f.Name, doc.LineOf(field), field, msg, hint) }
 	top, ok := doc.Value.(map[string]any)
 	if !ok {
-		report("", fmt.Sprintf("%s is a %s, not a mapping with a %s list", f.Name, bundle.TypeName(doc.Value), key), fmt.Sprintf("write %s: [{type: ..., value: ...}]", key))
+		report("", fmt.Sprintf("%s is a %s, not a mapping with a %s list", f.Name, yamldoc.TypeName(doc.Value), key), fmt.Sprintf("write %s: [{type: ..., value: ...}]", key))
 		return
 	}
 	raw, ok := top[key]
@@ -93,14 +94,14 @@ func checkMetadataList(c *Context, f *bundle.File, key string, check func(c *Con
 	}
 	list, ok := raw.([]any)
 	if !ok && raw != nil {
-		report(key, fmt.Sprintf("%s is a %s, not a list", key, bundle.TypeName(raw)), fmt.Sprintf("write %s: [{type: ..., value: ...}]", key))
+		report(key, fmt.Sprintf("%s is a %s, not a list", key, yamldoc.TypeName(raw)), fmt.Sprintf("write %s: [{type: ..., value: ...}]", key))
 		return
 	}
 	for i, e := range list {
 		field := fmt.Sprintf("%s[%d]", key, i)
 		m, ok := e.(map[string]any)
 		if !ok {
-			report(field, fmt.Sprintf("%s is a %s, not a mapping with type and value", field, bundle.TypeName(e)), "write {type: ..., value: ...}")
+			report(field, fmt.Sprintf("%s is a %s, not a mapping with type and value", field, yamldoc.TypeName(e)), "write {type: ..., value: ...}")
 			continue
 		}
 		typ, ok := m["type"].(string)
@@ -124,7 +125,7 @@ func checkMetadataList(c *Context, f *bundle.File, key string, check func(c *Con
 func shape(v any, fields ...string) (map[string]string, []string) {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, []string{fmt.Sprintf("value is a %s, not a mapping", bundle.TypeName(v))}
+		return nil, []string{fmt.Sprintf("value is a %s, not a mapping", yamldoc.TypeName(v))}
 	}
 	got := map[string]string{}
 	var probs []string
@@ -142,7 +143,7 @@ func shape(v any, fields ...string) (map[string]string, []string) {
 		}
 		s, ok := val.(string)
 		if !ok {
-			probs = append(probs, fmt.Sprintf("%s is a %s, not a string", want, bundle.TypeName(val)))
+			probs = append(probs, fmt.Sprintf("%s is a %s, not a string", want, yamldoc.TypeName(val)))
 			continue
 		}
 		got[want] = s
@@ -220,7 +221,7 @@ func checkConstraint(v any, at string, report func(sub, msg, hint string)) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		report(at, fmt.Sprintf("constraint is a %s, not a mapping", bundle.TypeName(v)), "write {failureMessage: ..., cel: {rule: ...}}")
+		report(at, fmt.Sprintf("constraint is a %s, not a mapping", yamldoc.TypeName(v)), "write {failureMessage: ..., cel: {rule: ...}}")
 		return
 	}
 	var kinds []string
@@ -387,7 +388,7 @@ func checkObjectMeta(c *Context, o *bundle.Object) {
 			}
 			s, isStr := labels[k].(string)
 			if !isStr {
-				c.Report(o, f, fmt.Sprintf("label %q is a %s, not a string", k, bundle.TypeName(labels[k])), "quote the value")
+				c.Report(o, f, fmt.Sprintf("label %q is a %s, not a string", k, yamldoc.TypeName(labels[k])), "quote the value")
 				continue
 			}
 			for _, msg := range validation.IsValidLabelValue(s) {

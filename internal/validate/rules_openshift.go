@@ -9,6 +9,7 @@ import (
 
 	"github.com/opmkit/opm/internal/bundle"
 	"github.com/opmkit/opm/internal/openshift"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // OpenShift rules: what a bundle shipped in OpenShift's catalogs declares
@@ -79,7 +80,7 @@ func checkOCPVersions(c *Context) {
 	}
 	f := annotationPath(AnnotationOpenShiftVersions)
 	if contains(a.NonString, AnnotationOpenShiftVersions) {
-		reportAnnotation(c, a, f, fmt.Sprintf("%s is a YAML %s, not a string", AnnotationOpenShiftVersions, bundle.TypeName(mustLookup(a.Doc.Value, "annotations", AnnotationOpenShiftVersions))), `quote it: "v4.12-v4.16"`)
+		reportAnnotation(c, a, f, fmt.Sprintf("%s is a YAML %s, not a string", AnnotationOpenShiftVersions, yamldoc.TypeName(mustLookup(a.Doc.Value, "annotations", AnnotationOpenShiftVersions))), `quote it: "v4.12-v4.16"`)
 		return
 	}
 	v, ok := a.Values[AnnotationOpenShiftVersions]
@@ -291,7 +292,7 @@ func parseMaxOCP(raw any) (openshift.Release, string) {
 	case float64, int64, int:
 		return openshift.Release{}, fmt.Sprintf("%s is the YAML number %v, which loses trailing zeros (4.10 reads as 4.1)", maxOpenShiftVersion, v)
 	default:
-		return openshift.Release{}, fmt.Sprintf("%s value is a %s, not a Major.Minor string", maxOpenShiftVersion, bundle.TypeName(raw))
+		return openshift.Release{}, fmt.Sprintf("%s value is a %s, not a Major.Minor string", maxOpenShiftVersion, yamldoc.TypeName(raw))
 	}
 	text = strings.Trim(text, `"`)
 	if text == "" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/opmkit/opm/internal/resolve"
+	"github.com/opmkit/opm/internal/yamldoc"
 )
 
 // CSV is an installed ClusterServiceVersion and its namespace.
@@ -144,7 +145,7 @@ func ownedAPIs(o object) ([]resolve.GVK, error) {
 		f := fmt.Sprintf("spec.customresourcedefinitions.owned[%d]", i)
 		m, ok := it.(map[string]any)
 		if !ok {
-			return nil, o.errorf(f, "is a %s, want a mapping (name, version, kind)", typeName(it))
+			return nil, o.errorf(f, "is a %s, want a mapping (name, version, kind)", yamldoc.TypeName(it))
 		}
 		name, _ := m["name"].(string)
 		version, _ := m["version"].(string)
@@ -163,7 +164,7 @@ func ownedAPIs(o object) ([]resolve.GVK, error) {
 		f := fmt.Sprintf("spec.apiservicedefinitions.owned[%d]", i)
 		m, ok := it.(map[string]any)
 		if !ok {
-			return nil, o.errorf(f, "is a %s, want a mapping (group, version, kind)", typeName(it))
+			return nil, o.errorf(f, "is a %s, want a mapping (group, version, kind)", yamldoc.TypeName(it))
 		}
 		group, _ := m["group"].(string)
 		version, _ := m["version"].(string)

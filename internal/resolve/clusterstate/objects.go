@@ -54,7 +54,7 @@ func objects(file string, data []byte) ([]object, error) {
 		d := &docs[i]
 		m, ok := d.Value.(map[string]any)
 		if !ok {
-			return nil, &FieldError{File: file, Line: d.Line, Msg: fmt.Sprintf("document %d is a %s, not an object (a Kubernetes object or a List of them)", d.Index+1, typeName(d.Value))}
+			return nil, &FieldError{File: file, Line: d.Line, Msg: fmt.Sprintf("document %d is a %s, not an object (a Kubernetes object or a List of them)", d.Index+1, yamldoc.TypeName(d.Value))}
 		}
 		kind, _ := m["kind"].(string)
 		items, hasItems := m["items"]
@@ -64,13 +64,13 @@ func objects(file string, data []byte) ([]object, error) {
 		}
 		list, ok := items.([]any)
 		if !ok && items != nil {
-			return nil, &FieldError{File: file, Line: d.LineOf("items"), Field: "items", Msg: fmt.Sprintf("is a %s, want a list of objects", typeName(items))}
+			return nil, &FieldError{File: file, Line: d.LineOf("items"), Field: "items", Msg: fmt.Sprintf("is a %s, want a list of objects", yamldoc.TypeName(items))}
 		}
 		for j, it := range list {
 			path := fmt.Sprintf("items[%d]", j)
 			im, ok := it.(map[string]any)
 			if !ok {
-				return nil, &FieldError{File: file, Line: d.LineOf(path), Field: path, Msg: fmt.Sprintf("is a %s, want an object", typeName(it))}
+				return nil, &FieldError{File: file, Line: d.LineOf(path), Field: path, Msg: fmt.Sprintf("is a %s, want an object", yamldoc.TypeName(it))}
 			}
 			out = append(out, object{file: file, doc: d, path: path, m: im})
 		}
@@ -116,7 +116,7 @@ func (o object) str(path string) (string, error) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		return "", o.errorf(path, "is a %s, want a string", typeName(v))
+		return "", o.errorf(path, "is a %s, want a string", yamldoc.TypeName(v))
 	}
 	return s, nil
 }
@@ -129,7 +129,7 @@ func (o object) mapAt(path string) (map[string]any, error) {
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return nil, o.errorf(path, "is a %s, want a mapping", typeName(v))
+		return nil, o.errorf(path, "is a %s, want a mapping", yamldoc.TypeName(v))
 	}
 	return m, nil
 }
@@ -142,7 +142,7 @@ func (o object) listAt(path string) ([]any, error) {
 	}
 	l, ok := v.([]any)
 	if !ok {
-		return nil, o.errorf(path, "is a %s, want a list", typeName(v))
+		return nil, o.errorf(path, "is a %s, want a list", yamldoc.TypeName(v))
 	}
 	return l, nil
 }
@@ -159,22 +159,4 @@ func lookup(m map[string]any, path string) (any, bool) {
 		}
 	}
 	return v, true
-}
-
-func typeName(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case string:
-		return "string"
-	case bool:
-		return "boolean"
-	case int64, float64:
-		return "number"
-	case []any:
-		return "list"
-	case map[string]any:
-		return "mapping"
-	}
-	return fmt.Sprintf("%T", v)
 }
