@@ -139,15 +139,7 @@ func (g *gen) run() error {
 			bundles = append(bundles, b)
 		}
 	}
-	cat, err := g.catalog(bundles)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("catalog\t%s\t%d\n", cat.ref, cat.bytes)
-	for _, o := range out {
-		fmt.Printf("image\t%s\t%d\n", o.ref, o.bytes)
-	}
-	return nil
+	return g.finish(bundles, out)
 }
 
 // operand pushes operand image i of package pkg: a manifest list for 16 of
@@ -386,6 +378,20 @@ func imageBytes(img v1.Image) (int64, error) {
 		n += l.Size
 	}
 	return n, nil
+}
+
+// finish pushes the catalog of bundles and prints it, then the images
+// out, one line each: what the bench scripts read.
+func (g *gen) finish(bundles []bundle, out []pushed) error {
+	cat, err := g.catalog(bundles)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("catalog\t%s\t%d\n", cat.ref, cat.bytes)
+	for _, o := range out {
+		fmt.Printf("image\t%s\t%d\n", o.ref, o.bytes)
+	}
+	return nil
 }
 
 // catalog pushes REGISTRY/bench/catalog:1: one layer holding the

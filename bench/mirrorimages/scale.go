@@ -112,15 +112,7 @@ func (g *gen) runScale(n, jobs int) error {
 			}
 		}
 	}
-	cat, err := g.catalog(bundles)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("catalog\t%s\t%d\n", cat.ref, cat.bytes)
-	for _, o := range out {
-		fmt.Printf("image\t%s\t%d\n", o.ref, o.bytes)
-	}
-	return nil
+	return g.finish(bundles, out)
 }
 
 // push pushes image k of bundle b: the bundle image for k 0, else an
